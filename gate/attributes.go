@@ -1,0 +1,62 @@
+package gate
+
+import "go.opentelemetry.io/otel/attribute"
+
+// Span attribute keys recorded on every execute_tool span by the executor.
+// They are the project's contract: the collector's filter and tail-sampling
+// configs, the ClickHouse gate_decisions view, the Grafana dashboard and the
+// docs use exactly these names, and nothing else defines them.
+const (
+	// AttrGated (bool) is true when at least one gate ran for the call.
+	AttrGated attribute.Key = "gate.gated"
+	// AttrAction (string) is the final action: "allow" or "deny". An ask
+	// always ends as one of the two; see AttrApproval.
+	AttrAction attribute.Key = "gate.action"
+	// AttrReason (string) is the human-readable reason, redacted and
+	// size-limited like recorded inputs.
+	AttrReason attribute.Key = "gate.reason"
+	// AttrSource (string) names the policy that decided (for example
+	// "classify.bash" or "chain[1]:deny-network").
+	AttrSource attribute.Key = "gate.source"
+	// AttrApproval (string) is set when the decision was an ask:
+	// one of ApprovalApproved, ApprovalDeclined, ApprovalTimeout.
+	AttrApproval attribute.Key = "gate.approval"
+	// AttrApprover (string) names the approver that answered an ask.
+	AttrApprover attribute.Key = "gate.approver"
+	// AttrError (string) is set on a fail-closed denial: one of ErrorKind*.
+	AttrError attribute.Key = "gate.error"
+	// AttrRiskLevel (string) is "safe", "review" or "high" when a
+	// classifier ran.
+	AttrRiskLevel attribute.Key = "gate.risk.level"
+	// AttrOptOut (bool) is true when the executor's owner explicitly opted
+	// this agent out of the executor-level gates.
+	AttrOptOut attribute.Key = "gate.opt_out"
+	// AttrDuration (int, nanoseconds) is the time spent deciding, approval
+	// included.
+	AttrDuration attribute.Key = "gate.duration_ns"
+)
+
+// AttrSamplingPriority is the OpenTracing-era key that downstream
+// probabilistic samplers (the collector's probabilistic_sampler and
+// tail_sampling) honour; the executor sets it to 1 on denied calls.
+const AttrSamplingPriority attribute.Key = "sampling.priority"
+
+// Values of AttrApproval.
+const (
+	ApprovalApproved = "approved"
+	ApprovalDeclined = "declined"
+	ApprovalTimeout  = "timeout"
+)
+
+// Values of AttrError: why a call was denied by failing closed.
+const (
+	ErrorKindError     = "error"     // the gate returned an error
+	ErrorKindPanic     = "panic"     // the gate panicked
+	ErrorKindTimeout   = "timeout"   // the gate exceeded its timeout
+	ErrorKindInvalid   = "invalid"   // the gate returned an invalid decision
+	ErrorKindCancelled = "cancelled" // the call's context ended
+)
+
+// ErrorTypeGateDenied is the value of the OTel error.type attribute on a
+// denied call's span.
+const ErrorTypeGateDenied = "gate_denied"

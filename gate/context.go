@@ -1,0 +1,34 @@
+package gate
+
+import "encoding/json"
+
+// ToolCallContext is everything a gate may look at for one tool call. The
+// executor fills it after JSON-Schema validation and before execution; gates
+// must treat it as read-only.
+type ToolCallContext struct {
+	// ToolName is the registered tool name (gen_ai.tool.name).
+	ToolName string
+	// Input is the validated input, decoded from JSON (a map for object
+	// schemas).
+	Input map[string]any
+	// RawInput is the input exactly as the model sent it.
+	RawInput json.RawMessage
+	// ToolCallID is the model's tool-call ID (gen_ai.tool.call.id).
+	ToolCallID string
+	// AgentName, RunID and TaskID identify who is calling and within what.
+	AgentName string
+	RunID     string
+	TaskID    string
+	// Annotations are the tool's declared (untrusted) hints.
+	Annotations Annotations
+	// Consequential marks tools whose effects leave the sandbox (payments,
+	// e-mail, deployments); policies may ask for approval on them.
+	Consequential bool
+}
+
+// String returns the value of a string field of Input, or "" when it is
+// absent or not a string.
+func (c ToolCallContext) String(field string) string {
+	s, _ := c.Input[field].(string)
+	return s
+}

@@ -1,0 +1,81 @@
+package gate
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Action is what a gate wants done with a call.
+type Action string
+
+// Actions. An ask is resolved by an Approver into allow or deny; the span
+// and the audit trail only ever record allow or deny.
+const (
+	ActionAllow Action = "allow"
+	ActionDeny  Action = "deny"
+	ActionAsk   Action = "ask"
+)
+
+// Decision is a gate's answer for one call.
+//
+// Allow with a non-nil RewrittenInput replaces the call's input; the
+// executor validates the rewrite against the tool's schema again and denies
+// the call when it is invalid.
+type Decision struct {
+	Action Action
+	// Reason explains deny and ask (required for them); optional for allow.
+	Reason string
+	// Source names the policy that decided. Chain fills it when empty.
+	Source string
+	// Risk is the classifier's level, when one ran.
+	Risk RiskLevel
+	// RewrittenInput, on allow, is the input to run instead (a JSON object).
+	RewrittenInput json.RawMessage
+}
+
+// Allow returns an allow decision.
+func Allow() Decision { return Decision{Action: ActionAllow} }
+
+// Deny returns a deny decision with a reason.
+func Deny(reason string) Decision { return Decision{Action: ActionDeny, Reason: reason} }
+
+// Ask returns a decision that defers to an Approver, with the reason shown
+// to the human.
+func Ask(reason string) Decision { return Decision{Action: ActionAsk, Reason: reason} }
+
+// AllowRewritten returns an allow decision that replaces the input.
+func AllowRewritten(input json.RawMessage, reason string) Decision {
+	return Decision{Action: ActionAllow, Reason: reason, RewrittenInput: input}
+}
+
+// WithSource returns a copy of d with Source set.
+func (d Decision) WithSource(source string) Decision { d.Source = source; return d }
+
+// WithRisk returns a copy of d with Risk set.
+func (d Decision) WithRisk(r RiskLevel) Decision { d.Risk = r; return d }
+
+// ErrInvalidDecision is wrapped by Validate's errors.
+var ErrInvalidDecision = fmt.Errorf("gate: invalid decision")
+
+// Validate reports whether d is well formed: a known action, a reason on
+// deny and ask, a rewrite only on allow, and a known risk level.
+func (d Decision) Validate() error {
+	switch d.Action {
+	case ActionAllow:
+	case ActionDeny, ActionAsk:
+		if d.Reason == "" {
+			return fmt.Errorf("%w: %s without a reason", ErrInvalidDecision, d.Action)
+		}
+		if d.RewrittenInput != nil {
+			return fmt.Errorf("%w: rewritten input on %s", ErrInvalidDecision, d.Action)
+		}
+	default:
+		return fmt.Errorf("%w: unknown action %q", ErrInvalidDecision, d.Action)
+	}
+	switch d.Risk {
+	case RiskNone, RiskSafe, RiskReview, RiskHigh:
+	default:
+		return fmt.Errorf("%w: unknown risk level %q", ErrInvalidDecision, d.Risk)
+	}
+	return nil
+}
