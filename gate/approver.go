@@ -22,7 +22,28 @@ type ApprovalResult struct {
 	Approver string
 	// Reason is the approver's own reason, if any.
 	Reason string
+	// CallHash, when set, must equal the request's CallHash: an answer
+	// bound to another call is rejected (the call is denied). Empty means
+	// the answer is for the request it was returned from.
+	CallHash string
+	// Remember, on an approval, asks the executor to remember a grant for
+	// this exact tool and input within the given scope, so that later asks
+	// for the same command are approved without asking again ("always allow
+	// this exact command"). GrantScopeNone (the default) remembers nothing.
+	Remember GrantScope
 }
+
+// GrantScope is how long a remembered approval lasts.
+type GrantScope string
+
+// Grant scopes.
+const (
+	// GrantScopeNone: the approval covers only the call it answered.
+	GrantScopeNone GrantScope = ""
+	// GrantScopeRun: the approval covers later calls of the same tool with
+	// the same validated input within the same run.
+	GrantScopeRun GrantScope = "run"
+)
 
 // Approver resolves an ask. It must honour ctx: when ctx ends before an
 // answer, the call is denied with outcome timeout. An error denies the call.

@@ -36,6 +36,17 @@ const (
 	AttrDuration attribute.Key = "gate.duration_ns"
 )
 
+// Run and task identifiers recorded on every execute_tool span. The run is
+// also recorded as gen_ai.conversation.id (OTel semantic conventions
+// v1.41.0, gen_ai registry); these local keys are toolgate's own, defined
+// here because the GenAI conventions have no run or task attribute.
+const (
+	// AttrRunID (string) is the agent run the call belongs to.
+	AttrRunID attribute.Key = "toolgate.run.id"
+	// AttrTaskID (string) is the task within the run, when there is one.
+	AttrTaskID attribute.Key = "toolgate.task.id"
+)
+
 // AttrSamplingPriority is the OpenTracing-era key that downstream
 // probabilistic samplers (the collector's probabilistic_sampler and
 // tail_sampling) honour; the executor sets it to 1 on denied calls.

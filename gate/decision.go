@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -31,6 +32,11 @@ type Decision struct {
 	Risk RiskLevel
 	// RewrittenInput, on allow, is the input to run instead (a JSON object).
 	RewrittenInput json.RawMessage
+	// ErrorKind is set (to one of the ErrorKind* values) only on a deny that
+	// is a fail-closed denial: the gate returned an error, panicked, timed
+	// out, returned an invalid decision, or the call was cancelled. Evaluate
+	// and Chain set it; policies leave it empty.
+	ErrorKind string
 }
 
 // Allow returns an allow decision.
@@ -55,10 +61,13 @@ func (d Decision) WithSource(source string) Decision { d.Source = source; return
 func (d Decision) WithRisk(r RiskLevel) Decision { d.Risk = r; return d }
 
 // ErrInvalidDecision is wrapped by Validate's errors.
-var ErrInvalidDecision = fmt.Errorf("gate: invalid decision")
+var ErrInvalidDecision = errors.New("gate: invalid decision")
 
 // Validate reports whether d is well formed: a known action, a reason on
-// deny and ask, a rewrite only on allow, and a known risk level.
+// deny and ask, a rewrite only on allow or ask (an ask may carry the input an
+// earlier gate of a Chain rewrote; the approver is asked about that input),
+// an error kind only on deny, and a known risk level. Its errors wrap
+// ErrInvalidDecision.
 func (d Decision) Validate() error {
 	switch d.Action {
 	case ActionAllow:
@@ -66,11 +75,20 @@ func (d Decision) Validate() error {
 		if d.Reason == "" {
 			return fmt.Errorf("%w: %s without a reason", ErrInvalidDecision, d.Action)
 		}
-		if d.RewrittenInput != nil {
+		if d.Action == ActionDeny && d.RewrittenInput != nil {
 			return fmt.Errorf("%w: rewritten input on %s", ErrInvalidDecision, d.Action)
 		}
 	default:
 		return fmt.Errorf("%w: unknown action %q", ErrInvalidDecision, d.Action)
+	}
+	switch d.ErrorKind {
+	case "":
+	case ErrorKindError, ErrorKindPanic, ErrorKindTimeout, ErrorKindInvalid, ErrorKindCancelled:
+		if d.Action != ActionDeny {
+			return fmt.Errorf("%w: error kind %q on %s", ErrInvalidDecision, d.ErrorKind, d.Action)
+		}
+	default:
+		return fmt.Errorf("%w: unknown error kind %q", ErrInvalidDecision, d.ErrorKind)
 	}
 	switch d.Risk {
 	case RiskNone, RiskSafe, RiskReview, RiskHigh:

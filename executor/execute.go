@@ -1,0 +1,235 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Execute runs one call and returns exactly one result; it never panics.
+// In order: the run's context and aborted state are checked, the tool is
+// looked up, reachability is checked (an unreachable tool never reaches
+// the gate), the input is validated against the tool's schema, the gate
+// decides (an ask goes to the approver; a rewrite is validated again),
+// cancellation is checked again, the tool runs, its output is validated
+// and truncated. The call is one execute_tool span; see the package doc for
+// its attributes.
+func (r *Run) Execute(ctx context.Context, call ToolCall) ToolResult {
+	return r.agent.ex.execute(ctx, r, call)
+}
+
+const maxNameAttr = 256
+
+func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res ToolResult) {
+	start := time.Now()
+	ent, known := e.reg.lookup(call.Name)
+	spanName, toolType, toolName := "execute_tool", ToolTypeFunction, call.Name
+	if known {
+		spanName, toolType = ent.spanName, ent.toolType
+	} else if len(toolName) > maxNameAttr {
+		toolName = toolName[:runeStart(toolName, maxNameAttr)]
+	}
+	a := r.agent
+	attrs := [9]attribute.KeyValue{
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(toolName),
+		semconv.GenAIToolCallID(call.ID),
+		semconv.GenAIToolType(toolType),
+		semconv.GenAIAgentName(a.name),
+	}
+	n := 5
+	if r.id != "" {
+		attrs[n], attrs[n+1] = semconv.GenAIConversationID(r.id), gate.AttrRunID.String(r.id)
+		n += 2
+	}
+	if r.taskID != "" {
+		attrs[n] = gate.AttrTaskID.String(r.taskID)
+		n++
+	}
+	ctx, span := e.tracer.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs[:n]...))
+	defer e.finish(ctx, span, r, call, &res, start)
+	defer func() {
+		if p := recover(); p != nil {
+			res = errorResult(call, ErrorTypeInternal, fmt.Errorf("%w: %v", ErrInternal, p),
+				fmt.Sprintf("Tool %q failed with an internal error.", call.Name))
+		}
+	}()
+	return e.run(ctx, r, call, ent, known)
+}
+
+func errorResult(call ToolCall, errType string, err error, msg string) ToolResult {
+	return ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: msg, IsError: true, ErrorType: errType, Err: err}
+}
+
+func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, known bool) ToolResult {
+	a := r.agent
+	if err := ctx.Err(); err != nil {
+		return errorResult(call, ErrorTypeCancelled, fmt.Errorf("%w: %w", ErrCancelled, err),
+			fmt.Sprintf("Tool %q was not run: the call was cancelled.", call.Name))
+	}
+	if err := r.Err(); err != nil {
+		return errorResult(call, ErrorTypeRunAborted, err,
+			fmt.Sprintf("Tool %q was not run: this run was stopped after a denied tool call.", call.Name))
+	}
+	if !known {
+		return errorResult(call, ErrorTypeToolNotFound, fmt.Errorf("%w: %q", ErrUnknownTool, call.Name),
+			fmt.Sprintf("Tool %q is not registered. Use only the tools you were given.", call.Name))
+	}
+	if !a.Reachable(call.Name) {
+		return errorResult(call, ErrorTypeNotReachable, fmt.Errorf("%w: %q for agent %q", ErrNotReachable, call.Name, a.name),
+			fmt.Sprintf("Tool %q is not available to this agent. Use only the tools you were given.", call.Name))
+	}
+	input, raw, err := decodeInput(ent.input, call.Input)
+	if err != nil {
+		return errorResult(call, ErrorTypeInvalidInput, fmt.Errorf("%w: %w", ErrInvalidInput, err),
+			fmt.Sprintf("Invalid input for tool %q: %s", call.Name, inputMessage(err)))
+	}
+	gc := &gate.ToolCallContext{
+		ToolName:      call.Name,
+		Input:         input,
+		RawInput:      call.Input,
+		ToolCallID:    call.ID,
+		AgentName:     a.name,
+		RunID:         r.id,
+		TaskID:        r.taskID,
+		Annotations:   ent.tool.Annotations,
+		Consequential: ent.tool.Consequential,
+	}
+	var info GateInfo
+	if a.gate != nil {
+		var runRaw json.RawMessage
+		info, runRaw = e.decide(ctx, r, ent, gc)
+		if info.Action == gate.ActionDeny {
+			err := fmt.Errorf("%w: tool %q by %s: %s", ErrDenied, call.Name, info.Source, info.Reason)
+			if e.cfg.abortOnDeny {
+				r.abort(fmt.Errorf("%w: call %s (%s) was denied: %w", ErrRunAborted, call.ID, call.Name, err))
+			}
+			res := errorResult(call, gate.ErrorTypeGateDenied, err, denialMessage(call.Name, info))
+			res.Gate = info
+			return res
+		}
+		if runRaw != nil {
+			raw = runRaw
+		}
+	} else {
+		info.OptOut = a.optOut
+	}
+	// Last checks before the tool runs: a cancelled call never executes.
+	if err := ctx.Err(); err != nil {
+		res := errorResult(call, ErrorTypeCancelled, fmt.Errorf("%w: %w", ErrCancelled, err),
+			fmt.Sprintf("Tool %q was not run: the call was cancelled.", call.Name))
+		res.Gate = info
+		return res
+	}
+	if err := r.Err(); err != nil {
+		res := errorResult(call, ErrorTypeRunAborted, err,
+			fmt.Sprintf("Tool %q was not run: this run was stopped after a denied tool call.", call.Name))
+		res.Gate = info
+		return res
+	}
+	res := e.invoke(context.WithValue(ctx, callKey{}, gc), call, ent, raw)
+	res.Gate = info
+	return res
+}
+
+// invoke runs the tool and handles its output.
+func (e *Executor) invoke(ctx context.Context, call ToolCall, ent *entry, raw json.RawMessage) ToolResult {
+	out, err, panicked := safeExecute(ctx, ent.tool.Execute, raw)
+	var res ToolResult
+	switch {
+	case panicked:
+		res = errorResult(call, ErrorTypeToolPanic, fmt.Errorf("%w: %w", ErrToolPanicked, err),
+			fmt.Sprintf("Tool %q failed: it crashed (%v).", call.Name, err))
+	case err != nil:
+		res = errorResult(call, ErrorTypeToolError, fmt.Errorf("%w: %w", ErrToolFailed, err),
+			fmt.Sprintf("Tool %q failed: %v", call.Name, err))
+	case out.IsError:
+		res = ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: out.Content, Structured: out.Structured,
+			IsError: true, ErrorType: ErrorTypeToolError}
+	default:
+		res = ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: out.Content, Structured: out.Structured}
+		if ent.output != nil {
+			if err := validateOutput(ent.output, out); err != nil {
+				res = errorResult(call, ErrorTypeInvalidOutput, fmt.Errorf("%w: %w", ErrInvalidOutput, err),
+					fmt.Sprintf("Invalid output from tool %q: %s", call.Name, inputMessage(err)))
+			}
+		}
+	}
+	limit := ent.tool.MaxOutputBytes
+	if limit == 0 {
+		limit = e.cfg.maxOutput
+	}
+	res.Content, res.TruncatedBytes = truncate(res.Content, limit)
+	return res
+}
+
+func safeExecute(ctx context.Context, f func(context.Context, json.RawMessage) (Result, error), raw json.RawMessage) (out Result, err error, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err, panicked = Result{}, fmt.Errorf("panic: %v", p), true
+		}
+	}()
+	out, err = f(ctx, raw)
+	return out, err, false
+}
+
+var emptyObject = json.RawMessage(`{}`)
+
+// decodeInput decodes a JSON object (empty or null meaning {}) and
+// validates it against s.
+func decodeInput(s *jsonschema.Schema, raw json.RawMessage) (map[string]any, json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		raw = emptyObject
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("input is not a JSON object: %w", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	if err := s.Validate(m); err != nil {
+		return nil, nil, err
+	}
+	return m, raw, nil
+}
+
+func validateOutput(s *jsonschema.Schema, out Result) error {
+	doc := out.Structured
+	if len(bytes.TrimSpace(doc)) == 0 {
+		doc = json.RawMessage(out.Content)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("output is not JSON: %w", err)
+	}
+	return s.Validate(v)
+}
+
+func inputMessage(err error) string {
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		return schemaMessage(ve)
+	}
+	return err.Error()
+}
+
+// denialMessage is the model-facing text of a denied call.
+func denialMessage(tool string, g GateInfo) string {
+	msg := fmt.Sprintf("Tool %q was denied by the tool gate (policy %q): %s", tool, g.Source, g.Reason)
+	if g.Approval == gate.ApprovalDeclined || g.Approval == gate.ApprovalTimeout {
+		msg += " (approval " + g.Approval + ")"
+	}
+	return msg + ". Do not retry the same call: it will be denied again. Continue without it, or tell the user what you needed it for."
+}

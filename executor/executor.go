@@ -1,0 +1,238 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// ScopeName is the instrumentation scope of the executor's tracer and
+// meter.
+const ScopeName = "github.com/toolgate/toolgate/executor"
+
+// ErrInvalidAgent: an agent's configuration is unusable (empty name,
+// unknown preset).
+var ErrInvalidAgent = errors.New("executor: invalid agent")
+
+// Executor runs tool calls from a Registry through reachability, schema
+// validation, the gate, the tool and output handling, recording each call
+// as an execute_tool span. It is safe for concurrent use.
+type Executor struct {
+	cfg     config
+	reg     *Registry
+	tracer  trace.Tracer
+	metrics metrics
+	denied  map[string]bool
+}
+
+// New returns an executor over reg. It fails when reg is nil or the meter
+// rejects the executor's instruments.
+func New(reg *Registry, opts ...Option) (*Executor, error) {
+	if reg == nil {
+		return nil, errors.New("executor: nil registry")
+	}
+	cfg := config{recordLimit: 4096, concurrency: 4, redact: Redact}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.tp == nil {
+		cfg.tp = otel.GetTracerProvider()
+	}
+	if cfg.mp == nil {
+		cfg.mp = otel.GetMeterProvider()
+	}
+	e := &Executor{cfg: cfg, reg: reg, tracer: cfg.tp.Tracer(ScopeName), denied: map[string]bool{}}
+	for _, t := range cfg.denied {
+		e.denied[t] = true
+	}
+	m, err := newMetrics(cfg.mp.Meter(ScopeName))
+	if err != nil {
+		return nil, err
+	}
+	e.metrics = m
+	return e, nil
+}
+
+// Registry returns the executor's registry.
+func (e *Executor) Registry() *Registry { return e.reg }
+
+// Agent is one agent's view of the executor: which tools it can reach and
+// which gates its calls go through (the executor-level gates, then its
+// own). Create runs with Run.
+type Agent struct {
+	ex     *Executor
+	name   string
+	all    bool
+	allow  map[string]bool
+	deny   map[string]bool
+	gate   gate.Gate // nil: ungated
+	optOut bool
+}
+
+// Agent returns the agent named name. Reachable tools are those of its
+// presets and allowlist, minus its denylist and the executor's
+// (WithDeniedTools); an agent with neither presets nor allowlist reaches
+// no tool. It fails (ErrInvalidAgent) on an empty name or an unknown
+// preset.
+func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
+	if name == "" {
+		return nil, fmt.Errorf("%w: empty name", ErrInvalidAgent)
+	}
+	var ac agentConfig
+	for _, o := range opts {
+		o(&ac)
+	}
+	a := &Agent{ex: e, name: name, allow: map[string]bool{}, deny: map[string]bool{}, optOut: e.cfg.optOut[name]}
+	for _, p := range ac.presets {
+		if p == PresetAll {
+			a.all = true
+			continue
+		}
+		tools, ok := e.cfg.presets[p]
+		if !ok {
+			return nil, fmt.Errorf("%w: agent %q: unknown preset %q", ErrInvalidAgent, name, p)
+		}
+		for _, t := range tools {
+			a.allow[t] = true
+		}
+	}
+	for _, t := range ac.allow {
+		a.allow[t] = true
+	}
+	for _, t := range ac.deny {
+		a.deny[t] = true
+	}
+	var gates []gate.Gate
+	if !a.optOut {
+		gates = append(gates, e.cfg.gates...)
+	}
+	gates = append(gates, ac.gates...)
+	if len(gates) > 0 {
+		wrapped := make([]gate.Gate, len(gates))
+		for i, g := range gates {
+			name := gate.NameOf(g, "gate["+strconv.Itoa(i)+"]")
+			if e.cfg.gateTimeout > 0 {
+				g = gate.WithTimeout(g, e.cfg.gateTimeout)
+			}
+			wrapped[i] = gate.Named(name, g)
+		}
+		if len(wrapped) == 1 {
+			a.gate = wrapped[0]
+		} else {
+			a.gate = gate.Chain(wrapped...)
+		}
+	}
+	return a, nil
+}
+
+// Name is the agent's name (gen_ai.agent.name).
+func (a *Agent) Name() string { return a.name }
+
+// Reachable reports whether the agent may call the tool named tool (it
+// need not be registered yet).
+func (a *Agent) Reachable(tool string) bool {
+	if a.deny[tool] || a.ex.denied[tool] {
+		return false
+	}
+	return a.all || a.allow[tool]
+}
+
+// Tools returns the registered tools the agent can reach, sorted by name:
+// the list to offer the model.
+func (a *Agent) Tools() []Tool {
+	var out []Tool
+	for _, n := range a.ex.reg.Names() {
+		if a.Reachable(n) {
+			if t, ok := a.ex.reg.Lookup(n); ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Run is one run of an agent (gen_ai.conversation.id and toolgate.run.id
+// on spans). It holds the run's remembered grants and, with
+// WithAbortOnDeny, its aborted state. Views made with Task share both. A
+// Run is safe for concurrent use.
+type Run struct {
+	agent  *Agent
+	id     string
+	taskID string
+	state  *runState
+}
+
+type runState struct {
+	mu      sync.Mutex
+	grants  map[string]bool
+	aborted error
+}
+
+// Run starts a run with the given ID.
+func (a *Agent) Run(runID string, opts ...RunOption) *Run {
+	r := &Run{agent: a, id: runID, state: &runState{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Task returns a view of the run for another task: same run ID, grants and
+// aborted state, different toolgate.task.id.
+func (r *Run) Task(taskID string) *Run {
+	return &Run{agent: r.agent, id: r.id, taskID: taskID, state: r.state}
+}
+
+// ID is the run ID.
+func (r *Run) ID() string { return r.id }
+
+// TaskID is the task ID ("" when none).
+func (r *Run) TaskID() string { return r.taskID }
+
+// Agent is the run's agent.
+func (r *Run) Agent() *Agent { return r.agent }
+
+// Err is nil unless the run was aborted (WithAbortOnDeny); then it wraps
+// ErrRunAborted and names the denied call.
+func (r *Run) Err() error {
+	r.state.mu.Lock()
+	defer r.state.mu.Unlock()
+	return r.state.aborted
+}
+
+// Grant remembers an approval for this exact command (tool name and
+// validated input, see gate.GrantKey) for the rest of the run: later asks
+// for it are approved without asking (gate.approver "grant:run"). A grant
+// never overrides a deny.
+func (r *Run) Grant(toolName string, input map[string]any) {
+	r.grant(gate.GrantKey(toolName, input))
+}
+
+func (r *Run) grant(key string) {
+	r.state.mu.Lock()
+	if r.state.grants == nil {
+		r.state.grants = map[string]bool{}
+	}
+	r.state.grants[key] = true
+	r.state.mu.Unlock()
+}
+
+func (r *Run) granted(key string) bool {
+	r.state.mu.Lock()
+	defer r.state.mu.Unlock()
+	return r.state.grants[key]
+}
+
+func (r *Run) abort(err error) {
+	r.state.mu.Lock()
+	if r.state.aborted == nil {
+		r.state.aborted = err
+	}
+	r.state.mu.Unlock()
+}

@@ -1,0 +1,209 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Option configures an Executor. Options are the executor owner's: agents
+// cannot change them.
+type Option func(*config)
+
+type config struct {
+	tp              trace.TracerProvider
+	mp              metric.MeterProvider
+	gates           []gate.Gate
+	gateTimeout     time.Duration
+	approver        gate.Approver
+	approvalTimeout time.Duration
+	presets         map[string][]string
+	denied          []string
+	optOut          map[string]bool
+	abortOnDeny     bool
+	maxOutput       int
+	recordContent   bool
+	recordLimit     int
+	redact          func(string) string
+	onTrace         func(context.Context, ToolCallTrace) error
+	concurrency     int
+}
+
+// WithTracerProvider sets where execute_tool spans go (default
+// otel.GetTracerProvider() at New).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tp = tp }
+}
+
+// WithMeterProvider sets where the gate metrics go (default
+// otel.GetMeterProvider() at New).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) { c.mp = mp }
+}
+
+// WithGates appends executor-level gates. They run, in order, for every
+// call of every agent before the agent's own gates; only WithOptOut removes
+// them for an agent.
+func WithGates(gates ...gate.Gate) Option {
+	return func(c *config) { c.gates = append(c.gates, gates...) }
+}
+
+// WithGateTimeout bounds each gate (executor- and agent-level) that has no
+// timeout of its own: a gate that takes longer denies the call with
+// gate.error=timeout. 0 (default) means no executor-imposed bound; use
+// gate.WithTimeout for a per-gate bound.
+func WithGateTimeout(d time.Duration) Option {
+	return func(c *config) { c.gateTimeout = d }
+}
+
+// WithApprover sets who resolves asks. Without one, an ask is denied
+// (gate.approval=declined, gate.approver=none).
+func WithApprover(a gate.Approver) Option {
+	return func(c *config) { c.approver = a }
+}
+
+// WithApprovalTimeout bounds each approval: no answer in time denies the
+// call with gate.approval=timeout. 0 (default) leaves the bound to the
+// approver and the call's context.
+func WithApprovalTimeout(d time.Duration) Option {
+	return func(c *config) { c.approvalTimeout = d }
+}
+
+// WithPreset defines a named tool preset agents can use with AgentPresets.
+// PresetAll ("all", every registered tool) is built in.
+func WithPreset(name string, tools ...string) Option {
+	return func(c *config) {
+		if c.presets == nil {
+			c.presets = map[string][]string{}
+		}
+		c.presets[name] = append([]string(nil), tools...)
+	}
+}
+
+// WithDeniedTools makes tools unreachable for every agent.
+func WithDeniedTools(tools ...string) Option {
+	return func(c *config) { c.denied = append(c.denied, tools...) }
+}
+
+// WithOptOut opts the named agents out of the executor-level gates (their
+// own agent-level gates still run). Every call of such an agent records
+// gate.opt_out=true, so the exemption is visible in the audit trail.
+func WithOptOut(agents ...string) Option {
+	return func(c *config) {
+		if c.optOut == nil {
+			c.optOut = map[string]bool{}
+		}
+		for _, a := range agents {
+			c.optOut[a] = true
+		}
+	}
+}
+
+// WithAbortOnDeny makes a denied call abort its run: later calls of the run
+// get an error result (ErrRunAborted) without running, and Run.Err reports
+// it. Off by default: a denial is data the model can act on.
+func WithAbortOnDeny(on bool) Option {
+	return func(c *config) { c.abortOnDeny = on }
+}
+
+// WithMaxOutputBytes sets the cap for tools with MaxOutputBytes 0
+// (default 0: no cap).
+func WithMaxOutputBytes(n int) Option {
+	return func(c *config) { c.maxOutput = n }
+}
+
+// WithRecordContent records each call's input (gen_ai.tool.call.arguments)
+// and output (gen_ai.tool.call.result) on its span and in ToolCallTrace,
+// redacted and limited to the record limit. Off by default.
+func WithRecordContent(on bool) Option {
+	return func(c *config) { c.recordContent = on }
+}
+
+// WithRecordLimit caps each recorded string (input, output and gate reason)
+// at n bytes, keeping head and tail (default 4096; n <= 0 keeps the
+// default).
+func WithRecordLimit(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.recordLimit = n
+		}
+	}
+}
+
+// WithRedactor replaces the redaction applied to everything recorded
+// (inputs, outputs, gate reasons) and to reasons in denial messages. The
+// default, Redact, masks common credential shapes. f must be safe for
+// concurrent use; a panicking f records "[redaction failed]".
+func WithRedactor(f func(string) string) Option {
+	return func(c *config) {
+		if f != nil {
+			c.redact = f
+		}
+	}
+}
+
+// OnTrace sets a hook that receives one ToolCallTrace per call. Its errors
+// and panics are reported to otel.Handle and never affect execution. The
+// hook runs synchronously on the calling goroutine: keep it quick.
+func OnTrace(f func(context.Context, ToolCallTrace) error) Option {
+	return func(c *config) { c.onTrace = f }
+}
+
+// WithConcurrency sets how many calls of an ExecuteBatch run at once
+// (default 4; n <= 0 keeps the default).
+func WithConcurrency(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.concurrency = n
+		}
+	}
+}
+
+// AgentOption configures an Agent.
+type AgentOption func(*agentConfig)
+
+type agentConfig struct {
+	presets []string
+	allow   []string
+	deny    []string
+	gates   []gate.Gate
+}
+
+// PresetAll is the built-in preset of every registered tool, including
+// tools registered after the agent was created.
+const PresetAll = "all"
+
+// AgentPresets makes the tools of the named presets reachable (see
+// WithPreset and PresetAll).
+func AgentPresets(names ...string) AgentOption {
+	return func(c *agentConfig) { c.presets = append(c.presets, names...) }
+}
+
+// AgentAllow makes the named tools reachable.
+func AgentAllow(tools ...string) AgentOption {
+	return func(c *agentConfig) { c.allow = append(c.allow, tools...) }
+}
+
+// AgentDeny makes the named tools unreachable, whatever presets and
+// allowlist say.
+func AgentDeny(tools ...string) AgentOption {
+	return func(c *agentConfig) { c.deny = append(c.deny, tools...) }
+}
+
+// AgentGates appends agent-level gates; they run after the executor-level
+// gates.
+func AgentGates(gates ...gate.Gate) AgentOption {
+	return func(c *agentConfig) { c.gates = append(c.gates, gates...) }
+}
+
+// RunOption configures a Run.
+type RunOption func(*Run)
+
+// WithTask sets the run's task ID (toolgate.task.id).
+func WithTask(taskID string) RunOption {
+	return func(r *Run) { r.taskID = taskID }
+}

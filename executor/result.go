@@ -1,0 +1,140 @@
+package executor
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// ToolCall is one call the model asked for.
+type ToolCall struct {
+	// ID is the model's tool-call ID (gen_ai.tool.call.id); it binds
+	// approvals to the call, so it should be unique within a run.
+	ID string
+	// Name is the tool name the model used.
+	Name string
+	// Input is the arguments as the model sent them (a JSON object; empty
+	// or null means {}).
+	Input json.RawMessage
+}
+
+// Causes of error results the executor itself produces. ToolResult.Err
+// wraps exactly one of them; match with errors.Is.
+var (
+	ErrUnknownTool   = errors.New("executor: tool not registered")
+	ErrNotReachable  = errors.New("executor: tool not reachable for this agent")
+	ErrInvalidInput  = errors.New("executor: input does not match the tool's schema")
+	ErrDenied        = errors.New("executor: denied by the gate")
+	ErrToolFailed    = errors.New("executor: tool failed")
+	ErrToolPanicked  = errors.New("executor: tool panicked")
+	ErrInvalidOutput = errors.New("executor: output does not match the tool's output schema")
+	ErrRunAborted    = errors.New("executor: run aborted after a denied call")
+	ErrCancelled     = errors.New("executor: call cancelled before it ran")
+	ErrInternal      = errors.New("executor: internal error")
+)
+
+// Values of the error.type span attribute (OTel semantic conventions
+// v1.41.0: a low-cardinality error class) on failed calls, besides
+// gate.ErrorTypeGateDenied for denied calls.
+const (
+	ErrorTypeToolNotFound  = "tool_not_found"
+	ErrorTypeNotReachable  = "tool_not_reachable"
+	ErrorTypeInvalidInput  = "invalid_input"
+	ErrorTypeToolError     = "tool_error" // Execute returned an error or an IsError result
+	ErrorTypeToolPanic     = "tool_panic"
+	ErrorTypeInvalidOutput = "invalid_output"
+	ErrorTypeRunAborted    = "run_aborted"
+	ErrorTypeCancelled     = "cancelled"
+	ErrorTypeInternal      = "internal"
+)
+
+// ToolResult is the executor's answer for one call: exactly one per call,
+// never a panic. Forward Content to the model as the tool result, with
+// IsError as its error flag.
+type ToolResult struct {
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	// Content is the model-facing text: the tool's output (truncated to
+	// the tool's maximum) or, for an error result, a message naming the
+	// tool and the cause. A denial's message names the tool, the policy and
+	// the reason and tells the model not to retry the same call.
+	Content string `json:"content"`
+	// Structured is the tool's structured output, if any.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	IsError    bool            `json:"isError"`
+	// TruncatedBytes is how many bytes of Content were cut (0 when none).
+	TruncatedBytes int `json:"truncatedBytes,omitempty"`
+	// ErrorType is the error.type recorded on the span ("" on success).
+	ErrorType string `json:"errorType,omitempty"`
+	// Gate is the gate's structured decision; Gate.Gated is false when no
+	// gate ran.
+	Gate GateInfo `json:"gate"`
+	// Err is the cause of an error result the executor produced (wrapping
+	// one of the Err* values), nil on success and for a tool's own IsError
+	// result.
+	Err error `json:"-"`
+}
+
+// GateInfo is the structured gate metadata of one call, as recorded on its
+// span (see gate/attributes.go for the keys).
+type GateInfo struct {
+	// Gated: at least one gate ran.
+	Gated bool `json:"gated"`
+	// Action is gate.ActionAllow or gate.ActionDeny (an ask ends as one of
+	// them); empty when not gated.
+	Action gate.Action `json:"action,omitempty"`
+	// Reason is the deciding reason, redacted and size-limited.
+	Reason string `json:"reason,omitempty"`
+	// Source names the policy that decided.
+	Source string `json:"source,omitempty"`
+	// ErrorKind is set on a fail-closed denial (gate.ErrorKind*).
+	ErrorKind string `json:"error,omitempty"`
+	// Approval (gate.Approval*) and Approver are set when the decision was
+	// an ask.
+	Approval string `json:"approval,omitempty"`
+	Approver string `json:"approver,omitempty"`
+	// Risk is the classifier's level, when one ran.
+	Risk gate.RiskLevel `json:"risk,omitempty"`
+	// Rewritten: the call ran with input a gate rewrote.
+	Rewritten bool `json:"rewritten,omitempty"`
+	// OptOut: the executor's owner opted this agent out of the
+	// executor-level gates.
+	OptOut bool `json:"optOut,omitempty"`
+	// Duration is the time spent deciding, approval included.
+	Duration time.Duration `json:"durationNs,omitempty"`
+}
+
+// ToolCallTrace is the event OnTrace receives once per call, after the
+// call's span ends.
+type ToolCallTrace struct {
+	Tool       string
+	ToolCallID string
+	Agent      string
+	RunID      string
+	TaskID     string
+	IsError    bool
+	ErrorType  string
+	// Gated, GateAction, GateReason (redacted), GateSource, GateError,
+	// Approval, Approver, Risk and OptOut mirror ToolResult.Gate.
+	Gated      bool
+	GateAction gate.Action
+	GateReason string
+	GateSource string
+	GateError  string
+	Approval   string
+	Approver   string
+	Risk       gate.RiskLevel
+	OptOut     bool
+	// Start and End bound the whole call; GateDuration is the deciding
+	// part.
+	Start, End   time.Time
+	GateDuration time.Duration
+	// Input and Output are recorded only with WithRecordContent, redacted
+	// and size-limited; empty otherwise.
+	Input, Output string
+	// TraceID and SpanID identify the call's span (hex; empty when the
+	// span is not sampled).
+	TraceID, SpanID string
+}
