@@ -1,0 +1,217 @@
+package otelbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// BatchProcessor is sdktrace's batch span processor with its losses
+// counted. The SDK's processor drops spans silently when its queue is full
+// and forgets a batch whose export failed; it has no public counter for
+// either. BatchProcessor therefore
+//
+//   - bounds the spans it has accepted but not yet handed to the exporter
+//     (the SDK queue plus the batch being filled) at the queue size itself,
+//     dropping and counting spans over the bound (QueueDropped). The SDK
+//     queue is made larger than that bound, so the SDK never drops on its
+//     own;
+//   - wraps the exporter to count spans handed to export and spans whose
+//     export returned an error (ExportFailed) — otlptracegrpc returns an
+//     error only after its own retries gave up;
+//   - counts spans that end after Shutdown (DroppedAfterShutdown).
+//
+// Nothing else loses spans, so Lost() in [BatchStats] is exact.
+type BatchProcessor struct {
+	bsp   sdktrace.SpanProcessor
+	exp   *countingExporter
+	limit int64
+
+	inflight     atomic.Int64 // accepted, not yet handed to the exporter
+	accepted     atomic.Int64
+	queueDropped atomic.Int64
+	afterStop    atomic.Int64
+	stopMu       sync.RWMutex // held for reading by OnEnd, for writing to stop
+	stopped      bool
+}
+
+var _ sdktrace.SpanProcessor = (*BatchProcessor)(nil)
+
+// BatchOption configures a [BatchProcessor]. Unset values follow the SDK:
+// the OTEL_BSP_* environment variables, then the SDK defaults.
+type BatchOption func(*batchConfig)
+
+type batchConfig struct {
+	queueSize     int
+	batchSize     int
+	batchTimeout  time.Duration
+	exportTimeout time.Duration
+}
+
+// WithQueueSize bounds the spans waiting for export (default
+// OTEL_BSP_MAX_QUEUE_SIZE, else sdktrace.DefaultMaxQueueSize = 2048).
+func WithQueueSize(n int) BatchOption { return func(c *batchConfig) { c.queueSize = n } }
+
+// WithBatchSize sets the maximum spans per export request (default
+// OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 512).
+func WithBatchSize(n int) BatchOption { return func(c *batchConfig) { c.batchSize = n } }
+
+// WithBatchTimeout sets the longest a span waits for its batch to fill
+// (default OTEL_BSP_SCHEDULE_DELAY, else 5 s).
+func WithBatchTimeout(d time.Duration) BatchOption {
+	return func(c *batchConfig) { c.batchTimeout = d }
+}
+
+// WithExportTimeout bounds one export call, retries included (default
+// OTEL_BSP_EXPORT_TIMEOUT, else 30 s).
+func WithExportTimeout(d time.Duration) BatchOption {
+	return func(c *batchConfig) { c.exportTimeout = d }
+}
+
+// NewBatchProcessor returns a counting batch processor exporting to exp.
+// It returns an error when exp is nil or a size is negative.
+func NewBatchProcessor(exp sdktrace.SpanExporter, opts ...BatchOption) (*BatchProcessor, error) {
+	if exp == nil {
+		return nil, errors.New("otelbridge: NewBatchProcessor: nil exporter")
+	}
+	var cfg batchConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.queueSize < 0 || cfg.batchSize < 0 || cfg.batchTimeout < 0 || cfg.exportTimeout < 0 {
+		return nil, fmt.Errorf("otelbridge: NewBatchProcessor: negative size or duration in %+v", cfg)
+	}
+	if cfg.queueSize == 0 {
+		cfg.queueSize = envInt("OTEL_BSP_MAX_QUEUE_SIZE", sdktrace.DefaultMaxQueueSize)
+	}
+	ce := &countingExporter{next: exp}
+	p := &BatchProcessor{exp: ce, limit: int64(cfg.queueSize)}
+	ce.onHand = func(n int) { p.inflight.Add(-int64(n)) }
+
+	// The SDK queue gets headroom over our bound so that it never drops on
+	// its own: a span is in the SDK queue only while it counts in inflight,
+	// and ForceFlush needs one slot.
+	bopts := []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(cfg.queueSize + 16)}
+	batch := cfg.batchSize
+	if batch == 0 {
+		batch = envInt("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", sdktrace.DefaultMaxExportBatchSize)
+	}
+	bopts = append(bopts, sdktrace.WithMaxExportBatchSize(min(batch, cfg.queueSize)))
+	if cfg.batchTimeout > 0 {
+		bopts = append(bopts, sdktrace.WithBatchTimeout(cfg.batchTimeout))
+	}
+	if cfg.exportTimeout > 0 {
+		bopts = append(bopts, sdktrace.WithExportTimeout(cfg.exportTimeout))
+	}
+	p.bsp = sdktrace.NewBatchSpanProcessor(ce, bopts...)
+	return p, nil
+}
+
+// envInt reads a positive integer environment variable, else def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// OnStart does nothing: the batch processor acts at span end.
+func (p *BatchProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+
+// OnEnd queues a sampled span for export, or counts it as dropped when the
+// queue is full or the processor is shut down. Unsampled spans are ignored.
+func (p *BatchProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		return
+	}
+	p.stopMu.RLock()
+	defer p.stopMu.RUnlock()
+	if p.stopped {
+		p.afterStop.Add(1)
+		return
+	}
+	if p.inflight.Add(1) > p.limit {
+		p.inflight.Add(-1)
+		p.queueDropped.Add(1)
+		return
+	}
+	p.accepted.Add(1)
+	p.bsp.OnEnd(s)
+}
+
+// Shutdown exports what is queued (bounded by ctx) and shuts the exporter
+// down. Spans ending later are counted as DroppedAfterShutdown.
+func (p *BatchProcessor) Shutdown(ctx context.Context) error {
+	p.stopMu.Lock()
+	p.stopped = true
+	p.stopMu.Unlock()
+	return p.bsp.Shutdown(ctx)
+}
+
+// ForceFlush exports what is queued now, bounded by ctx.
+func (p *BatchProcessor) ForceFlush(ctx context.Context) error { return p.bsp.ForceFlush(ctx) }
+
+// BatchStats are a [BatchProcessor]'s counters since it was made, in spans.
+type BatchStats struct {
+	Accepted             int64 // queued for export
+	QueueDropped         int64 // dropped because the queue was full
+	DroppedAfterShutdown int64 // ended after Shutdown
+	Exported             int64 // export returned nil
+	ExportFailed         int64 // export returned an error (retries exhausted, timeout)
+	Pending              int64 // queued, not yet handed to the exporter
+	InFlight             int64 // handed to the exporter, call not returned
+	QueueCapacity        int64 // the queue bound
+}
+
+// Lost returns the spans lost so far: queue-full drops, failed exports and
+// spans that ended after shutdown.
+func (s BatchStats) Lost() int64 { return s.QueueDropped + s.ExportFailed + s.DroppedAfterShutdown }
+
+// Stats returns the processor's counters. After Shutdown or ForceFlush
+// returned nil, Accepted = Exported + ExportFailed + Pending + InFlight with
+// Pending and InFlight zero.
+func (p *BatchProcessor) Stats() BatchStats {
+	return BatchStats{
+		Accepted:             p.accepted.Load(),
+		QueueDropped:         p.queueDropped.Load(),
+		DroppedAfterShutdown: p.afterStop.Load(),
+		Exported:             p.exp.exported.Load(),
+		ExportFailed:         p.exp.failed.Load(),
+		Pending:              p.inflight.Load(),
+		InFlight:             p.exp.inflight.Load(),
+		QueueCapacity:        p.limit,
+	}
+}
+
+// countingExporter counts spans handed to the wrapped exporter and the
+// outcome of each export call.
+type countingExporter struct {
+	next     sdktrace.SpanExporter
+	onHand   func(n int)
+	inflight atomic.Int64
+	exported atomic.Int64
+	failed   atomic.Int64
+}
+
+func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	n := int64(len(spans))
+	e.inflight.Add(n)
+	e.onHand(len(spans))
+	err := e.next.ExportSpans(ctx, spans)
+	e.inflight.Add(-n)
+	if err != nil {
+		e.failed.Add(n)
+		return err
+	}
+	e.exported.Add(n)
+	return nil
+}
+
+func (e *countingExporter) Shutdown(ctx context.Context) error { return e.next.Shutdown(ctx) }

@@ -1,0 +1,396 @@
+package otelbridge
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// DefaultBridgeRuns is how many runs a [Bridge] keeps parentage state for.
+const DefaultBridgeRuns = 1024
+
+// closedPerScope is how many ended agent (or task) spans per agent and task
+// a run remembers, to parent events that arrive after their parent.
+const closedPerScope = 8
+
+// Bridge turns after-the-fact trace events ([Event]) into OTel spans with
+// the events' own start and end times and this parentage:
+//
+//	task {title}                    (when the event has a taskId)
+//	└── invoke_agent {agent}
+//	    ├── chat {model}            (llm_call)
+//	    └── execute_tool {tool}     (tool_call, with the gate.* attributes)
+//
+// All spans of one run share a trace: the trace of the span in the context
+// given with the run's first event (that span becomes the parent of the
+// run's top spans), else a new trace.
+//
+// Events may arrive in any order. A child (llm_call, tool_call) usually
+// arrives before its agent event, because an agent run ends after its
+// calls: the bridge then chooses the agent span's ID in advance, emits the
+// child under it at once, and gives the agent span that ID when its event
+// arrives (with [IDGenerator], which Setup installs). A child arriving after
+// its agent event is matched to the ended agent span whose time range
+// contains it. Nothing is buffered, so a lost parent event leaves its
+// children pointing at a span that never comes.
+//
+// No duplicates: a tool_call event whose call already has a span — one
+// with SpanID set, or one whose toolCallId the [ToolCallIndex] saw on a
+// live execute_tool span — is counted in BridgeStats.Duplicates and not
+// emitted.
+//
+// A Bridge is safe for concurrent use. State is bounded by the number of
+// runs (WithMaxRuns; least recently used runs are forgotten first) and,
+// per run, by the agents and tasks in it; [Bridge.EndRun] frees a run.
+type Bridge struct {
+	tracer   trace.Tracer
+	index    *ToolCallIndex
+	provider string
+	maxRuns  int
+
+	mu   sync.Mutex
+	runs map[string]*runState
+	lru  *list.List // of *runState, most recent first
+
+	events, spans, dups, invalid, evicted, misparented atomic.Int64
+}
+
+// BridgeOption configures a [Bridge].
+type BridgeOption func(*Bridge)
+
+// WithToolCallIndex sets the index of live tool calls used against
+// duplicates. NewBridge uses the Provider's when given a *Provider.
+func WithToolCallIndex(x *ToolCallIndex) BridgeOption { return func(b *Bridge) { b.index = x } }
+
+// WithProviderName sets gen_ai.provider.name (e.g. "anthropic", "openai")
+// on chat spans; events do not carry it.
+func WithProviderName(name string) BridgeOption { return func(b *Bridge) { b.provider = name } }
+
+// WithMaxRuns bounds the runs whose parentage state is kept (default
+// DefaultBridgeRuns; values below 1 mean the default).
+func WithMaxRuns(n int) BridgeOption { return func(b *Bridge) { b.maxRuns = n } }
+
+// TracerProvider is what NewBridge needs: any trace.TracerProvider.
+type TracerProvider = trace.TracerProvider
+
+// NewBridge returns a bridge emitting spans through tp under the
+// instrumentation scope [ScopeName]. tp must use [IDGenerator] for
+// out-of-order parentage (a *Provider from Setup does); spans whose preset
+// ID was not honoured are counted in BridgeStats.Misparented.
+func NewBridge(tp TracerProvider, opts ...BridgeOption) *Bridge {
+	b := &Bridge{
+		tracer:  tp.Tracer(ScopeName),
+		maxRuns: DefaultBridgeRuns,
+		runs:    make(map[string]*runState),
+		lru:     list.New(),
+	}
+	if p, ok := tp.(*Provider); ok {
+		b.index = p.toolCalls
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	if b.maxRuns < 1 {
+		b.maxRuns = DefaultBridgeRuns
+	}
+	return b
+}
+
+// BridgeStats counts a Bridge's work since it was made.
+type BridgeStats struct {
+	Events      int64 // events handled (valid or not)
+	Spans       int64 // spans emitted
+	Duplicates  int64 // tool_call events not emitted: the call already has a span
+	Invalid     int64 // events rejected by Validate
+	RunsEvicted int64 // runs forgotten at capacity (later events of such a run start a new trace)
+	Misparented int64 // spans whose preset ID the provider did not honour
+}
+
+// Stats returns the counters.
+func (b *Bridge) Stats() BridgeStats {
+	return BridgeStats{
+		Events: b.events.Load(), Spans: b.spans.Load(), Duplicates: b.dups.Load(),
+		Invalid: b.invalid.Load(), RunsEvicted: b.evicted.Load(), Misparented: b.misparented.Load(),
+	}
+}
+
+// HandleJSON parses one JSON event ([ParseEvent]) and handles it.
+func (b *Bridge) HandleJSON(ctx context.Context, data []byte) error {
+	ev, err := ParseEvent(data)
+	if err != nil {
+		b.events.Add(1)
+		b.invalid.Add(1)
+		return err
+	}
+	return b.Handle(ctx, ev)
+}
+
+// Handle emits the span for one event. It returns an error wrapping
+// [ErrInvalidEvent] (and emits nothing) when the event is invalid; a
+// duplicate is not an error. ctx supplies the run's parent span, on the
+// run's first event only.
+func (b *Bridge) Handle(ctx context.Context, ev Event) error {
+	b.events.Add(1)
+	if err := ev.Validate(); err != nil {
+		b.invalid.Add(1)
+		return err
+	}
+	if ev.Type == EventToolCall && (ev.SpanID != "" || (b.index != nil && b.index.Has(ev.ToolCallID))) {
+		b.dups.Add(1)
+		return nil
+	}
+	start, end := ev.Start(), ev.End()
+
+	b.mu.Lock()
+	run := b.run(ctx, ev.RunID)
+	agentScope := scope{kind: scopeAgent, agent: ev.Agent, task: ev.TaskID}
+	var parent trace.SpanID // zero: the run's root parent
+	var self trace.SpanID   // preset ID (agent, task)
+	switch ev.Type {
+	case EventLLMCall, EventToolCall:
+		parent = run.parentFor(agentScope, start, end)
+	case EventAgent:
+		self = run.claim(agentScope, start, end)
+		if ev.TaskID != "" {
+			parent = run.parentFor(scope{kind: scopeTask, task: ev.TaskID}, start, end)
+		}
+	case EventTask:
+		self = run.claim(scope{kind: scopeTask, task: ev.TaskID}, start, end)
+	}
+	traceID, root := run.traceID, run.root
+	b.mu.Unlock()
+
+	// The parent context: our chosen parent, else the run's root parent,
+	// else none (a root span).
+	pctx := trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+	switch {
+	case parent.IsValid():
+		pctx = trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: traceID, SpanID: parent, TraceFlags: trace.FlagsSampled,
+		}))
+	case root.IsValid():
+		pctx = trace.ContextWithSpanContext(ctx, root)
+	}
+	if self.IsValid() {
+		pctx = withPresetIDs(pctx, traceID, self)
+	}
+
+	name, kind, attrs, status, desc := b.shape(ev)
+	_, span := b.tracer.Start(pctx, name,
+		trace.WithTimestamp(start), trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	if self.IsValid() && span.SpanContext().SpanID() != self {
+		b.misparented.Add(1)
+	}
+	if status != codes.Unset {
+		span.SetStatus(status, desc)
+	}
+	span.End(trace.WithTimestamp(end))
+	b.spans.Add(1)
+	return nil
+}
+
+// EndRun forgets a run's parentage state (call it after the run's last
+// event). Unknown runs are ignored.
+func (b *Bridge) EndRun(runID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.runs[runID]; ok {
+		b.lru.Remove(r.elem)
+		delete(b.runs, runID)
+	}
+}
+
+// run returns the run's state, making it (and evicting the least recently
+// used run) when new. Called with b.mu held.
+func (b *Bridge) run(ctx context.Context, id string) *runState {
+	if r, ok := b.runs[id]; ok {
+		b.lru.MoveToFront(r.elem)
+		return r
+	}
+	r := &runState{id: id, open: map[scope]*openSlot{}, closed: map[scope][]closedSpan{}}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.traceID, r.root = sc.TraceID(), sc
+	} else {
+		r.traceID = randomTraceID()
+	}
+	r.elem = b.lru.PushFront(r)
+	b.runs[id] = r
+	for len(b.runs) > b.maxRuns {
+		old := b.lru.Back().Value.(*runState)
+		b.lru.Remove(old.elem)
+		delete(b.runs, old.id)
+		b.evicted.Add(1)
+	}
+	return r
+}
+
+// shape returns a span's name, kind, attributes and status for an event.
+func (b *Bridge) shape(ev Event) (string, trace.SpanKind, []attribute.KeyValue, codes.Code, string) {
+	attrs := make([]attribute.KeyValue, 0, 20)
+	attrs = append(attrs, AttrBridged.Bool(true), gate.AttrRunID.String(ev.RunID), semconv.GenAIConversationID(ev.RunID))
+	if ev.TaskID != "" {
+		attrs = append(attrs, gate.AttrTaskID.String(ev.TaskID))
+	}
+	tokens := func() {
+		if ev.Tokens != nil {
+			attrs = append(attrs,
+				semconv.GenAIUsageInputTokens(int(ev.Tokens.InputTokens)),
+				semconv.GenAIUsageOutputTokens(int(ev.Tokens.OutputTokens)))
+		}
+	}
+	switch ev.Type {
+	case EventAgent:
+		attrs = append(attrs, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(ev.Agent),
+			AttrAgentTurns.Int(ev.Turns), AttrAgentToolCalls.Int(ev.ToolCalls))
+		tokens()
+		return "invoke_agent " + ev.Agent, trace.SpanKindInternal, attrs, codes.Unset, ""
+
+	case EventLLMCall:
+		attrs = append(attrs, semconv.GenAIOperationNameChat, semconv.GenAIRequestModel(ev.Model),
+			semconv.GenAIAgentName(ev.Agent), AttrLLMTurn.Int(ev.Turn))
+		if b.provider != "" {
+			attrs = append(attrs, semconv.GenAIProviderNameKey.String(b.provider))
+		}
+		tokens()
+		return "chat " + ev.Model, trace.SpanKindClient, attrs, codes.Unset, ""
+
+	case EventTask:
+		attrs = append(attrs, AttrTaskTitle.String(ev.TaskTitle), AttrTaskRetries.Int(ev.Retries))
+		if ev.Agent != "" {
+			attrs = append(attrs, semconv.GenAIAgentName(ev.Agent))
+		}
+		name := "task " + ev.TaskID
+		if ev.TaskTitle != "" {
+			name = "task " + ev.TaskTitle
+		}
+		if ev.Success != nil && !*ev.Success {
+			return name, trace.SpanKindInternal, append(attrs, semconv.ErrorTypeOther), codes.Error, "task failed"
+		}
+		return name, trace.SpanKindInternal, attrs, codes.Unset, ""
+	}
+
+	// tool_call
+	attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(ev.Tool),
+		semconv.GenAIAgentName(ev.Agent), gate.AttrGated.Bool(ev.Gated || ev.GateAction != ""))
+	if ev.ToolCallID != "" {
+		attrs = append(attrs, semconv.GenAIToolCallID(ev.ToolCallID))
+	}
+	denied := ev.GateAction == string(gate.ActionDeny)
+	if ev.GateAction != "" {
+		attrs = append(attrs, gate.AttrAction.String(ev.GateAction))
+		for _, kv := range []struct {
+			k attribute.Key
+			v string
+		}{
+			{gate.AttrReason, ev.GateReason}, {gate.AttrSource, ev.GateSource}, {gate.AttrError, ev.GateError},
+			{gate.AttrApproval, ev.Approval}, {gate.AttrApprover, ev.Approver}, {gate.AttrRiskLevel, ev.RiskLevel},
+		} {
+			if kv.v != "" {
+				attrs = append(attrs, kv.k.String(kv.v))
+			}
+		}
+	}
+	if ev.OptOut {
+		attrs = append(attrs, gate.AttrOptOut.Bool(true))
+	}
+	name := "execute_tool " + ev.Tool
+	switch {
+	case denied:
+		attrs = append(attrs, gate.AttrSamplingPriority.Int(1), semconv.ErrorTypeKey.String(gate.ErrorTypeGateDenied))
+		return name, trace.SpanKindInternal, attrs, codes.Error, gate.ErrorTypeGateDenied
+	case ev.IsError:
+		et := ev.ErrorType
+		if et == "" {
+			et = semconv.ErrorTypeOther.Value.AsString()
+		}
+		attrs = append(attrs, semconv.ErrorTypeKey.String(et))
+		return name, trace.SpanKindInternal, attrs, codes.Error, et
+	}
+	return name, trace.SpanKindInternal, attrs, codes.Unset, ""
+}
+
+// scope identifies an agent run (agent, task) or a task within a run.
+type scope struct {
+	kind  byte
+	agent string
+	task  string
+}
+
+const (
+	scopeAgent byte = iota + 1
+	scopeTask
+)
+
+// runState is one run's parentage state.
+type runState struct {
+	id      string
+	traceID trace.TraceID
+	root    trace.SpanContext // the parent of the run's top spans; may be invalid
+	open    map[scope]*openSlot
+	closed  map[scope][]closedSpan
+	elem    *list.Element
+}
+
+// openSlot is a parent span ID chosen before its event arrived, with the
+// time range its children cover so far.
+type openSlot struct {
+	id         trace.SpanID
+	start, end time.Time
+}
+
+// closedSpan is an emitted agent or task span.
+type closedSpan struct {
+	id         trace.SpanID
+	start, end time.Time
+}
+
+// parentFor returns the span ID of the scope's span that contains
+// [start, end]: an emitted one whose range contains it, else the open slot
+// (made when missing).
+func (r *runState) parentFor(s scope, start, end time.Time) trace.SpanID {
+	cs := r.closed[s]
+	for i := len(cs) - 1; i >= 0; i-- {
+		if !start.Before(cs[i].start) && !end.After(cs[i].end) {
+			return cs[i].id
+		}
+	}
+	o := r.open[s]
+	if o == nil {
+		o = &openSlot{id: randomSpanID(), start: start, end: end}
+		r.open[s] = o
+	}
+	if start.Before(o.start) {
+		o.start = start
+	}
+	if end.After(o.end) {
+		o.end = end
+	}
+	return o.id
+}
+
+// claim returns the span ID for the scope's span covering [start, end]:
+// the open slot when its children fit in the range, else a new ID.
+func (r *runState) claim(s scope, start, end time.Time) trace.SpanID {
+	var id trace.SpanID
+	if o := r.open[s]; o != nil && !o.start.Before(start) && !o.end.After(end) {
+		id = o.id
+		delete(r.open, s)
+	} else {
+		id = randomSpanID()
+	}
+	cs := append(r.closed[s], closedSpan{id: id, start: start, end: end})
+	if len(cs) > closedPerScope {
+		cs = cs[len(cs)-closedPerScope:]
+	}
+	r.closed[s] = cs
+	return id
+}

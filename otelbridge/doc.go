@@ -1,0 +1,28 @@
+// Package otelbridge connects toolgate to OpenTelemetry: it sets up an OTLP
+// (gRPC) trace pipeline, keeps or drops finished spans by their gate
+// decision, counts every span the pipeline loses, and turns after-the-fact
+// agent-framework trace events (open-multi-agent's onTrace) into OTel spans.
+//
+// The pieces, one file each:
+//
+//   - [Setup] (setup.go, config.go, resource.go): a [Provider] that wraps an
+//     sdktrace.TracerProvider exporting through otlptracegrpc with a batch
+//     span processor; the standard OTEL_* environment variables work and
+//     explicit [Config] fields override them.
+//   - [Sampling] (sampling.go) and [SamplingProcessor] (processor.go): the
+//     one sampling setting ("all", "decisions", "deny-only", "ratio:R") and
+//     the span processor that applies it at span end, by the gate.*
+//     attributes of package gate.
+//   - [Accounting] (accounting.go): a bounded hand-off in front of the SDK's
+//     batch span processor and a counting exporter wrapper, so that spans
+//     dropped on a full queue and spans whose export failed are counted
+//     ([Stats]) and exported as OTel metrics (metrics.go).
+//   - [Bridge] (bridge.go, event.go, idgen.go): after-the-fact events become
+//     spans with their real start and end times and the parentage
+//     invoke_agent {agent} -> chat {model} | execute_tool {tool}, without
+//     duplicating the execute_tool spans the executor already made.
+//
+// Attribute names: GenAI keys come from go.opentelemetry.io/otel/semconv/v1.41.0
+// (the last semconv release with GenAI constants); gate keys come only from
+// package gate (gate/attributes.go); keys of our own are in attributes.go.
+package otelbridge

@@ -1,0 +1,181 @@
+package otelbridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// EventType is the kind of an after-the-fact trace event, as in
+// open-multi-agent's TraceEvent union (src/types.ts: LLMCallTrace,
+// ToolCallTrace, TaskTrace, AgentTrace).
+type EventType string
+
+// Event types.
+const (
+	EventAgent    EventType = "agent"     // one agent run (the conversation loop); ends after its calls
+	EventLLMCall  EventType = "llm_call"  // one LLM API call (one agent turn)
+	EventToolCall EventType = "tool_call" // one tool execution
+	EventTask     EventType = "task"      // one task, wrapping its retries
+)
+
+// ErrInvalidEvent is wrapped by the errors of [ParseEvent], [Event.Validate]
+// and [Bridge.Handle] for events that cannot become a span.
+var ErrInvalidEvent = errors.New("otelbridge: invalid trace event")
+
+// TokenUsage is token accounting for one LLM call or one agent run.
+type TokenUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// Event is one after-the-fact trace event. Its JSON form is
+// open-multi-agent's onTrace event (camelCase fields; times in Unix epoch
+// milliseconds), extended with the gate fields of the onToolCall proposal
+// (gated, gateAction, gateReason) and toolgate's own (toolCallId,
+// gateSource, riskLevel, ..., traceId/spanId). Fields not of the event's
+// type are ignored.
+type Event struct {
+	Type  EventType `json:"type"`
+	RunID string    `json:"runId"`
+	// Agent is the agent's name (all types but task, where it is optional).
+	Agent  string `json:"agent"`
+	TaskID string `json:"taskId,omitempty"`
+	// StartMs and EndMs are Unix epoch milliseconds (fractions allowed).
+	StartMs    float64 `json:"startMs"`
+	EndMs      float64 `json:"endMs"`
+	DurationMs float64 `json:"durationMs,omitempty"`
+
+	// llm_call
+	Model string `json:"model,omitempty"`
+	Turn  int    `json:"turn,omitempty"`
+	// Tokens: llm_call and agent.
+	Tokens *TokenUsage `json:"tokens,omitempty"`
+
+	// tool_call
+	Tool       string `json:"tool,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+	ErrorType  string `json:"errorType,omitempty"`
+	Gated      bool   `json:"gated,omitempty"`
+	GateAction string `json:"gateAction,omitempty"` // "allow" | "deny"
+	GateReason string `json:"gateReason,omitempty"`
+	GateSource string `json:"gateSource,omitempty"`
+	GateError  string `json:"gateError,omitempty"`
+	Approval   string `json:"approval,omitempty"`
+	Approver   string `json:"approver,omitempty"`
+	RiskLevel  string `json:"riskLevel,omitempty"`
+	OptOut     bool   `json:"optOut,omitempty"`
+	// TraceID and SpanID (hex) are set when the call already has a span
+	// (toolgate's executor fills them in its ToolCallTrace): the bridge then
+	// does not make another.
+	TraceID string `json:"traceId,omitempty"`
+	SpanID  string `json:"spanId,omitempty"`
+
+	// task
+	TaskTitle string `json:"taskTitle,omitempty"`
+	Success   *bool  `json:"success,omitempty"`
+	Retries   int    `json:"retries,omitempty"`
+
+	// agent
+	Turns     int `json:"turns,omitempty"`
+	ToolCalls int `json:"toolCalls,omitempty"`
+}
+
+// maxEventBytes bounds one JSON event.
+const maxEventBytes = 1 << 20
+
+// ParseEvent decodes one JSON event (one onTrace callback argument, or one
+// line of a JSON Lines stream) and validates it. Unknown fields are
+// ignored. Errors wrap [ErrInvalidEvent].
+func ParseEvent(data []byte) (Event, error) {
+	if len(data) > maxEventBytes {
+		return Event{}, fmt.Errorf("%w: %d bytes (limit %d)", ErrInvalidEvent, len(data), maxEventBytes)
+	}
+	var ev Event
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&ev); err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	if dec.More() {
+		return Event{}, fmt.Errorf("%w: trailing data after the event", ErrInvalidEvent)
+	}
+	if err := ev.Validate(); err != nil {
+		return Event{}, err
+	}
+	return ev, nil
+}
+
+// Start returns the event's start time.
+func (e Event) Start() time.Time { return msTime(e.StartMs) }
+
+// End returns the event's end time.
+func (e Event) End() time.Time { return msTime(e.EndMs) }
+
+func msTime(ms float64) time.Time {
+	return time.Unix(0, int64(ms*float64(time.Millisecond)))
+}
+
+// maxEpochMs is year 2200 in epoch ms: later times are rejected (and the
+// nanosecond conversion stays in range).
+const maxEpochMs = 7258118400000
+
+// Validate reports whether e can become a span: a known type, a run ID,
+// the type's identifying field (agent; model for llm_call; tool for
+// tool_call; taskId for task), times in (0, year 2200] with start <= end,
+// a gate action of "allow" or "deny" (or none), and an action on gated
+// calls. Errors wrap [ErrInvalidEvent].
+func (e Event) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s event: %s", ErrInvalidEvent, e.Type, fmt.Sprintf(format, a...))
+	}
+	switch e.Type {
+	case EventAgent, EventLLMCall, EventToolCall:
+		if e.Agent == "" {
+			return bad("no agent")
+		}
+	case EventTask:
+		if e.TaskID == "" {
+			return bad("no taskId")
+		}
+	default:
+		return fmt.Errorf("%w: unknown type %q", ErrInvalidEvent, e.Type)
+	}
+	if e.RunID == "" {
+		return bad("no runId")
+	}
+	if e.Type == EventLLMCall && e.Model == "" {
+		return bad("no model")
+	}
+	if e.Type == EventToolCall && e.Tool == "" {
+		return bad("no tool")
+	}
+	for _, ms := range []float64{e.StartMs, e.EndMs} {
+		if math.IsNaN(ms) || ms <= 0 || ms > maxEpochMs {
+			return bad("time %v ms out of range", ms)
+		}
+	}
+	if e.EndMs < e.StartMs {
+		return bad("ends (%v) before it starts (%v)", e.EndMs, e.StartMs)
+	}
+	if e.Type == EventToolCall {
+		switch gate.Action(e.GateAction) {
+		case "":
+			if e.Gated {
+				return bad("gated without gateAction")
+			}
+		case gate.ActionAllow, gate.ActionDeny:
+		default:
+			return bad("gateAction %q (want allow or deny)", e.GateAction)
+		}
+	}
+	if e.Tokens != nil && (e.Tokens.InputTokens < 0 || e.Tokens.OutputTokens < 0) {
+		return bad("negative token count")
+	}
+	return nil
+}

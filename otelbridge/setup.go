@@ -1,0 +1,216 @@
+package otelbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"google.golang.org/grpc/credentials"
+)
+
+// Provider is the tracer provider [Setup] returns. It embeds the SDK's
+// *sdktrace.TracerProvider (so it is a trace.TracerProvider) and adds the
+// pipeline's counters and a Shutdown that also stops metrics.
+type Provider struct {
+	*sdktrace.TracerProvider
+
+	sampling  *SamplingProcessor
+	batch     *BatchProcessor
+	toolCalls *ToolCallIndex
+	meters   *sdkmetric.MeterProvider // nil unless Config.Metrics
+	unreg    func() error
+}
+
+// Stats are the pipeline's counters, in spans.
+type Stats struct {
+	Sampling SamplingStats
+	Batch    BatchStats
+}
+
+// Lost returns spans lost on the way to the collector (see [BatchStats.Lost]).
+// Spans the sampling setting dropped are not lost.
+func (s Stats) Lost() int64 { return s.Batch.Lost() }
+
+// Setup builds the trace pipeline
+//
+//	spans -> SamplingProcessor(cfg.Sampling) -> BatchProcessor -> otlptracegrpc
+//
+// with a resource (service.name, service.version, host.name, process and
+// SDK attributes, OTEL_RESOURCE_ATTRIBUTES) and the ID generator [Bridge]
+// needs. It does not install the provider globally; call
+// otel.SetTracerProvider if wanted. The exporter connects lazily: an
+// unreachable endpoint is not an error here but shows in Stats (ExportFailed,
+// QueueDropped). Errors: an invalid Config, or an exporter, resource or
+// metrics set-up failure.
+//
+// Shutdown flushes: it exports every queued span (bounded by its context)
+// and returns the export error, if any.
+func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	exp := o.exporter
+	if exp == nil {
+		e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), o.exporterOpts...)...)
+		if err != nil {
+			return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
+		}
+		exp = e
+	}
+	res, err := newResource(ctx, cfg, o.resourceAttrs)
+	if err != nil {
+		return nil, err
+	}
+	batch, err := NewBatchProcessor(exp,
+		WithQueueSize(cfg.QueueSize), WithBatchSize(cfg.BatchSize),
+		WithBatchTimeout(cfg.BatchTimeout), WithExportTimeout(cfg.ExportTimeout))
+	if err != nil {
+		return nil, err
+	}
+	sampling, err := NewSamplingProcessor(batch, cfg.Sampling, o.samplingOpts...)
+	if err != nil {
+		return nil, err
+	}
+	toolCalls := NewToolCallIndex(0)
+	tpOpts := []sdktrace.TracerProviderOption{
+		sdktrace.WithResource(res),
+		sdktrace.WithIDGenerator(NewIDGenerator()),
+		sdktrace.WithSpanProcessor(toolCalls),
+	}
+	for _, p := range o.processors {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(p))
+	}
+	tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sampling))
+	if o.sampler != nil {
+		tpOpts = append(tpOpts, sdktrace.WithSampler(o.sampler))
+	}
+	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls}
+
+	mp := o.meterProvider
+	if cfg.Metrics {
+		mexp, err := otlpmetricgrpc.New(ctx, metricExporterOptions(cfg)...)
+		if err != nil {
+			_ = p.TracerProvider.Shutdown(ctx)
+			return nil, fmt.Errorf("otelbridge: otlpmetricgrpc exporter: %w", err)
+		}
+		var ropts []sdkmetric.PeriodicReaderOption
+		if cfg.MetricsInterval > 0 {
+			ropts = append(ropts, sdkmetric.WithInterval(cfg.MetricsInterval))
+		}
+		p.meters = sdkmetric.NewMeterProvider(
+			sdkmetric.WithResource(res),
+			sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp, ropts...)),
+		)
+		if mp == nil {
+			mp = p.meters
+		}
+	}
+	if mp != nil {
+		unreg, err := RegisterMetrics(mp, p.Stats, sampling.Sampling())
+		if err != nil {
+			_ = p.Shutdown(ctx)
+			return nil, err
+		}
+		p.unreg = unreg
+	}
+	return p, nil
+}
+
+// Stats returns the pipeline's counters.
+func (p *Provider) Stats() Stats {
+	return Stats{Sampling: p.sampling.Stats(), Batch: p.batch.Stats()}
+}
+
+// ToolCalls returns the index of live tool calls that keeps a [Bridge] on
+// this provider from duplicating the executor's spans.
+func (p *Provider) ToolCalls() *ToolCallIndex { return p.toolCalls }
+
+// Sampling returns the sampling setting in force.
+func (p *Provider) Sampling() Sampling { return p.sampling.Sampling() }
+
+// MeterProvider returns the metrics provider Config.Metrics set up, or nil.
+func (p *Provider) MeterProvider() *sdkmetric.MeterProvider { return p.meters }
+
+// Shutdown flushes and stops the trace pipeline, then the metrics
+// pipeline (whose last collection includes the final counters). It
+// returns the errors joined; ctx bounds the whole.
+func (p *Provider) Shutdown(ctx context.Context) error {
+	err := p.TracerProvider.Shutdown(ctx)
+	if p.meters != nil {
+		err = errors.Join(err, p.meters.Shutdown(ctx))
+	}
+	if p.unreg != nil {
+		err = errors.Join(err, p.unreg())
+		p.unreg = nil
+	}
+	return err
+}
+
+// traceExporterOptions turns the set Config fields into exporter options;
+// unset fields add nothing, so the exporter's environment handling applies.
+func traceExporterOptions(cfg Config) []otlptracegrpc.Option {
+	var opts []otlptracegrpc.Option
+	if cfg.Endpoint != "" {
+		if strings.Contains(cfg.Endpoint, "://") {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(cfg.Endpoint))
+		} else {
+			opts = append(opts, otlptracegrpc.WithEndpoint(cfg.Endpoint))
+		}
+	}
+	if cfg.Insecure {
+		opts = append(opts, otlptracegrpc.WithInsecure())
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, otlptracegrpc.WithTLSCredentials(credentials.NewTLS(cfg.TLS)))
+	}
+	if cfg.Headers != nil {
+		opts = append(opts, otlptracegrpc.WithHeaders(cfg.Headers))
+	}
+	if cfg.Compression != "" {
+		opts = append(opts, otlptracegrpc.WithCompressor(cfg.Compression))
+	}
+	if cfg.Timeout > 0 {
+		opts = append(opts, otlptracegrpc.WithTimeout(cfg.Timeout))
+	}
+	if cfg.Retry != nil {
+		opts = append(opts, otlptracegrpc.WithRetry(*cfg.Retry))
+	}
+	return opts
+}
+
+// metricExporterOptions mirrors traceExporterOptions for otlpmetricgrpc.
+func metricExporterOptions(cfg Config) []otlpmetricgrpc.Option {
+	var opts []otlpmetricgrpc.Option
+	if cfg.Endpoint != "" {
+		if strings.Contains(cfg.Endpoint, "://") {
+			opts = append(opts, otlpmetricgrpc.WithEndpointURL(cfg.Endpoint))
+		} else {
+			opts = append(opts, otlpmetricgrpc.WithEndpoint(cfg.Endpoint))
+		}
+	}
+	if cfg.Insecure {
+		opts = append(opts, otlpmetricgrpc.WithInsecure())
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, otlpmetricgrpc.WithTLSCredentials(credentials.NewTLS(cfg.TLS)))
+	}
+	if cfg.Headers != nil {
+		opts = append(opts, otlpmetricgrpc.WithHeaders(cfg.Headers))
+	}
+	if cfg.Compression != "" {
+		opts = append(opts, otlpmetricgrpc.WithCompressor(cfg.Compression))
+	}
+	if cfg.Timeout > 0 {
+		opts = append(opts, otlpmetricgrpc.WithTimeout(cfg.Timeout))
+	}
+	return opts
+}
