@@ -46,6 +46,7 @@ func newRootCmd(io stdio) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(io),
+		newServeCmd(io),
 	)
 	return root
 }

@@ -1,0 +1,98 @@
+package chserve
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/toolgate/toolgate/audit/chdb"
+)
+
+// ClickHouse error codes the server raises itself (src/Common/ErrorCodes.cpp).
+const (
+	codeNotImplemented       = 48
+	codeSyntaxError          = 62
+	codeUnknownFormat        = 73
+	codeCannotParseInput     = 27
+	codeUnknownTable         = 60
+	codeUnknownDatabase      = 81
+	codeReadonly             = 164
+	codeRequiredPassword     = 194
+	codeTooManyBytes         = 307
+	codeQueryWasCancelled    = 394
+	codeAccessDenied         = 497
+	codeAuthenticationFailed = 516
+	codeUnknownException     = 1002
+)
+
+// Exception is an error in ClickHouse's terms, sent to clients as the body
+// "Code: N. DB::Exception: text. (NAME)" with the X-ClickHouse-Exception-Code
+// header, as a ClickHouse server does.
+type Exception struct {
+	Code int
+	Name string
+	Text string
+	// Message, when set, is an engine message already in the
+	// "Code: N. DB::Exception: …" form, sent as is.
+	Message string
+}
+
+func (e *Exception) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return fmt.Sprintf("Code: %d. DB::Exception: %s. (%s)", e.Code, e.Text, e.Name)
+}
+
+// asException converts an engine or server error to an Exception.
+func asException(err error) *Exception {
+	var ex *Exception
+	if errors.As(err, &ex) {
+		return ex
+	}
+	var ce *chdb.Error
+	if errors.As(err, &ce) {
+		code := ce.Code
+		if code == 0 {
+			code = codeUnknownException
+		}
+		return &Exception{Code: code, Name: ce.Name, Message: ce.Message}
+	}
+	return &Exception{Code: codeUnknownException, Name: "STD_EXCEPTION", Text: err.Error()}
+}
+
+// httpStatus maps an exception code to the HTTP status a ClickHouse server
+// answers with (after HTTPHandler's exceptionCodeToHTTPStatus).
+func httpStatus(code int) int {
+	switch code {
+	case codeRequiredPassword:
+		return http.StatusUnauthorized
+	case 192, 193, codeAuthenticationFailed, codeAccessDenied, codeReadonly: // UNKNOWN_USER, WRONG_PASSWORD
+		return http.StatusForbidden
+	case codeTooManyBytes:
+		return http.StatusRequestEntityTooLarge
+	case codeNotImplemented:
+		return http.StatusNotImplemented
+	case codeUnknownTable, codeUnknownDatabase, 46, 47, 16: // UNKNOWN_FUNCTION, UNKNOWN_IDENTIFIER, NO_SUCH_COLUMN_IN_TABLE
+		return http.StatusNotFound
+	case codeSyntaxError, codeUnknownFormat, codeCannotParseInput, 36, 43, 44, 53, 115, 117, 69, 70, 6, 26, 41, 38, 42:
+		// BAD_ARGUMENTS, ILLEGAL_TYPE_OF_ARGUMENT, ILLEGAL_COLUMN, TYPE_MISMATCH,
+		// UNKNOWN_SETTING, INCORRECT_DATA, ARGUMENT_OUT_OF_BOUND, CANNOT_CONVERT_TYPE,
+		// CANNOT_PARSE_TEXT, CANNOT_PARSE_QUOTED_STRING, CANNOT_PARSE_DATETIME,
+		// CANNOT_PARSE_DATE, NUMBER_OF_ARGUMENTS_DOESNT_MATCH
+		return http.StatusBadRequest
+	case codeQueryWasCancelled:
+		return 499
+	}
+	return http.StatusInternalServerError
+}
+
+// writeException sends ex as a ClickHouse server would.
+func writeException(w http.ResponseWriter, ex *Exception) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=UTF-8")
+	h.Set("X-ClickHouse-Exception-Code", fmt.Sprint(ex.Code))
+	h.Del("Content-Encoding")
+	w.WriteHeader(httpStatus(ex.Code))
+	_, _ = fmt.Fprintf(w, "%s\n", ex.Error())
+}

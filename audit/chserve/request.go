@@ -1,0 +1,104 @@
+package chserve
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// params is what a request's URL says besides the SQL.
+type params struct {
+	query         string
+	database      string
+	defaultFormat string
+	queryID       string
+	// settings are ClickHouse settings to apply for this request only.
+	settings map[string]string
+	// bind are the values for {name:Type} placeholders (param_name=value).
+	bind map[string]string
+	// compress: answer in ClickHouse compressed blocks (compress=1).
+	compress bool
+	// decompress: the body is in ClickHouse compressed blocks (decompress=1).
+	decompress bool
+	// method is the block compression for the answer (LZ4 or ZSTD).
+	method string
+	// httpCompression: enable_http_compression=1 (gzip/deflate/br answers).
+	httpCompression bool
+	// revision is client_protocol_version (0: Native at revision 0).
+	revision uint64
+	// readonly: the URL asked for readonly=1 or 2.
+	readonly bool
+}
+
+// handlerParams are URL parameters the HTTP interface itself consumes;
+// they are never applied as settings.
+var handlerParams = map[string]bool{
+	"query": true, "database": true, "default_format": true, "user": true, "password": true,
+	"query_id": true, "quota_key": true, "session_id": true, "session_timeout": true, "session_check": true,
+	"compress": true, "decompress": true, "client_protocol_version": true, "buffer_size": true,
+	"wait_end_of_query": true, "enable_http_compression": true, "http_zlib_compression_level": true,
+	"http_native_compression_disable_checksumming_on_decompress": true,
+	"network_compression_method": true, "network_zstd_compression_level": true, "readonly": true,
+	"role": true, "stacktrace": true,
+}
+
+// parseParams reads the URL parameters the way ClickHouse's HTTP interface
+// does. Errors: session_id (sessions are not supported), a malformed setting
+// name or client_protocol_version.
+func parseParams(q url.Values) (*params, *Exception) {
+	p := &params{
+		query:         q.Get("query"),
+		database:      q.Get("database"),
+		defaultFormat: q.Get("default_format"),
+		queryID:       q.Get("query_id"),
+		settings:      map[string]string{},
+		bind:          map[string]string{},
+		compress:      truthy(q.Get("compress")),
+		decompress:    truthy(q.Get("decompress")),
+		method:        strings.ToUpper(q.Get("network_compression_method")),
+		readonly:      q.Get("readonly") != "" && q.Get("readonly") != "0",
+	}
+	p.httpCompression = truthy(q.Get("enable_http_compression"))
+	if p.method == "" {
+		p.method = "LZ4"
+	}
+	if p.method != "LZ4" && p.method != "ZSTD" && p.method != "NONE" && p.method != "LZ4HC" {
+		return nil, &Exception{Code: 36, Name: "BAD_ARGUMENTS", Text: "Unknown network_compression_method " + strconv.Quote(p.method) + ": supported are LZ4, LZ4HC, ZSTD and NONE"}
+	}
+	if sid := q.Get("session_id"); sid != "" {
+		return nil, &Exception{Code: codeNotImplemented, Name: "NOT_IMPLEMENTED",
+			Text: "Sessions (session_id) are not supported by auditq serve: one chDB session serves every request; pass settings as URL parameters instead"}
+	}
+	if v := q.Get("client_protocol_version"); v != "" {
+		rev, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, &Exception{Code: 36, Name: "BAD_ARGUMENTS", Text: "client_protocol_version must be a number, got " + strconv.Quote(v)}
+		}
+		p.revision = rev
+	}
+	for k, vs := range q {
+		if len(vs) == 0 {
+			continue
+		}
+		v := vs[len(vs)-1]
+		switch {
+		case strings.HasPrefix(k, "param_"):
+			p.bind[strings.TrimPrefix(k, "param_")] = v
+		case handlerParams[k]:
+		default:
+			if !validSettingName(k) {
+				return nil, &Exception{Code: 115, Name: "UNKNOWN_SETTING", Text: "Unknown setting " + strconv.Quote(k)}
+			}
+			p.settings[k] = v
+		}
+	}
+	return p, nil
+}
+
+func truthy(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
