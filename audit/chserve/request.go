@@ -38,7 +38,7 @@ var handlerParams = map[string]bool{
 	"compress": true, "decompress": true, "client_protocol_version": true, "buffer_size": true,
 	"wait_end_of_query": true, "enable_http_compression": true, "http_zlib_compression_level": true,
 	"http_native_compression_disable_checksumming_on_decompress": true,
-	"network_compression_method": true, "network_zstd_compression_level": true, "readonly": true,
+	"network_compression_method":                                 true, "network_zstd_compression_level": true, "readonly": true,
 	"role": true, "stacktrace": true,
 }
 
