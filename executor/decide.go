@@ -16,7 +16,7 @@ import (
 func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, gc *gate.ToolCallContext) (GateInfo, json.RawMessage) {
 	a := r.agent
 	t0 := time.Now()
-	d := gate.Evaluate(ctx, a.gate, *gc, "gate")
+	d := gate.Evaluate(ctx, a.gate, *gc, a.gname)
 	var runRaw json.RawMessage
 	if d.Action != gate.ActionDeny && d.RewrittenInput != nil {
 		in, raw, err := decodeInput(ent.input, d.RewrittenInput)

@@ -72,6 +72,7 @@ type Agent struct {
 	allow  map[string]bool
 	deny   map[string]bool
 	gate   gate.Gate // nil: ungated
+	gname  string    // the gate's name, the source of its failures
 	optOut bool
 }
 
@@ -127,6 +128,7 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 		} else {
 			a.gate = gate.Chain(wrapped...)
 		}
+		a.gname = gate.NameOf(a.gate, "gate")
 	}
 	return a, nil
 }

@@ -2,13 +2,14 @@ package executor
 
 import (
 	"regexp"
+	"strings"
 	"strconv"
 	"unicode/utf8"
 )
 
 // Redaction patterns (compiled once, read-only).
 var (
-	reKeyValue = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key|access[_-]?key|auth)[A-Za-z0-9_.-]*)("?\s*[:=]\s*"?)([^\s"'&,;]+)`)
+	reKeyValue = regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|pwd|credential|private[_-]?key|access[_-]?key|auth)[A-Za-z0-9_.-]*)("?\s*[:=]\s*"?)([^\s"'&,;\[]+|\[REDACTED\])`)
 	reFlag     = regexp.MustCompile(`(?i)(--?(?:password|passwd|token|api-key|apikey|secret|auth-token)[= ]+)("[^"]*"|'[^']*'|\S+)`)
 	reBearer   = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}`)
 	reURLCred  = regexp.MustCompile(`(://[^/\s:@]+):[^@\s/]+@`)
@@ -33,9 +34,33 @@ func Redact(s string) string {
 	s = reURLCred.ReplaceAllString(s, "$1:"+redacted+"@")
 	s = reBearer.ReplaceAllString(s, "$1 "+redacted)
 	s = reFlag.ReplaceAllString(s, "${1}"+redacted)
-	s = reKeyValue.ReplaceAllString(s, "${1}${2}"+redacted)
+	s = redactKeyValues(s)
 	s = reShapes.ReplaceAllString(s, redacted)
 	return s
+}
+
+// redactKeyValues masks credential-named values, leaving a scheme word
+// ("Authorization: Bearer [REDACTED]") and already masked values alone.
+func redactKeyValues(s string) string {
+	idx := reKeyValue.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		vs, ve := m[6], m[7]
+		v := s[vs:ve]
+		switch strings.ToLower(v) {
+		case "bearer", "basic", "token", "[redacted]":
+			continue
+		}
+		b.WriteString(s[last:vs])
+		b.WriteString(redacted)
+		last = ve
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // truncate cuts s to at most max bytes, keeping about 70% head and 30% tail
