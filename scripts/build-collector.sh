@@ -79,7 +79,7 @@ if [[ ! -x "$BUILDER" || ! -f "$BUILDER_STAMP" || "$(cat "$BUILDER_STAMP")" != "
 		die "could not build ocb (go.opentelemetry.io/collector/cmd/builder); check network access to the Go module proxy"
 	echo "$builder_key" >"$BUILDER_STAMP"
 fi
-say "using $("$BUILDER" version 2>/dev/null | head -1)"
+say "using $("$BUILDER" version 2>&1 | head -1)"
 
 # 2. Generate, resolve modules and compile. ocb writes sources and the binary to output_path.
 say "building $NAME from $MANIFEST (cold: ~5 min on 2 cores; log: ${LOG#"$ROOT"/}) ..."
