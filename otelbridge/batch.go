@@ -147,12 +147,18 @@ func (p *BatchProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 }
 
 // Shutdown exports what is queued (bounded by ctx) and shuts the exporter
-// down. Spans ending later are counted as DroppedAfterShutdown.
+// down. It returns an error when spans failed to export meanwhile (the SDK
+// only logs those). Spans ending later are counted as DroppedAfterShutdown.
 func (p *BatchProcessor) Shutdown(ctx context.Context) error {
 	p.stopMu.Lock()
 	p.stopped = true
 	p.stopMu.Unlock()
-	return p.bsp.Shutdown(ctx)
+	failed := p.exp.failed.Load()
+	err := p.bsp.Shutdown(ctx)
+	if n := p.exp.failed.Load() - failed; n > 0 {
+		err = errors.Join(err, fmt.Errorf("otelbridge: %d spans failed to export during shutdown: %w", n, p.exp.lastError()))
+	}
+	return err
 }
 
 // ForceFlush exports what is queued now, bounded by ctx.
@@ -198,6 +204,14 @@ type countingExporter struct {
 	inflight atomic.Int64
 	exported atomic.Int64
 	failed   atomic.Int64
+	lastErr  atomic.Pointer[error]
+}
+
+func (e *countingExporter) lastError() error {
+	if p := e.lastErr.Load(); p != nil {
+		return *p
+	}
+	return errors.New("unknown error")
 }
 
 func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -208,6 +222,7 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	e.inflight.Add(-n)
 	if err != nil {
 		e.failed.Add(n)
+		e.lastErr.Store(&err)
 		return err
 	}
 	e.exported.Add(n)

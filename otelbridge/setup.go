@@ -22,8 +22,7 @@ type Provider struct {
 	sampling  *SamplingProcessor
 	batch     *BatchProcessor
 	toolCalls *ToolCallIndex
-	meters   *sdkmetric.MeterProvider // nil unless Config.Metrics
-	unreg    func() error
+	meters    *sdkmetric.MeterProvider // nil unless Config.Metrics
 }
 
 // Stats are the pipeline's counters, in spans.
@@ -115,12 +114,12 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		}
 	}
 	if mp != nil {
-		unreg, err := RegisterMetrics(mp, p.Stats, sampling.Sampling())
-		if err != nil {
+		// The callback stays registered after Shutdown, so that a last
+		// collection reports the final counts.
+		if _, err := RegisterMetrics(mp, p.Stats, sampling.Sampling()); err != nil {
 			_ = p.Shutdown(ctx)
 			return nil, err
 		}
-		p.unreg = unreg
 	}
 	return p, nil
 }
@@ -147,10 +146,6 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 	err := p.TracerProvider.Shutdown(ctx)
 	if p.meters != nil {
 		err = errors.Join(err, p.meters.Shutdown(ctx))
-	}
-	if p.unreg != nil {
-		err = errors.Join(err, p.unreg())
-		p.unreg = nil
 	}
 	return err
 }

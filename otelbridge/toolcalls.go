@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 )
 
 // DefaultToolCallCapacity is how many tool-call IDs a [ToolCallIndex]

@@ -1,0 +1,230 @@
+package otelbridge
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// sampled builds a provider whose spans pass the sampling processor into an
+// in-memory exporter.
+func sampled(t testing.TB, s Sampling, opts ...SamplingOption) (trace.Tracer, *tracetest.InMemoryExporter, *SamplingProcessor) {
+	t.Helper()
+	mem := tracetest.NewInMemoryExporter()
+	sp, err := NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(mem), s, opts...)
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp.Tracer("test"), mem, sp
+}
+
+// Attribute sets as the executor records them (executor/execute.go, finish.go).
+func agentAttrs(name string) []attribute.KeyValue {
+	return []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(name)}
+}
+
+func toolAttrs(tool string, more ...attribute.KeyValue) []attribute.KeyValue {
+	return append([]attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(tool)}, more...)
+}
+
+var (
+	allowed = []attribute.KeyValue{gate.AttrGated.Bool(true), gate.AttrAction.String("allow"), gate.AttrSource.String("classify.bash")}
+	denied  = []attribute.KeyValue{gate.AttrGated.Bool(true), gate.AttrAction.String("deny"), gate.AttrReason.String("rm -rf"),
+		gate.AttrSamplingPriority.Int(1), semconv.ErrorTypeKey.String(gate.ErrorTypeGateDenied)}
+	rejected = []attribute.KeyValue{gate.AttrGated.Bool(false), semconv.ErrorTypeKey.String("tool_not_found")}
+	optedOut = []attribute.KeyValue{gate.AttrGated.Bool(false), gate.AttrOptOut.Bool(true)}
+)
+
+// leaf starts and ends one span under ctx.
+func leaf(ctx context.Context, tr trace.Tracer, name string, attrs ...attribute.KeyValue) {
+	_, s := tr.Start(ctx, name, trace.WithAttributes(attrs...))
+	s.End()
+}
+
+// emitRuns records three traces the way the executor and an agent loop do:
+// children end before their parents.
+func emitRuns(tr trace.Tracer) {
+	ctx := context.Background()
+	// Trace 1: planner with every kind of call and a nested helper agent.
+	c1, planner := tr.Start(ctx, "invoke_agent planner", trace.WithAttributes(agentAttrs("planner")...))
+	leaf(c1, tr, "chat gpt", semconv.GenAIOperationNameChat)
+	leaf(c1, tr, "execute_tool read", toolAttrs("read", allowed...)...)
+	leaf(c1, tr, "execute_tool rm", toolAttrs("rm", denied...)...)
+	leaf(c1, tr, "execute_tool lookup", toolAttrs("lookup", rejected...)...)
+	leaf(c1, tr, "execute_tool optout", toolAttrs("optout", optedOut...)...)
+	c2, helper := tr.Start(c1, "invoke_agent helper", trace.WithAttributes(agentAttrs("helper")...))
+	leaf(c2, tr, "execute_tool curl", toolAttrs("curl", denied...)...)
+	helper.End()
+	planner.End()
+	// Trace 2: only allowed calls.
+	c3, coder := tr.Start(ctx, "invoke_agent coder", trace.WithAttributes(agentAttrs("coder")...))
+	leaf(c3, tr, "chat gpt 2", semconv.GenAIOperationNameChat)
+	leaf(c3, tr, "execute_tool ls", toolAttrs("ls", allowed...)...)
+	coder.End()
+	// Trace 3: an HTTP handler around an agent that only chats.
+	c4, root := tr.Start(ctx, "GET /ask")
+	c5, x := tr.Start(c4, "invoke_agent x") // no operation name: recognised by span name
+	leaf(c5, tr, "chat gpt 3", semconv.GenAIOperationNameChat)
+	x.End()
+	root.End()
+}
+
+func names(spans tracetest.SpanStubs) []string {
+	out := make([]string, 0, len(spans))
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSamplingModesKeepExactly(t *testing.T) {
+	everything := []string{"GET /ask", "chat gpt", "chat gpt 2", "chat gpt 3", "execute_tool curl", "execute_tool lookup",
+		"execute_tool ls", "execute_tool optout", "execute_tool read", "execute_tool rm", "invoke_agent coder",
+		"invoke_agent helper", "invoke_agent planner", "invoke_agent x"}
+	tests := []struct {
+		sampling string
+		want     []string
+	}{
+		{"all", everything},
+		{"decisions", []string{"GET /ask", "execute_tool curl", "execute_tool ls", "execute_tool optout", "execute_tool read",
+			"execute_tool rm", "invoke_agent coder", "invoke_agent helper", "invoke_agent planner", "invoke_agent x"}},
+		{"deny-only", []string{"execute_tool curl", "execute_tool rm", "invoke_agent helper", "invoke_agent planner"}},
+		{"ratio:0", []string{"execute_tool curl", "execute_tool rm", "invoke_agent helper", "invoke_agent planner"}},
+		{"ratio:1", []string{"execute_tool curl", "execute_tool ls", "execute_tool optout", "execute_tool read",
+			"execute_tool rm", "invoke_agent coder", "invoke_agent helper", "invoke_agent planner"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sampling, func(t *testing.T) {
+			tr, mem, sp := sampled(t, MustParseSampling(tt.sampling))
+			emitRuns(tr)
+			assert.Equal(t, tt.want, names(mem.GetSpans()))
+			st := sp.Stats()
+			assert.Equal(t, int64(len(everything)), st.Ended)
+			assert.Equal(t, int64(len(tt.want)), st.Kept)
+			assert.Equal(t, st.Ended-st.Kept, st.Filtered)
+			assert.Zero(t, st.AncestorsPending, "every mark was taken by its span")
+		})
+	}
+}
+
+func TestSamplingKeptSpansAreUnchanged(t *testing.T) {
+	tr, mem, _ := sampled(t, MustParseSampling("deny-only"))
+	emitRuns(tr)
+	var rm, planner tracetest.SpanStub
+	for _, s := range mem.GetSpans() {
+		switch s.Name {
+		case "execute_tool rm":
+			rm = s
+		case "invoke_agent planner":
+			planner = s
+		}
+	}
+	require.True(t, rm.SpanContext.IsValid())
+	assert.Equal(t, planner.SpanContext.SpanID(), rm.Parent.SpanID(), "the kept denial still points to its kept agent span")
+	assert.Contains(t, rm.Attributes, gate.AttrReason.String("rm -rf"))
+}
+
+func TestSamplingRatioKeepsWholeTraces(t *testing.T) {
+	tr, mem, _ := sampled(t, MustParseSampling("ratio:0.3"))
+	const runs = 2000
+	for i := range runs {
+		ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
+		leaf(ctx, tr, "execute_tool one", toolAttrs("one", allowed...)...)
+		leaf(ctx, tr, "execute_tool two", toolAttrs("two", allowed...)...)
+		if i%10 == 0 {
+			leaf(ctx, tr, "execute_tool bad", toolAttrs("bad", denied...)...)
+		}
+		agent.End()
+	}
+	perTrace := map[trace.TraceID][]string{}
+	for _, s := range mem.GetSpans() {
+		perTrace[s.SpanContext.TraceID()] = append(perTrace[s.SpanContext.TraceID()], s.Name)
+	}
+	withAllowed, denials := 0, 0
+	for id, ns := range perTrace {
+		sort.Strings(ns)
+		hasBad := ns[0] == "execute_tool bad"
+		if hasBad {
+			denials++
+		}
+		keep := keepsTrace(id, ratioBound(0.3))
+		if keep {
+			withAllowed++
+			want := []string{"execute_tool one", "execute_tool two", "invoke_agent a"}
+			if hasBad {
+				want = append([]string{"execute_tool bad"}, want...)
+			}
+			assert.Equal(t, want, ns, "a sampled trace keeps all its allowed calls")
+		} else {
+			assert.Equal(t, []string{"execute_tool bad", "invoke_agent a"}, ns, "an unsampled trace keeps only its denial and agent")
+		}
+	}
+	assert.Equal(t, runs/10, denials, "every denial is kept")
+	assert.InDelta(t, 0.3, float64(withAllowed)/runs, 0.05)
+}
+
+func TestSamplingLateChildCannotResurrectParent(t *testing.T) {
+	tr, mem, _ := sampled(t, MustParseSampling("deny-only"))
+	ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
+	_, call := tr.Start(ctx, "execute_tool rm", trace.WithAttributes(toolAttrs("rm", denied...)...))
+	agent.End() // the agent ends first: nothing under it was denied yet
+	call.End()
+	assert.Equal(t, []string{"execute_tool rm"}, names(mem.GetSpans()), "the denial itself is always kept")
+}
+
+func TestSamplingAncestorCapacity(t *testing.T) {
+	tr, mem, sp := sampled(t, MustParseSampling("deny-only"), WithAncestorCapacity(4))
+	// Ten agents open at once, each with a denial: only the last four marks
+	// survive until their agents end.
+	type open struct {
+		ctx  context.Context
+		span trace.Span
+	}
+	var agents []open
+	for i := range 10 {
+		ctx, s := tr.Start(context.Background(), fmt.Sprintf("invoke_agent a%d", i), trace.WithAttributes(agentAttrs("a")...))
+		agents = append(agents, open{ctx, s})
+	}
+	for _, a := range agents {
+		leaf(a.ctx, tr, "execute_tool rm", toolAttrs("rm", denied...)...)
+	}
+	for _, a := range agents {
+		a.span.End()
+	}
+	got := names(mem.GetSpans())
+	assert.Len(t, got, 10+4)
+	assert.Subset(t, got, []string{"invoke_agent a6", "invoke_agent a7", "invoke_agent a8", "invoke_agent a9"})
+	st := sp.Stats()
+	assert.Equal(t, int64(6), st.AncestorsEvicted)
+	assert.Zero(t, st.AncestorsPending)
+}
+
+func TestSamplingUnsampledSpansPassThrough(t *testing.T) {
+	mem := tracetest.NewInMemoryExporter()
+	sp, err := NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(mem), MustParseSampling("deny-only"))
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp), sdktrace.WithSampler(sdktrace.NeverSample()))
+	_, s := tp.Tracer("t").Start(context.Background(), "x")
+	s.End()
+	assert.Zero(t, sp.Stats().Ended, "unsampled spans are not counted as decisions")
+	assert.Empty(t, mem.GetSpans())
+}
+
+func TestNewSamplingProcessorErrors(t *testing.T) {
+	_, err := NewSamplingProcessor(nil, Sampling{})
+	require.Error(t, err)
+	_, err = NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewInMemoryExporter()), Sampling{Mode: "x"})
+	require.ErrorIs(t, err, ErrInvalidSampling)
+}

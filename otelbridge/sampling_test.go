@@ -1,0 +1,98 @@
+package otelbridge
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
+)
+
+func TestParseSampling(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Sampling
+		wantErr bool
+	}{
+		{"", Sampling{ModeDecisions, 1}, false},
+		{"decisions", Sampling{ModeDecisions, 1}, false},
+		{" Deny-Only ", Sampling{ModeDenyOnly, 0}, false},
+		{"all", Sampling{ModeAll, 1}, false},
+		{"ratio:0.25", Sampling{ModeRatio, 0.25}, false},
+		{"ratio: 1", Sampling{ModeRatio, 1}, false},
+		{"ratio:0", Sampling{ModeRatio, 0}, false},
+		{"ratio:1.5", Sampling{}, true},
+		{"ratio:-0.1", Sampling{}, true},
+		{"ratio:NaN", Sampling{}, true},
+		{"ratio:", Sampling{}, true},
+		{"ratio", Sampling{}, true},
+		{"deny", Sampling{}, true},
+		{"sometimes", Sampling{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseSampling(tt.in)
+			if tt.wantErr {
+				require.ErrorIs(t, err, ErrInvalidSampling)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			// The text form round-trips.
+			back, err := ParseSampling(got.String())
+			require.NoError(t, err)
+			assert.Equal(t, got, back)
+		})
+	}
+}
+
+func TestSamplingValidate(t *testing.T) {
+	tests := []struct {
+		s  Sampling
+		ok bool
+	}{
+		{Sampling{}, true},
+		{Sampling{ModeAll, 1}, true},
+		{Sampling{ModeAll, 0.5}, false},
+		{Sampling{ModeDecisions, 0}, false},
+		{Sampling{ModeDenyOnly, 1}, false},
+		{Sampling{ModeRatio, math.NaN()}, false},
+		{Sampling{"often", 1}, false},
+		{Sampling{"", 0.3}, false},
+	}
+	for _, tt := range tests {
+		err := tt.s.Validate()
+		if tt.ok {
+			assert.NoError(t, err, "%+v", tt.s)
+		} else {
+			assert.ErrorIs(t, err, ErrInvalidSampling, "%+v", tt.s)
+		}
+	}
+	var s Sampling
+	require.NoError(t, s.Set("deny-only"))
+	assert.Equal(t, ModeDenyOnly, s.Mode)
+	require.Error(t, s.Set("nope"))
+	assert.Equal(t, ModeDenyOnly, s.Mode, "a bad value leaves the setting unchanged")
+	assert.Equal(t, "decisions", Sampling{}.String())
+}
+
+func TestKeepsTraceRatio(t *testing.T) {
+	// Trace IDs spread evenly over the 63-bit space: the kept fraction is
+	// the ratio, and the answer is a pure function of the trace ID.
+	const n = 10000
+	for _, r := range []float64{0, 0.1, 0.5, 1} {
+		bound := ratioBound(r)
+		kept := 0
+		for i := range n {
+			var id trace.TraceID
+			binary.BigEndian.PutUint64(id[8:], uint64(i)*(math.MaxUint64/n))
+			if keepsTrace(id, bound) {
+				kept++
+			}
+			assert.Equal(t, keepsTrace(id, bound), keepsTrace(id, bound))
+		}
+		assert.InDelta(t, r, float64(kept)/n, 0.001, "ratio %v", r)
+	}
+}
