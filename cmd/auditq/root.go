@@ -47,6 +47,7 @@ func newRootCmd(io stdio) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(io),
 		newServeCmd(io),
+		newDecisionsCmd(io), newStatsCmd(io), newTraceCmd(io), newTailCmd(io), newExportCmd(io), newMigrateCmd(io),
 	)
 	return root
 }

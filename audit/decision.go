@@ -1,0 +1,210 @@
+package audit
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Decision is one gate decision: one row of gate_decisions, i.e. one
+// execute_tool span that carried gate attributes. The JSON names are the
+// stable, documented field names of auditq's json, jsonl and csv output
+// (docs/auditq.md).
+type Decision struct {
+	Timestamp    time.Time `json:"timestamp"`      // span start
+	InsertedAt   time.Time `json:"inserted_at"`    // when the row reached gate_decisions
+	TraceID      string    `json:"trace_id"`       // lowercase hex
+	SpanID       string    `json:"span_id"`        // lowercase hex
+	ParentSpanID string    `json:"parent_span_id"` // usually the invoke_agent span
+	ServiceName  string    `json:"service_name"`   // resource service.name
+	Agent        string    `json:"agent"`          // gen_ai.agent.name
+	RunID        string    `json:"run_id"`         // gate.AttrRunID
+	TaskID       string    `json:"task_id"`        // gate.AttrTaskID
+	ToolName     string    `json:"tool_name"`      // gen_ai.tool.name
+	ToolCallID   string    `json:"tool_call_id"`   // gen_ai.tool.call.id
+	Gated        bool      `json:"gated"`          // gate.gated
+	OptOut       bool      `json:"opt_out"`        // gate.opt_out
+	Action       string    `json:"action"`         // gate.action: allow | deny
+	Reason       string    `json:"reason"`         // gate.reason
+	Source       string    `json:"source"`         // gate.source
+	RiskLevel    string    `json:"risk_level"`     // gate.risk.level: safe | review | high | ""
+	Approval     string    `json:"approval"`       // gate.approval: approved | declined | timeout | ""
+	Approver     string    `json:"approver"`       // gate.approver
+	ErrorKind    string    `json:"error_kind"`     // gate.error: fail-closed cause
+	ErrorType    string    `json:"error_type"`     // error.type
+	IsError      bool      `json:"is_error"`       // span status Error
+	StatusMsg    string    `json:"status_message"` // span status message
+	DurationNs   uint64    `json:"duration_ns"`    // whole tool call, ns
+	GateDuration uint64    `json:"gate_duration_ns"`
+	Input        string    `json:"input"` // gen_ai.tool.call.arguments (redacted), when recorded
+}
+
+// scanDecision reads one row selected with selectList().
+func scanDecision(rows driver.Rows) (Decision, error) {
+	var d Decision
+	err := rows.Scan(&d.Timestamp, &d.InsertedAt, &d.TraceID, &d.SpanID, &d.ParentSpanID, &d.ServiceName,
+		&d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID, &d.Gated, &d.OptOut, &d.Action,
+		&d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind, &d.ErrorType,
+		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input)
+	return d, err
+}
+
+// Filter selects decisions. Zero fields do not filter. String fields match
+// exactly, except Reason, a case-insensitive substring.
+type Filter struct {
+	Since time.Time // Timestamp >= Since
+	Until time.Time // Timestamp < Until
+	Agent string
+	Tool  string
+	// Action is "allow" or "deny".
+	Action  string
+	Risk    string
+	Reason  string
+	TraceID string
+	RunID   string
+}
+
+// where renders f as a WHERE clause over gate_decisions, with parameters.
+func (f Filter) where(p clickhouse.Parameters) string {
+	var conds []string
+	add := func(cond, name, value string) {
+		if value != "" {
+			conds = append(conds, cond)
+			p[name] = value
+		}
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "Timestamp >= fromUnixTimestamp64Nano({since:Int64})")
+		p["since"] = strconv.FormatInt(f.Since.UnixNano(), 10)
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "Timestamp < fromUnixTimestamp64Nano({until:Int64})")
+		p["until"] = strconv.FormatInt(f.Until.UnixNano(), 10)
+	}
+	add("Agent = {agent:String}", "agent", f.Agent)
+	add("ToolName = {tool:String}", "tool", f.Tool)
+	add("Action = {action:String}", "action", f.Action)
+	add("RiskLevel = {risk:String}", "risk", f.Risk)
+	add("positionCaseInsensitiveUTF8(Reason, {reason:String}) > 0", "reason", f.Reason)
+	add("TraceId = {trace:String}", "trace", strings.ToLower(f.TraceID))
+	add("RunId = {run:String}", "run", f.RunID)
+	if len(conds) == 0 {
+		return ""
+	}
+	return "\nWHERE " + strings.Join(conds, "\n  AND ")
+}
+
+// Cursor marks a position in the newest-first order of decisions:
+// (Timestamp, SpanID) of the last decision of a page.
+type Cursor struct {
+	Timestamp time.Time
+	SpanID    string
+}
+
+// String encodes c as an opaque page token.
+func (c Cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Timestamp.UnixNano(), 10) + ":" + c.SpanID))
+}
+
+// ErrBadCursor is wrapped by ParseCursor's errors.
+var ErrBadCursor = errors.New("audit: bad page token")
+
+// ParseCursor decodes a token made by Cursor.String.
+func ParseCursor(token string) (Cursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
+	}
+	ns, span, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return Cursor{}, fmt.Errorf("%w: no separator", ErrBadCursor)
+	}
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
+	}
+	for _, r := range span {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return Cursor{}, fmt.Errorf("%w: span ID %q is not lowercase hex", ErrBadCursor, span)
+		}
+	}
+	return Cursor{Timestamp: time.Unix(0, n).UTC(), SpanID: span}, nil
+}
+
+// Page is a request for one page of decisions.
+type Page struct {
+	// Limit is the page size; 0 means DefaultLimit. At most MaxLimit.
+	Limit int
+	// After continues after this cursor (the previous page's Next).
+	After *Cursor
+}
+
+// Page size bounds.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 100000
+)
+
+// DecisionPage is one page of decisions, newest first.
+type DecisionPage struct {
+	Decisions []Decision
+	// Next continues the listing; nil when this page is the last.
+	Next *Cursor
+}
+
+// Decisions lists the decisions matching f, newest first (by Timestamp,
+// then SpanID descending), one page at a time. Duplicated spans appear
+// once (the query reads FINAL).
+func (s *Store) Decisions(ctx context.Context, f Filter, pg Page) (DecisionPage, error) {
+	limit := pg.Limit
+	switch {
+	case limit == 0:
+		limit = DefaultLimit
+	case limit < 0 || limit > MaxLimit:
+		return DecisionPage{}, fmt.Errorf("audit: page limit %d out of range 1..%d", limit, MaxLimit)
+	}
+	p := clickhouse.Parameters{}
+	where := f.where(p)
+	if pg.After != nil {
+		cond := "(Timestamp, SpanId) < (fromUnixTimestamp64Nano({after_ts:Int64}), {after_span:String})"
+		if where == "" {
+			where = "\nWHERE " + cond
+		} else {
+			where += "\n  AND " + cond
+		}
+		p["after_ts"] = strconv.FormatInt(pg.After.Timestamp.UnixNano(), 10)
+		p["after_span"] = pg.After.SpanID
+	}
+	p["limit"] = strconv.Itoa(limit + 1)
+	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + where +
+		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}"
+	rows, err := s.query(ctx, "decisions", sql, p)
+	if err != nil {
+		return DecisionPage{}, err
+	}
+	defer rows.Close()
+	var out DecisionPage
+	for rows.Next() {
+		d, err := scanDecision(rows)
+		if err != nil {
+			return DecisionPage{}, s.wrap("decisions", err)
+		}
+		out.Decisions = append(out.Decisions, d)
+	}
+	if err := rows.Err(); err != nil {
+		return DecisionPage{}, s.wrap("decisions", err)
+	}
+	if len(out.Decisions) > limit {
+		out.Decisions = out.Decisions[:limit]
+		last := out.Decisions[limit-1]
+		out.Next = &Cursor{Timestamp: last.Timestamp, SpanID: last.SpanID}
+	}
+	return out, nil
+}

@@ -1,0 +1,292 @@
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Migration is one versioned schema step. Every statement is idempotent
+// (IF NOT EXISTS, or an insert whose duplicates the table collapses), so a
+// step interrupted half-way is simply run again.
+type Migration struct {
+	Version    int
+	Name       string
+	Statements []string
+}
+
+// Checksum identifies the generated SQL of m (hex SHA-256 over its
+// statements); it is recorded in schema_migrations.
+func (m Migration) Checksum() string {
+	h := sha256.New()
+	for _, s := range m.Statements {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Migrations returns the schema steps in version order, generated for the
+// options (database, traces table, cluster, retention).
+//
+// Order problem and its answer: the materialized view reads otel_traces,
+// which the collector's exporter creates on its first start
+// (create_schema: true). So step 1 creates otel_traces IF NOT EXISTS with
+// the exporter's own DDL (contrib v0.161.0, internal/sqltemplates/
+// traces_table.sql): whichever runs first, migrations or exporter, the other
+// finds a compatible table and leaves it alone. Step 3 creates the view and
+// then backfills gate_decisions from the spans already in otel_traces, so
+// decisions written before the view existed are not lost; rows that both
+// the view and the backfill copy are collapsed by the table's deduplication.
+func Migrations(opts ...Option) ([]Migration, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.migrations(), nil
+}
+
+func (c config) migrations() []Migration {
+	return []Migration{
+		{1, "otel_traces", []string{c.tracesDDL()}},
+		{2, "gate_decisions", []string{c.decisionsDDL()}},
+		{3, "gate_decisions_mv", []string{c.viewDDL(), c.backfill()}},
+	}
+}
+
+func (c config) databaseDDL() string {
+	return "CREATE DATABASE IF NOT EXISTS `" + c.database + "`" + c.onCluster()
+}
+
+func (c config) migrationsDDL() string {
+	return "CREATE TABLE IF NOT EXISTS " + c.table(MigrationsTable) + c.onCluster() + ` (
+    Version UInt32,
+    Name String,
+    Checksum String,
+    AppliedAt DateTime64(3) DEFAULT now64(3)
+) ENGINE = ` + c.engine("ReplacingMergeTree", "AppliedAt") + `
+ORDER BY Version`
+}
+
+// tracesDDL is the exporter's otel_traces table (contrib v0.161.0), so that
+// the exporter's own CREATE TABLE IF NOT EXISTS finds it compatible.
+func (c config) tracesDDL() string {
+	return "CREATE TABLE IF NOT EXISTS " + c.table(c.tracesTable) + c.onCluster() + ` (
+    Timestamp DateTime64(9) CODEC(Delta, ZSTD(1)),
+    TraceId String CODEC(ZSTD(1)),
+    SpanId String CODEC(ZSTD(1)),
+    ParentSpanId String CODEC(ZSTD(1)),
+    TraceState String CODEC(ZSTD(1)),
+    SpanName LowCardinality(String) CODEC(ZSTD(1)),
+    SpanKind LowCardinality(String) CODEC(ZSTD(1)),
+    ServiceName LowCardinality(String) CODEC(ZSTD(1)),
+    ResourceAttributes Map(LowCardinality(String), String) CODEC(ZSTD(1)),
+    ScopeName String CODEC(ZSTD(1)),
+    ScopeVersion String CODEC(ZSTD(1)),
+    SpanAttributes Map(LowCardinality(String), String) CODEC(ZSTD(1)),
+    Duration UInt64 CODEC(ZSTD(1)),
+    StatusCode LowCardinality(String) CODEC(ZSTD(1)),
+    StatusMessage String CODEC(ZSTD(1)),
+    Events Nested (
+        Timestamp DateTime64(9),
+        Name LowCardinality(String),
+        Attributes Map(LowCardinality(String), String)
+    ) CODEC(ZSTD(1)),
+    Links Nested (
+        TraceId String,
+        SpanId String,
+        TraceState String,
+        Attributes Map(LowCardinality(String), String)
+    ) CODEC(ZSTD(1)),
+    INDEX idx_trace_id TraceId TYPE bloom_filter(0.001) GRANULARITY 1,
+    INDEX idx_res_attr_key mapKeys(ResourceAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_res_attr_value mapValues(ResourceAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_span_attr_key mapKeys(SpanAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_span_attr_value mapValues(SpanAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_duration Duration TYPE minmax GRANULARITY 1
+) ENGINE = ` + c.engine("MergeTree") + `
+PARTITION BY toDate(Timestamp)
+ORDER BY (ServiceName, SpanName, toDateTime(Timestamp))` + c.ttl("Timestamp") + `
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1`
+}
+
+// decisionsDDL is gate_decisions: one row per decision, deduplicated by
+// SpanId.
+//
+//   - Engine: ReplacingMergeTree(Version). Version counts down as InsertedAt
+//     grows, so of two copies of a span the first inserted survives.
+//   - Partition by day (like otel_traces), so retention drops whole days
+//     and a time range prunes partitions.
+//   - Sorting key (Action, Agent, ToolName, Timestamp, SpanId): the audit
+//     filters, lowest cardinality first (deny is the rare, interesting
+//     value), then time; SpanId last makes the key unique per span, which is
+//     what deduplication needs. Every key column of two copies of one span
+//     is equal, so they always collapse.
+//   - Skip indexes: a bloom filter on TraceId (trace lookups) and minmax on
+//     InsertedAt (the follow stream).
+func (c config) decisionsDDL() string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS " + c.table(DecisionsTable) + c.onCluster() + " (\n")
+	for _, col := range decisionColumns() {
+		fmt.Fprintf(&b, "    %s %s,\n", col.name, col.typ)
+	}
+	b.WriteString(`    Version UInt64 MATERIALIZED bitNot(toUInt64(toUnixTimestamp64Nano(InsertedAt))),
+    INDEX idx_trace_id TraceId TYPE bloom_filter(0.001) GRANULARITY 1,
+    INDEX idx_inserted_at InsertedAt TYPE minmax GRANULARITY 1
+) ENGINE = ` + c.engine("ReplacingMergeTree", "Version") + `
+PARTITION BY toDate(Timestamp)
+PRIMARY KEY (Action, Agent, ToolName, Timestamp)
+ORDER BY (Action, Agent, ToolName, Timestamp, SpanId)` + c.ttl("Timestamp") + `
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1`)
+	return b.String()
+}
+
+// viewSelect is the SELECT shared by the view and the backfill.
+func (c config) viewSelect() string {
+	var b strings.Builder
+	b.WriteString("SELECT\n")
+	cols := decisionColumns()
+	for i, col := range cols {
+		sep := ","
+		if i == len(cols)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    %s AS %s%s\n", col.expr, col.name, sep)
+	}
+	b.WriteString("FROM " + c.table(c.tracesTable) + "\nWHERE " + gateSpanCondition())
+	return b.String()
+}
+
+func (c config) viewDDL() string {
+	return "CREATE MATERIALIZED VIEW IF NOT EXISTS " + c.table(DecisionsView) + c.onCluster() +
+		" TO " + c.table(DecisionsTable) + " AS\n" + c.viewSelect()
+}
+
+func (c config) backfill() string {
+	return "INSERT INTO " + c.table(DecisionsTable) + " (" + selectList() + ")\n" + c.viewSelect()
+}
+
+// MigrationResult reports what Migrate did.
+type MigrationResult struct {
+	// Applied are the versions run now, in order.
+	Applied []int
+	// Current is the schema version after the run.
+	Current int
+}
+
+// ErrChecksumMismatch is wrapped when a migration recorded as applied was
+// generated with different SQL than now (for example other options). It is
+// returned only by [Status]; Migrate leaves applied steps alone.
+var ErrChecksumMismatch = errors.New("audit: applied migration differs from this version's SQL")
+
+// Migrate creates the database and the schema_migrations table if needed
+// and applies, in order, every migration not yet recorded there. conn must
+// be allowed to create tables (the writer user). It is safe to run again
+// and concurrently: every step is idempotent.
+func Migrate(ctx context.Context, conn driver.Conn, opts ...Option) (MigrationResult, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return MigrationResult{}, err
+	}
+	return c.migrate(ctx, conn)
+}
+
+func (c config) migrate(ctx context.Context, conn driver.Conn) (MigrationResult, error) {
+	var res MigrationResult
+	for _, stmt := range []string{c.databaseDDL(), c.migrationsDDL()} {
+		if err := conn.Exec(ctx, stmt); err != nil {
+			return res, fmt.Errorf("audit: migrate: prepare: %w", err)
+		}
+	}
+	applied, err := c.applied(ctx, conn)
+	if err != nil {
+		return res, err
+	}
+	for _, m := range c.migrations() {
+		if _, ok := applied[m.Version]; ok {
+			res.Current = m.Version
+			continue
+		}
+		for i, stmt := range m.Statements {
+			if err := conn.Exec(ctx, stmt); err != nil {
+				return res, fmt.Errorf("audit: migration %d (%s) statement %d: %w", m.Version, m.Name, i+1, err)
+			}
+		}
+		err := conn.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
+			"v": fmt.Sprint(m.Version), "n": m.Name, "c": m.Checksum(),
+		})), "INSERT INTO "+c.table(MigrationsTable)+" (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
+		if err != nil {
+			return res, fmt.Errorf("audit: migration %d (%s): record: %w", m.Version, m.Name, err)
+		}
+		res.Applied = append(res.Applied, m.Version)
+		res.Current = m.Version
+	}
+	return res, nil
+}
+
+// applied reads schema_migrations: version → checksum.
+func (c config) applied(ctx context.Context, conn driver.Conn) (map[int]string, error) {
+	rows, err := conn.Query(ctx, "SELECT Version, Checksum FROM "+c.table(MigrationsTable)+" FINAL ORDER BY Version")
+	if err != nil {
+		return nil, fmt.Errorf("audit: read %s: %w", MigrationsTable, err)
+	}
+	defer rows.Close()
+	out := map[int]string{}
+	for rows.Next() {
+		var v uint32
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
+			return nil, fmt.Errorf("audit: read %s: %w", MigrationsTable, err)
+		}
+		out[int(v)] = sum
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: read %s: %w", MigrationsTable, err)
+	}
+	return out, nil
+}
+
+// MigrationStatus is one migration and whether it is applied.
+type MigrationStatus struct {
+	Migration
+	Applied bool
+	// Changed is true when the recorded checksum differs from this
+	// version's SQL.
+	Changed bool
+}
+
+// Status lists every migration with its state. It creates nothing; a
+// missing schema_migrations table reads as nothing applied.
+func Status(ctx context.Context, conn driver.Conn, opts ...Option) ([]MigrationStatus, error) {
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := c.applied(ctx, conn)
+	if err != nil {
+		var ex *clickhouse.Exception
+		if !errors.As(err, &ex) || (ex.Code != codeUnknownTable && ex.Code != codeUnknownDatabase) {
+			return nil, err
+		}
+		applied = map[int]string{}
+	}
+	var out []MigrationStatus
+	for _, m := range c.migrations() {
+		sum, ok := applied[m.Version]
+		out = append(out, MigrationStatus{Migration: m, Applied: ok, Changed: ok && sum != m.Checksum()})
+	}
+	return out, nil
+}
+
+// ClickHouse error codes this package recognises
+// (src/Common/ErrorCodes.cpp).
+const (
+	codeUnknownTable    = 60
+	codeUnknownDatabase = 81
+)

@@ -1,0 +1,112 @@
+package audit
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Defaults, matching the collector's clickhouse exporter (database "otel"
+// is what deploy/otel-collector configures; the exporter's own default is
+// "default").
+const (
+	DefaultDatabase    = "otel"
+	DefaultTracesTable = "otel_traces"
+	// DecisionsTable is the typed table of gate decisions.
+	DecisionsTable = "gate_decisions"
+	// DecisionsView is the materialized view that fills DecisionsTable.
+	DecisionsView = "gate_decisions_mv"
+	// MigrationsTable records the applied schema versions.
+	MigrationsTable = "schema_migrations"
+)
+
+// config is what the options set.
+type config struct {
+	database    string
+	tracesTable string
+	cluster     string
+	retention   time.Duration
+}
+
+// Option configures Open, Migrate and Migrations.
+type Option func(*config)
+
+// WithDatabase sets the ClickHouse database holding otel_traces and the
+// audit tables (default "otel").
+func WithDatabase(name string) Option { return func(c *config) { c.database = name } }
+
+// WithTracesTable sets the exporter's traces table name (default
+// "otel_traces"; the exporter's traces_table_name).
+func WithTracesTable(name string) Option { return func(c *config) { c.tracesTable = name } }
+
+// WithCluster makes the migrations run ON CLUSTER name with Replicated
+// engines (ReplicatedMergeTree and ReplicatedReplacingMergeTree under
+// /clickhouse/tables/{shard}/{database}/{table}, replica {replica}). The
+// server must define the cluster and the {shard} and {replica} macros.
+func WithCluster(name string) Option { return func(c *config) { c.cluster = name } }
+
+// WithRetention sets a TTL on gate_decisions (and on otel_traces when the
+// migrations create it): rows older than d, rounded up to whole days, are
+// dropped a whole day partition at a time (ttl_only_drop_parts). Zero, the
+// default, keeps decisions forever: retention of an audit trail is a policy
+// choice, so it is never implied.
+func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func newConfig(opts []Option) (config, error) {
+	c := config{database: DefaultDatabase, tracesTable: DefaultTracesTable}
+	for _, o := range opts {
+		o(&c)
+	}
+	for what, v := range map[string]string{"database": c.database, "traces table": c.tracesTable} {
+		if !identRE.MatchString(v) {
+			return c, fmt.Errorf("audit: invalid %s name %q (want [A-Za-z_][A-Za-z0-9_]*)", what, v)
+		}
+	}
+	if c.cluster != "" && !identRE.MatchString(c.cluster) {
+		return c, fmt.Errorf("audit: invalid cluster name %q (want [A-Za-z_][A-Za-z0-9_]*)", c.cluster)
+	}
+	if c.retention < 0 {
+		return c, fmt.Errorf("audit: negative retention %v", c.retention)
+	}
+	return c, nil
+}
+
+// table returns the quoted, database-qualified name of t.
+func (c config) table(t string) string { return "`" + c.database + "`.`" + t + "`" }
+
+// onCluster is the ON CLUSTER clause, or "".
+func (c config) onCluster() string {
+	if c.cluster == "" {
+		return ""
+	}
+	return " ON CLUSTER `" + c.cluster + "`"
+}
+
+// engine returns a MergeTree-family engine, Replicated when a cluster is
+// set. kind is "MergeTree" or "ReplacingMergeTree"; args are the engine's
+// own arguments (the version column).
+func (c config) engine(kind string, args ...string) string {
+	if c.cluster != "" {
+		args = append([]string{"'/clickhouse/tables/{shard}/{database}/{table}'", "'{replica}'"}, args...)
+		kind = "Replicated" + kind
+	}
+	s := kind + "("
+	for i, a := range args {
+		if i > 0 {
+			s += ", "
+		}
+		s += a
+	}
+	return s + ")"
+}
+
+// ttl is the TTL clause on column, or "".
+func (c config) ttl(column string) string {
+	if c.retention == 0 {
+		return ""
+	}
+	days := int64((c.retention + 24*time.Hour - 1) / (24 * time.Hour))
+	return fmt.Sprintf("\nTTL toDateTime(%s) + toIntervalDay(%d)", column, days)
+}

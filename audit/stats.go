@@ -1,0 +1,187 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Dimension is a column decisions can be grouped by.
+type Dimension string
+
+// Dimensions, in the order auditq documents them.
+const (
+	ByTool   Dimension = "tool"
+	ByAgent  Dimension = "agent"
+	ByAction Dimension = "action"
+	ByReason Dimension = "reason"
+	ByRisk   Dimension = "risk"
+)
+
+// Dimensions lists every Dimension.
+func Dimensions() []Dimension { return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk} }
+
+// column is the gate_decisions column of d, or "".
+func (d Dimension) column() string {
+	switch d {
+	case ByTool:
+		return "ToolName"
+	case ByAgent:
+		return "Agent"
+	case ByAction:
+		return "Action"
+	case ByReason:
+		return "Reason"
+	case ByRisk:
+		return "RiskLevel"
+	}
+	return ""
+}
+
+// ParseDimensions parses a comma-separated list such as "tool,action".
+func ParseDimensions(s string) ([]Dimension, error) {
+	var out []Dimension
+	seen := map[Dimension]bool{}
+	for _, part := range strings.Split(s, ",") {
+		d := Dimension(strings.TrimSpace(strings.ToLower(part)))
+		if d == "" {
+			continue
+		}
+		if d.column() == "" {
+			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason or risk)", d)
+		}
+		if seen[d] {
+			return nil, fmt.Errorf("audit: dimension %q given twice", d)
+		}
+		seen[d] = true
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// StatsQuery asks for decision counts.
+type StatsQuery struct {
+	Filter Filter
+	// By are the grouping dimensions; none gives one total per bucket.
+	By []Dimension
+	// Every, when non-zero, splits counts into time buckets of this width
+	// (whole seconds, at least 1s). Buckets of whole days, hours or minutes
+	// start on those boundaries in Location.
+	Every time.Duration
+	// Location aligns day buckets (nil: UTC).
+	Location *time.Location
+}
+
+// StatsRow is the count of one group in one bucket.
+type StatsRow struct {
+	// Bucket is the bucket's start; zero without StatsQuery.Every.
+	Bucket time.Time
+	// Keys are the group's values, one per StatsQuery.By.
+	Keys []string
+	// Count is the number of decisions; Denied of them with action deny.
+	Count  uint64
+	Denied uint64
+}
+
+// Stats is the answer to a StatsQuery: rows ordered by bucket, then count
+// descending, then keys.
+type Stats struct {
+	By    []Dimension
+	Every time.Duration
+	Rows  []StatsRow
+	// Total and TotalDenied sum all rows.
+	Total       uint64
+	TotalDenied uint64
+}
+
+// Stats counts decisions grouped by q.By, per time bucket when q.Every is
+// set. Duplicated spans count once.
+func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
+	out := Stats{By: q.By, Every: q.Every}
+	p := clickhouse.Parameters{}
+	var sel, group []string
+	if q.Every != 0 {
+		if q.Every < time.Second || q.Every%time.Second != 0 {
+			return out, fmt.Errorf("audit: bucket width %v is not a whole number of seconds", q.Every)
+		}
+		unit, n := "Second", q.Every/time.Second
+		switch {
+		case q.Every%(24*time.Hour) == 0:
+			unit, n = "Day", q.Every/(24*time.Hour)
+		case q.Every%time.Hour == 0:
+			unit, n = "Hour", q.Every/time.Hour
+		case q.Every%time.Minute == 0:
+			unit, n = "Minute", q.Every/time.Minute
+		}
+		loc := q.Location
+		if loc == nil {
+			loc = time.UTC
+		}
+		p["every"] = strconv.FormatInt(int64(n), 10)
+		p["tz"] = loc.String()
+		sel = append(sel, "toInt64(toUnixTimestamp(toStartOfInterval(toDateTime(Timestamp, {tz:String}), toInterval"+unit+"({every:UInt32}), {tz:String}))) AS Bucket")
+		group = append(group, "Bucket")
+	}
+	for _, d := range q.By {
+		col := d.column()
+		if col == "" {
+			return out, fmt.Errorf("audit: unknown dimension %q", d)
+		}
+		sel = append(sel, col)
+		group = append(group, col)
+	}
+	sel = append(sel, "count() AS Count", "countIf(Action = "+quoteString(string(gate.ActionDeny))+") AS Denied")
+	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + q.Filter.where(p)
+	order := []string{"Count DESC"}
+	if len(group) > 0 {
+		sql += "\nGROUP BY " + strings.Join(group, ", ")
+		if q.Every != 0 {
+			order = append([]string{"Bucket"}, order...)
+		}
+		for _, d := range q.By {
+			order = append(order, d.column())
+		}
+	}
+	sql += "\nORDER BY " + strings.Join(order, ", ")
+	rows, err := s.query(ctx, "stats", sql, p)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var bucket int64
+		keys := make([]string, len(q.By))
+		var r StatsRow
+		dest := []any{}
+		if q.Every != 0 {
+			dest = append(dest, &bucket)
+		}
+		for i := range keys {
+			dest = append(dest, &keys[i])
+		}
+		dest = append(dest, &r.Count, &r.Denied)
+		if err := rows.Scan(dest...); err != nil {
+			return out, s.wrap("stats", err)
+		}
+		if q.Every != 0 {
+			r.Bucket = time.Unix(bucket, 0).UTC()
+		}
+		r.Keys = keys
+		if r.Count == 0 {
+			continue // an ungrouped count over no rows
+		}
+		out.Rows = append(out.Rows, r)
+		out.Total += r.Count
+		out.TotalDenied += r.Denied
+	}
+	if err := rows.Err(); err != nil {
+		return out, s.wrap("stats", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,134 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Store queries the audit tables of one ClickHouse server (or the embedded
+// one, `auditq serve`). It is safe for concurrent use.
+type Store struct {
+	conn driver.Conn
+	cfg  config
+	addr string
+}
+
+// UnreachableError is returned by Open when no ClickHouse server answers
+// at the DSN's address (connection refused, no route, DNS failure, timeout).
+// Authentication and query errors are not UnreachableErrors.
+type UnreachableError struct {
+	Addr string // host:port that was tried
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("no ClickHouse server answers at %s: %v", e.Addr, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ErrNotMigrated is wrapped by query errors when the audit tables do not
+// exist yet (ClickHouse code 60 UNKNOWN_TABLE or 81 UNKNOWN_DATABASE); the
+// *clickhouse.Exception stays reachable with errors.As.
+var ErrNotMigrated = errors.New("audit tables missing: run `auditq migrate`")
+
+// Open connects to the ClickHouse server at dsn (a clickhouse-go/v2 DSN:
+// http://user:pass@host:8123 for the HTTP interface, which the embedded
+// server speaks, or clickhouse://host:9000 for the native protocol) and
+// pings it. Options choose the database (default "otel").
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	o, err := clickhouse.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("audit: bad DSN: %w", err)
+	}
+	conn, err := clickhouse.Open(o)
+	if err != nil {
+		return nil, fmt.Errorf("audit: open %s: %w", redact(dsn), err)
+	}
+	addr := strings.Join(o.Addr, ",")
+	if err := conn.Ping(ctx); err != nil {
+		conn.Close()
+		if isNetError(err) {
+			return nil, &UnreachableError{Addr: addr, Err: err}
+		}
+		return nil, fmt.Errorf("audit: connect %s: %w", addr, err)
+	}
+	return &Store{conn: conn, cfg: cfg, addr: addr}, nil
+}
+
+// NewStore wraps an open connection (the caller keeps ownership of conn:
+// Close does not close it).
+func NewStore(conn driver.Conn, opts ...Option) (*Store, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{conn: nopCloser{conn}, cfg: cfg}, nil
+}
+
+type nopCloser struct{ driver.Conn }
+
+func (nopCloser) Close() error { return nil }
+
+// Close closes the connection.
+func (s *Store) Close() error { return s.conn.Close() }
+
+// Conn is the underlying clickhouse-go connection.
+func (s *Store) Conn() driver.Conn { return s.conn }
+
+// Database is the database the store reads.
+func (s *Store) Database() string { return s.cfg.database }
+
+// Migrate applies the schema migrations with the store's options; see
+// [Migrate].
+func (s *Store) Migrate(ctx context.Context) (MigrationResult, error) {
+	return s.cfg.migrate(ctx, s.conn)
+}
+
+// query runs sql with server-side parameters and wraps errors.
+func (s *Store) query(ctx context.Context, what, sql string, params clickhouse.Parameters) (driver.Rows, error) {
+	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithParameters(params)), sql)
+	if err != nil {
+		return nil, s.wrap(what, err)
+	}
+	return rows, nil
+}
+
+func (s *Store) wrap(what string, err error) error {
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) && (ex.Code == codeUnknownTable || ex.Code == codeUnknownDatabase) {
+		return fmt.Errorf("audit: %s: %w (%w)", what, ErrNotMigrated, err)
+	}
+	if isNetError(err) {
+		return fmt.Errorf("audit: %s: %w", what, &UnreachableError{Addr: s.addr, Err: err})
+	}
+	return fmt.Errorf("audit: %s: %w", what, err)
+}
+
+func isNetError(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	var de *net.DNSError
+	return errors.As(err, &oe) || errors.As(err, &de) || errors.Is(err, syscall.ECONNREFUSED) ||
+		(errors.As(err, &ne) && ne.Timeout())
+}
+
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparsable DSN)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// filterFlags are the decision filters shared by decisions, stats, tail
+// and export.
+type filterFlags struct {
+	since, until string
+	agent, tool  string
+	action, risk string
+	reason       string
+	trace, run   string
+}
+
+func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string) {
+	fs := cmd.Flags()
+	if withTime {
+		fs.StringVar(&f.since, "since", defaultSince, "from this time: a duration before now (24h, 90m, 7d) or RFC 3339; empty for no bound")
+		fs.StringVar(&f.until, "until", "", "up to (excluding) this time: a duration before now or RFC 3339")
+	}
+	fs.StringVar(&f.agent, "agent", "", "only this agent (gen_ai.agent.name)")
+	fs.StringVar(&f.tool, "tool", "", "only this tool (gen_ai.tool.name)")
+	fs.StringVar(&f.action, "action", "", "only this action: allow or deny")
+	fs.StringVar(&f.risk, "risk", "", "only this risk level: safe, review or high")
+	fs.StringVar(&f.reason, "reason", "", "only reasons containing this text (case-insensitive)")
+	fs.StringVar(&f.trace, "trace", "", "only this trace ID")
+	fs.StringVar(&f.run, "run", "", "only this run ID")
+	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions([]string{string(gate.ActionAllow), string(gate.ActionDeny)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("risk", cobra.FixedCompletions([]string{string(gate.RiskSafe), string(gate.RiskReview), string(gate.RiskHigh)}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// filter validates the flags and builds the query filter.
+func (f *filterFlags) filter(now time.Time) (audit.Filter, error) {
+	var out audit.Filter
+	var err error
+	if out.Since, err = parseTimeFlag("since", f.since, now); err != nil {
+		return out, err
+	}
+	if out.Until, err = parseTimeFlag("until", f.until, now); err != nil {
+		return out, err
+	}
+	if !out.Since.IsZero() && !out.Until.IsZero() && !out.Since.Before(out.Until) {
+		return out, usagef("--since (%s) must be before --until (%s)", out.Since.Format(time.RFC3339), out.Until.Format(time.RFC3339))
+	}
+	switch gate.Action(f.action) {
+	case "", gate.ActionAllow, gate.ActionDeny:
+	default:
+		return out, usagef("--action %q: want allow or deny", f.action)
+	}
+	switch gate.RiskLevel(f.risk) {
+	case "", gate.RiskSafe, gate.RiskReview, gate.RiskHigh:
+	default:
+		return out, usagef("--risk %q: want safe, review or high", f.risk)
+	}
+	out.Agent, out.Tool, out.Action, out.Risk = f.agent, f.tool, f.action, f.risk
+	out.Reason, out.TraceID, out.RunID = f.reason, f.trace, f.run
+	return out, nil
+}
+
+func newDecisionsCmd(io stdio) *cobra.Command {
+	var (
+		conn  connFlags
+		out   outFlags
+		filt  filterFlags
+		limit int
+		after string
+	)
+	formats := []string{formatTable, formatJSON, formatJSONL, formatCSV}
+	cmd := &cobra.Command{
+		Use:   "decisions",
+		Short: "List gate decisions, newest first",
+		Long: `decisions lists the gate's decisions (one per gated tool call), newest first,
+filtered by time, agent, tool, action, risk, reason text, trace or run.
+
+Pages: at most --limit decisions are printed; when there are more, the
+command that prints the next page is written to stderr (--after TOKEN).
+Field names of json, jsonl and csv are documented in docs/auditq.md.`,
+		Example: `  # what did we deny in the last day?
+  auditq decisions --since 24h --action deny
+  # one agent's high-risk shell calls, as JSON for jq
+  auditq decisions --agent coder --tool bash --risk high --format json | jq '.[].reason'
+  # a fixed window, as CSV
+  auditq decisions --since 2026-11-28T00:00:00Z --until 2026-11-29T00:00:00Z --format csv > day.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(formats...); err != nil {
+				return err
+			}
+			if limit < 1 || limit > audit.MaxLimit {
+				return usagef("--limit %d: want 1..%d", limit, audit.MaxLimit)
+			}
+			f, err := filt.filter(time.Now())
+			if err != nil {
+				return err
+			}
+			page := audit.Page{Limit: limit}
+			if after != "" {
+				c, err := audit.ParseCursor(after)
+				if err != nil {
+					return usagef("--after: %v", err)
+				}
+				page.After = &c
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), conn.timeout)
+			defer cancel()
+			st, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			res, err := st.Decisions(ctx, f, page)
+			if err != nil {
+				return explain(err, conn.database)
+			}
+			if err := writeDecisions(io.out, out, res.Decisions); err != nil {
+				return err
+			}
+			if len(res.Decisions) == 0 && out.format == formatTable {
+				fmt.Fprintln(io.err, "auditq: no decisions match")
+			}
+			if res.Next != nil {
+				fmt.Fprintf(io.err, "auditq: more decisions: repeat with --after %s\n", res.Next)
+			}
+			return nil
+		},
+	}
+	conn.add(cmd)
+	out.add(cmd, formats...)
+	filt.add(cmd, true, "24h")
+	cmd.Flags().IntVarP(&limit, "limit", "n", audit.DefaultLimit, "print at most this many decisions")
+	cmd.Flags().StringVar(&after, "after", "", "continue after this page token (printed when there are more)")
+	return cmd
+}
+
+// decisionHeader are the table columns of a decision.
+var decisionHeader = []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "REASON", "DURATION", "TRACE"}
+
+func decisionCells(d audit.Decision, loc *time.Location) []string {
+	return []string{formatTime(d.Timestamp, loc), d.Agent, d.ToolName, d.Action, d.RiskLevel,
+		oneLine(d.Reason), formatDuration(d.DurationNs), d.TraceID}
+}
+
+// writeDecisions renders decisions in the chosen format.
+func writeDecisions(w io.Writer, o outFlags, ds []audit.Decision) error {
+	loc := o.location()
+	switch o.format {
+	case formatJSON:
+		recs := make([]record, 0, len(ds))
+		for _, d := range ds {
+			recs = append(recs, structRecord(d, loc))
+		}
+		return writeJSON(w, recs)
+	case formatJSONL:
+		for _, d := range ds {
+			if err := writeJSONL(w, structRecord(d, loc)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case formatCSV:
+		cw := newCSV(w)
+		if err := cw.Write(structRecord(audit.Decision{}, loc).keys); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if err := cw.Write(structRecord(d, loc).csvRow()); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	default:
+		if len(ds) == 0 {
+			return nil
+		}
+		t := &table{header: decisionHeader, shrink: []string{"REASON", "AGENT", "TOOL", "TRACE"}}
+		for _, d := range ds {
+			t.add(decisionCells(d, loc)...)
+		}
+		return t.render(w, detectTerminal(w, o.noColor))
+	}
+}

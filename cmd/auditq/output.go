@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Output formats.
+const (
+	formatTable = "table"
+	formatJSON  = "json"
+	formatJSONL = "jsonl"
+	formatCSV   = "csv"
+)
+
+// outFlags are the presentation flags shared by the query commands.
+type outFlags struct {
+	format  string
+	utc     bool
+	noColor bool
+}
+
+func (o *outFlags) add(cmd *cobra.Command, formats ...string) {
+	f := cmd.Flags()
+	f.StringVarP(&o.format, "format", "o", formatTable, "output format: "+strings.Join(formats, "|"))
+	f.BoolVar(&o.utc, "utc", false, "show times in UTC instead of local time")
+	f.BoolVar(&o.noColor, "no-color", false, "never colour the output (also: NO_COLOR set to anything)")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// check validates --format against the allowed formats.
+func (o *outFlags) check(formats ...string) error {
+	for _, f := range formats {
+		if o.format == f {
+			return nil
+		}
+	}
+	return usagef("--format %q: want one of %s", o.format, strings.Join(formats, ", "))
+}
+
+func (o *outFlags) location() *time.Location {
+	if o.utc {
+		return time.UTC
+	}
+	return time.Local
+}
+
+// terminal describes where the data goes. A writer that is a terminal
+// (an *os.File on a TTY, or a test's fake implementing ttyWriter) gets
+// colours, width fitting, bars and progress; anything else gets plain,
+// stable output.
+type terminal struct {
+	tty   bool
+	width int // 0: unlimited
+	color bool
+}
+
+// ttyWriter lets tests stand in for a terminal.
+type ttyWriter interface {
+	io.Writer
+	TerminalWidth() int
+}
+
+func detectTerminal(w io.Writer, noColor bool) terminal {
+	var t terminal
+	switch f := w.(type) {
+	case ttyWriter:
+		t.tty, t.width = true, f.TerminalWidth()
+	case *os.File:
+		if term.IsTerminal(int(f.Fd())) {
+			t.tty = true
+			if wd, _, err := term.GetSize(int(f.Fd())); err == nil {
+				t.width = wd
+			}
+		}
+	}
+	_, noColorEnv := os.LookupEnv("NO_COLOR")
+	t.color = t.tty && !noColor && !(noColorEnv && os.Getenv("NO_COLOR") != "")
+	return t
+}
+
+// ANSI colours.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+)
+
+// colorFor returns the colour of a cell value in a column, or "".
+func colorFor(column, value string) string {
+	switch column {
+	case "ACTION":
+		switch value {
+		case "deny":
+			return ansiRed + ansiBold
+		case "allow":
+			return ansiGreen
+		}
+	case "RISK":
+		switch value {
+		case "high":
+			return ansiRed
+		case "review":
+			return ansiYellow
+		case "safe":
+			return ansiDim
+		}
+	}
+	return ""
+}
+
+// table is a simple aligned text table.
+type table struct {
+	header []string
+	rows   [][]string
+	// shrink are the columns that may be cut to fit the width, in the
+	// order they give way.
+	shrink []string
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// render writes the table. With a width, shrinkable columns are cut (with
+// "…") until the table fits; colours apply to ACTION and RISK on a colour
+// terminal.
+func (t *table) render(w io.Writer, term terminal) error {
+	widths := make([]int, len(t.header))
+	for i, h := range t.header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range t.rows {
+		for i, c := range r {
+			if n := utf8.RuneCountInString(c); n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	if term.width > 0 {
+		total := func() int {
+			n := 0
+			for _, wd := range widths {
+				n += wd + 2
+			}
+			return n - 2
+		}
+		for _, name := range t.shrink {
+			i := indexOf(t.header, name)
+			if i < 0 {
+				continue
+			}
+			if over := total() - term.width; over > 0 {
+				min := utf8.RuneCountInString(t.header[i])
+				if min < 8 {
+					min = 8
+				}
+				widths[i] = max(min, widths[i]-over)
+			}
+		}
+	}
+	line := func(cells []string, header bool) string {
+		var b strings.Builder
+		for i, c := range cells {
+			c = truncate(c, widths[i])
+			pad := widths[i] - utf8.RuneCountInString(c)
+			col := ""
+			if term.color {
+				if header {
+					col = ansiBold
+				} else {
+					col = colorFor(t.header[i], c)
+				}
+			}
+			if col != "" {
+				b.WriteString(col + c + ansiReset)
+			} else {
+				b.WriteString(c)
+			}
+			if i < len(cells)-1 {
+				b.WriteString(strings.Repeat(" ", pad+2))
+			}
+		}
+		return b.String() + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(line(t.header, true))
+	for _, r := range t.rows {
+		b.WriteString(line(r, false))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// truncate cuts s to n runes, ending in "…" when cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 1 {
+		return "…"
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// oneLine makes a value safe for a table cell: no newlines or tabs.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeJSONL writes v as one line of JSON.
+func writeJSONL(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func newCSV(w io.Writer) *csv.Writer { return csv.NewWriter(w) }
+
+// formatTime renders t for tables: millisecond precision in loc.
+func formatTime(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05.000")
+}
+
+// formatDuration renders nanoseconds compactly: 850µs, 12.3ms, 1.52s.
+func formatDuration(ns uint64) string {
+	d := time.Duration(ns)
+	switch {
+	case ns == 0:
+		return ""
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d/time.Microsecond)
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+}
+
+// redactDSN hides the password in a DSN for messages.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparsable DSN)"
+	}
+	return u.Redacted()
+}

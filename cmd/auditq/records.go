@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// record is one output object with its fields in a stable order; json,
+// jsonl and csv all render records, so they share field names and order.
+type record struct {
+	keys   []string
+	values []any
+}
+
+func (r *record) set(k string, v any) {
+	r.keys = append(r.keys, k)
+	r.values = append(r.values, v)
+}
+
+// MarshalJSON keeps the field order.
+func (r record) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range r.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r.values[i]); err != nil {
+			return nil, err
+		}
+		b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// csvRow renders the values as CSV cells.
+func (r record) csvRow() []string {
+	out := make([]string, len(r.values))
+	for i, v := range r.values {
+		switch x := v.(type) {
+		case string:
+			out[i] = x
+		case bool:
+			out[i] = strconv.FormatBool(x)
+		case uint64:
+			out[i] = strconv.FormatUint(x, 10)
+		case int:
+			out[i] = strconv.Itoa(x)
+		case nil:
+			out[i] = ""
+		default:
+			b, _ := json.Marshal(x)
+			out[i] = string(b)
+		}
+	}
+	return out
+}
+
+// structRecord turns a struct with json tags into a record: fields in
+// declaration order, times as RFC 3339 (nanoseconds) in loc, nested
+// pointers and slices skipped.
+func structRecord(v any, loc *time.Location) record {
+	var r record
+	rv := reflect.ValueOf(v)
+	rt := rv.Type()
+	for i := 0; i < rt.NumField(); i++ {
+		f := rt.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		fv := rv.Field(i)
+		switch x := fv.Interface().(type) {
+		case time.Time:
+			r.set(name, timeValue(x, loc))
+		case string, bool, uint64, int:
+			r.set(name, x)
+		}
+	}
+	return r
+}
+
+// timeValue renders a time for json/csv: RFC 3339 with nanoseconds in loc,
+// "" for the zero time.
+func timeValue(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(loc).Format(time.RFC3339Nano)
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/audit"
+)
+
+func newTailCmd(io stdio) *cobra.Command {
+	var (
+		conn     connFlags
+		out      outFlags
+		filt     filterFlags
+		since    string
+		interval time.Duration
+	)
+	formats := []string{formatTable, formatJSONL, formatCSV}
+	cmd := &cobra.Command{
+		Use:   "tail",
+		Short: "Follow new decisions as they arrive, until interrupted",
+		Long: `tail prints decisions as they reach the audit store (in arrival order),
+each once, and keeps following until interrupted (Ctrl-C). By default it
+starts with decisions arriving from now on; --since 10m first prints those
+that arrived in the last ten minutes.
+
+Formats: table (one aligned line per decision), jsonl, csv. Decisions reach
+the store after the collector's batching, typically within seconds.`,
+		Example: `  # watch denials live
+  auditq tail --action deny
+  # stream everything an agent does as JSON lines
+  auditq tail --agent coder --format jsonl | jq -c '{tool_name, action, reason}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(formats...); err != nil {
+				return err
+			}
+			if interval < 100*time.Millisecond {
+				return usagef("--interval %v: want at least 100ms", interval)
+			}
+			f, err := filt.filter(time.Now())
+			if err != nil {
+				return err
+			}
+			var opts []audit.FollowOption
+			if since != "" {
+				from, err := parseTimeFlag("since", since, time.Now())
+				if err != nil {
+					return err
+				}
+				opts = append(opts, audit.FollowFrom(from))
+			}
+			ctx := cmd.Context()
+			st, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tw := newTailWriter(io.out, out)
+			err = st.Follow(ctx, f, interval, tw.write, opts...)
+			if err != nil {
+				return explain(err, conn.database)
+			}
+			return nil
+		},
+	}
+	conn.add(cmd)
+	out.add(cmd, formats...)
+	filt.add(cmd, false, "")
+	cmd.Flags().StringVar(&since, "since", "", "first print decisions that arrived since then (duration like 10m, or RFC 3339)")
+	cmd.Flags().DurationVar(&interval, "interval", time.Second, "how often to poll")
+	return cmd
+}
+
+// tailWriter prints decisions one at a time in fixed-width columns (a
+// stream cannot be measured first).
+type tailWriter struct {
+	w      io.Writer
+	o      outFlags
+	term   terminal
+	loc    *time.Location
+	header bool
+}
+
+func newTailWriter(w io.Writer, o outFlags) *tailWriter {
+	return &tailWriter{w: w, o: o, term: detectTerminal(w, o.noColor), loc: o.location()}
+}
+
+// tailWidths are the fixed column widths of tail's table; REASON, last,
+// takes the rest of the line on a terminal and all it needs otherwise.
+var tailWidths = []int{23, 12, 14, 6, 6, 9, 0}
+
+var tailHeader = []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "DURATION", "REASON"}
+
+func (t *tailWriter) write(d audit.Decision) error {
+	switch t.o.format {
+	case formatJSONL:
+		return writeJSONL(t.w, structRecord(d, t.loc))
+	case formatCSV:
+		cw := newCSV(t.w)
+		if !t.header {
+			t.header = true
+			if err := cw.Write(structRecord(audit.Decision{}, t.loc).keys); err != nil {
+				return err
+			}
+		}
+		if err := cw.Write(structRecord(d, t.loc).csvRow()); err != nil {
+			return err
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	if !t.header {
+		t.header = true
+		if _, err := io.WriteString(t.w, t.line(tailHeader, true)); err != nil {
+			return err
+		}
+	}
+	c := decisionCells(d, t.loc)
+	_, err := io.WriteString(t.w, t.line([]string{c[0], c[1], c[2], c[3], c[4], c[6], c[5]}, false))
+	return err
+}
+
+func (t *tailWriter) line(cells []string, header bool) string {
+	widths := append([]int(nil), tailWidths...)
+	last := len(widths) - 1
+	if t.term.width > 0 {
+		fixed := 0
+		for _, w := range widths[:last] {
+			fixed += w + 2
+		}
+		widths[last] = max(10, t.term.width-fixed)
+	}
+	var b strings.Builder
+	for i, c := range cells {
+		if widths[i] > 0 {
+			c = truncate(c, widths[i])
+		}
+		cell := c
+		if t.term.color {
+			if header {
+				cell = ansiBold + c + ansiReset
+			} else if col := colorFor(tailHeader[i], c); col != "" {
+				cell = col + c + ansiReset
+			}
+		}
+		b.WriteString(cell)
+		if i < last {
+			b.WriteString(strings.Repeat(" ", max(widths[i]-len([]rune(c)), 0)+2))
+		}
+	}
+	return fmt.Sprintln(strings.TrimRight(b.String(), " "))
+}
