@@ -20,7 +20,7 @@ type column struct {
 }
 
 // attr is the SpanAttributes lookup of key. The exporter stores every
-// attribute value as a string, so a missing key reads as ''.
+// attribute value as a string, so a missing key reads as ”.
 func attr(key attribute.Key) string {
 	return "SpanAttributes[" + quoteString(string(key)) + "]"
 }

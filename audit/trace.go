@@ -18,8 +18,8 @@ type Span struct {
 	Timestamp     time.Time `json:"timestamp"`
 	SpanID        string    `json:"span_id"`
 	ParentSpanID  string    `json:"parent_span_id"`
-	Name          string    `json:"name"`      // e.g. "invoke_agent coder", "execute_tool bash"
-	Kind          string    `json:"kind"`      // Internal, Client, …
+	Name          string    `json:"name"` // e.g. "invoke_agent coder", "execute_tool bash"
+	Kind          string    `json:"kind"` // Internal, Client, …
 	ServiceName   string    `json:"service_name"`
 	DurationNs    uint64    `json:"duration_ns"`
 	StatusCode    string    `json:"status_code"` // Unset | Ok | Error
