@@ -2,8 +2,8 @@ package executor
 
 import (
 	"regexp"
-	"strings"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 

@@ -80,7 +80,9 @@ func TestEvaluateFailsClosed(t *testing.T) {
 		{"panic", context.Background(), gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) { panic("boom") }),
 			gate.ActionDeny, gate.ErrorKindPanic, "fallback", "boom"},
 		{"invalid", context.Background(), fixed("p", gate.Deny("")), gate.ActionDeny, gate.ErrorKindInvalid, "fallback", "without a reason"},
-		{"cancelled", cancelled, gate.Func(func(ctx context.Context, _ gate.ToolCallContext) (gate.Decision, error) { return gate.Decision{}, ctx.Err() }),
+		{"cancelled", cancelled, gate.Func(func(ctx context.Context, _ gate.ToolCallContext) (gate.Decision, error) {
+			return gate.Decision{}, ctx.Err()
+		}),
 			gate.ActionDeny, gate.ErrorKindCancelled, "fallback", "canceled"},
 		{"nil gate", context.Background(), nil, gate.ActionDeny, gate.ErrorKindInvalid, "fallback", "nil gate"},
 	}
