@@ -1,0 +1,1296 @@
+package classify
+
+import (
+	"path"
+	"strings"
+)
+
+// analyze runs a built-in argument analyzer.
+func (r *run) analyze(name string, a *actx) traits {
+	switch name {
+	case "rm":
+		return r.anRm(a)
+	case "find":
+		return r.anFind(a)
+	case "sed":
+		return r.anSed(a)
+	case "awk":
+		return r.anAwk(a)
+	case "git":
+		return r.anGit(a)
+	case "tar":
+		return r.anTar(a)
+	case "sort":
+		return r.anSort(a)
+	case "uniq":
+		if ops := operands(a.args[1:], "-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"); len(ops) >= 2 {
+			a.level = review
+			a.reason = "writes its output operand"
+			r.writePath(ops[1], "uniq", a.cx)
+			a.files, a.filesSet = ops[:1], true
+		}
+	case "tee":
+		return r.anTee(a)
+	case "copy":
+		return r.anCopy(a)
+	case "ln":
+		return r.anLn(a)
+	case "chmod":
+		return r.anChmod(a)
+	case "dd":
+		return r.anDd(a)
+	case "curl":
+		return r.anCurl(a)
+	case "wget":
+		return r.anWget(a)
+	case "nc":
+		if hasFlag(a.args[1:], "-e", "-c", "--exec", "--sh-exec", "--lua-exec") {
+			r.add(a.cx, high, "net.reverse-shell", a.key+" attaches a program to a network socket (reverse or bind shell)")
+		}
+	case "socat":
+		for _, f := range a.args[1:] {
+			u := strings.ToUpper(f.s)
+			if strings.Contains(u, "EXEC:") || strings.Contains(u, "SYSTEM:") {
+				r.add(a.cx, high, "net.reverse-shell", "socat attaches a program to a network peer")
+			}
+		}
+	case "kill":
+		return r.anKill(a)
+	case "pkill":
+		if hasFlag(a.args[1:], "-u", "-U", "--euid", "--uid", "--user") {
+			r.add(a.cx, high, "kill.user", a.key+" kills every process of a user")
+		}
+	case "shell":
+		return r.anShell(a)
+	case "interpreter":
+		return r.anInterp(a)
+	case "eval":
+		return r.anEval(a)
+	case "source":
+		return r.anSource(a)
+	case "printenv":
+		return r.anPrintenv(a)
+	case "crontab":
+		ops := operands(a.args[1:], "-u")
+		if len(ops) == 0 && hasFlag(a.args[1:], "-l") && !hasFlag(a.args[1:], "-r", "-e", "-i") {
+			a.level = safe
+		}
+	case "docker":
+		r.anDocker(a)
+	case "kubectl":
+		r.anKubectl(a)
+	case "sql":
+		r.anSQL(a)
+	case "rsync":
+		r.anRsync(a)
+	case "scp":
+		ops := operands(a.args[1:], "-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J")
+		for i, f := range ops {
+			if i < len(ops)-1 && !strings.Contains(f.s, ":") {
+				if r.readPath(f, a.cx) == high {
+					r.add(a.cx, high, "net.exfiltration", "copies a secret off the machine")
+				}
+			}
+		}
+	case "man":
+		if v, ok := flagValue(a.args[1:], "-P", "--pager", "-H", "--html"); ok {
+			r.add(a.cx, review, "man.pager", "man runs a chosen pager or browser")
+			r.nested(a.cx, v.s)
+		}
+	case "rg":
+		if v, ok := flagValue(a.args[1:], "--pre"); ok {
+			r.add(a.cx, review, "rg.pre", "rg --pre runs a program on every file")
+			r.nested(a.cx, v.s)
+		}
+		return r.anGrep(a)
+	case "grep":
+		return r.anGrep(a)
+	case "cd":
+		r.anCd(a)
+	case "alias":
+		for _, f := range a.args[1:] {
+			if _, v, ok := strings.Cut(f.s, "="); ok && !f.dyn {
+				r.nested(a.cx, v)
+			}
+		}
+	case "trap":
+		ops := operands(a.args[1:])
+		if len(ops) > 0 && !hasFlag(a.args[1:], "-p", "-l") && ops[0].s != "-" && ops[0].s != "" {
+			if ops[0].dyn {
+				r.dynamicScript(ops[0], a.cx)
+			} else {
+				r.nested(a.cx, ops[0].s)
+			}
+		}
+	case "xxd":
+		if hasFlag(a.args[1:], "-r", "-revert") {
+			if ops := operands(a.args[1:], "-c", "-g", "-l", "-s", "-o", "-n"); len(ops) >= 2 {
+				r.writePath(ops[1], "xxd", a.cx)
+			}
+			return tDecode
+		}
+		if ops := operands(a.args[1:], "-c", "-g", "-l", "-s", "-o", "-n"); len(ops) >= 2 {
+			r.writePath(ops[1], "xxd", a.cx)
+			a.files, a.filesSet = ops[:1], true
+		}
+	case "base64":
+		if hasFlag(a.args[1:], "-d", "--decode", "-D") {
+			return tDecode
+		}
+	case "printf":
+		ops := operands(a.args[1:], "-v")
+		if len(ops) > 0 && (strings.Contains(ops[0].s, "\\x") || strings.Contains(ops[0].s, "\\0") || strings.Contains(ops[0].s, "%b") || strings.Contains(ops[0].s, "\\u")) {
+			return tDecode
+		}
+	case "echo":
+		for _, f := range a.args[1:] {
+			if strings.Contains(f.s, "\\x") || strings.Contains(f.s, "\\0") {
+				if hasFlag(a.args[1:], "-e") {
+					return tDecode
+				}
+			}
+		}
+	case "systemctl":
+		r.anSystemctl(a)
+	case "jq":
+		for _, f := range operands(a.args[1:], "--arg", "--argjson", "--slurpfile", "--rawfile", "-f", "--from-file", "--indent", "--args", "--jsonargs") {
+			if f.s == "env" || strings.Contains(f.s, "$ENV") || strings.Contains(f.s, "env.") || strings.HasPrefix(f.s, "env") && len(f.s) < 6 {
+				a.level, a.reason, a.id = review, "dumps the environment, which may hold tokens", "env.dump"
+				return tEnvDump
+			}
+			break
+		}
+	}
+	return 0
+}
+
+func (r *run) anRm(a *actx) traits {
+	args := a.args[1:]
+	recursive := hasFlag(args, "-r", "-R", "--recursive")
+	force := hasFlag(args, "-f", "--force")
+	if hasFlag(args, "--no-preserve-root") {
+		r.add(a.cx, high, "delete.no-preserve-root", a.key+" --no-preserve-root disables root protection")
+	}
+	vf := []string{}
+	if a.key == "shred" {
+		force = true
+		vf = []string{"-n", "-s", "--iterations", "--size", "--random-source"}
+	}
+	ops := operands(args, vf...)
+	for _, f := range ops {
+		r.deleteTarget(f, recursive || force, recursive, a.key, a.cx)
+	}
+	return 0
+}
+
+func (r *run) anFind(a *actx) traits {
+	args := a.args[1:]
+	var starts []field
+	i := 0
+	for i < len(args) && (args[i].s == "-H" || args[i].s == "-L" || args[i].s == "-P" || strings.HasPrefix(args[i].s, "-O") || args[i].s == "-D") {
+		if args[i].s == "-D" {
+			i++
+		}
+		i++
+	}
+	for i < len(args) && !strings.HasPrefix(args[i].s, "-") && args[i].s != "(" && args[i].s != "!" && args[i].s != "\\(" {
+		starts = append(starts, args[i])
+		i++
+	}
+	if len(starts) == 0 {
+		starts = []field{{s: "."}}
+	}
+	var t traits
+	expr := args[i:]
+	for j := 0; j < len(expr); j++ {
+		switch p := expr[j].s; p {
+		case "-delete":
+			a.level, a.reason, a.id = review, "deletes the files it finds", "find.delete"
+			for _, s := range starts {
+				r.findDelete(s, a)
+			}
+		case "-exec", "-execdir", "-ok", "-okdir":
+			k := j + 1
+			for k < len(expr) && expr[k].s != ";" && expr[k].s != "+" {
+				k++
+			}
+			sub := make([]field, 0, k-j-1)
+			for _, f := range expr[j+1 : k] {
+				if strings.Contains(f.s, "{}") {
+					f.s = strings.ReplaceAll(f.s, "{}", strings.TrimSuffix(starts[0].s, "/")+"/{}")
+					f.dyn = f.dyn || starts[0].dyn
+				}
+				sub = append(sub, f)
+			}
+			if len(sub) > 0 {
+				if isDeleter(sub[0].s) {
+					for _, s := range starts {
+						r.findDelete(s, a)
+					}
+				}
+				t |= r.argv(sub, a.cx)
+			}
+			j = k
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if j+1 < len(expr) {
+				r.writePath(expr[j+1], "find "+p, a.cx)
+			}
+			j++
+		}
+	}
+	return t
+}
+
+func isDeleter(n string) bool {
+	switch path.Base(n) {
+	case "rm", "unlink", "shred", "rmdir", "srm":
+		return true
+	}
+	return false
+}
+
+// findDelete classifies deleting files below a find start path.
+func (r *run) findDelete(s field, a *actx) {
+	if s.dyn {
+		r.add(a.cx, review, "delete.dynamic", "find deletes below a path computed at run time")
+		return
+	}
+	rp := r.c.res.resolve(r.cwd, s.s)
+	switch r.c.res.where(rp) {
+	case locRoot, locHome, locHomeSub, locParent, locOutside:
+		r.add(a.cx, high, "delete.outside-recursive", "find deletes files below "+clip(s.s, 60)+", outside the workspace")
+	}
+	if v := r.cr.matchPath(rp+"/x", true); v.level == high {
+		r.add(a.cx, high, v.id, "find deletes "+v.reason)
+	}
+}
+
+func (r *run) anSed(a *actx) traits {
+	args := a.args[1:]
+	var scripts []string
+	var files []field
+	inplace, sandbox := false, false
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		switch {
+		case s == "--":
+			files = append(files, args[i+1:]...)
+			i = len(args)
+		case s == "--in-place" || strings.HasPrefix(s, "--in-place="):
+			inplace = true
+		case s == "--sandbox":
+			sandbox = true
+		case s == "--expression" || s == "--file":
+			if i+1 < len(args) {
+				if s == "--file" {
+					r.add(a.cx, review, "sed.script-file", "sed runs a script file")
+				} else {
+					scripts = append(scripts, args[i+1].s)
+				}
+				i++
+			}
+		case strings.HasPrefix(s, "--expression="):
+			scripts = append(scripts, strings.TrimPrefix(s, "--expression="))
+		case strings.HasPrefix(s, "--file="):
+			r.add(a.cx, review, "sed.script-file", "sed runs a script file")
+		case strings.HasPrefix(s, "--"):
+		case len(s) > 1 && s[0] == '-' && !args[i].dyn:
+		bundle:
+			for k := 1; k < len(s); k++ {
+				switch s[k] {
+				case 'i':
+					inplace = true
+					break bundle
+				case 'e', 'f', 'l':
+					v := s[k+1:]
+					if v == "" && i+1 < len(args) {
+						i++
+						v = args[i].s
+					}
+					switch s[k] {
+					case 'e':
+						scripts = append(scripts, v)
+					case 'f':
+						r.add(a.cx, review, "sed.script-file", "sed runs a script file")
+					}
+					break bundle
+				}
+			}
+		default:
+			files = append(files, args[i])
+		}
+	}
+	if len(scripts) == 0 && len(files) > 0 {
+		scripts = append(scripts, files[0].s)
+		if files[0].dyn {
+			r.add(a.cx, review, "sed.dynamic-script", "sed script computed at run time")
+		}
+		files = files[1:]
+	}
+	a.files, a.filesSet = files, true
+	if inplace {
+		a.level, a.reason, a.id = review, "edits files in place", "sed.in-place"
+		for _, f := range files {
+			r.writePath(f, "sed -i", a.cx)
+		}
+	}
+	if sandbox {
+		return 0
+	}
+	for _, sc := range scripts {
+		ex, wr, rd := sedActions(sc)
+		for _, e := range ex {
+			r.add(a.cx, review, "sed.exec", "sed e command runs a shell command")
+			if strings.TrimSpace(e) != "" {
+				r.nested(a.cx, e)
+			}
+		}
+		for _, w := range wr {
+			if w == "/dev/stdout" || w == "/dev/stderr" {
+				continue
+			}
+			r.writePath(field{s: w}, "sed w", a.cx)
+		}
+		for _, f := range rd {
+			r.readPath(field{s: f}, a.cx)
+		}
+	}
+	return 0
+}
+
+// sedActions parses a sed script for the commands that run programs (e,
+// s///e), write files (w, W, s///w) and read files (r, R).
+func sedActions(sc string) (execs, writes, reads []string) {
+	i := 0
+	n := len(sc)
+	toEOL := func() string {
+		j := i
+		for j < n && sc[j] != '\n' {
+			j++
+		}
+		v := sc[i:j]
+		i = j
+		return strings.TrimSpace(v)
+	}
+	skipRE := func(delim byte) {
+		for i < n && sc[i] != delim {
+			if sc[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		i++
+	}
+	addr := func() {
+		for i < n {
+			c := sc[i]
+			switch {
+			case c >= '0' && c <= '9' || c == '$' || c == ',' || c == '~' || c == '+' || c == ' ' || c == '!':
+				i++
+			case c == '/':
+				i++
+				skipRE('/')
+				for i < n && (sc[i] == 'I' || sc[i] == 'M') {
+					i++
+				}
+			case c == '\\' && i+1 < n:
+				d := sc[i+1]
+				i += 2
+				skipRE(d)
+			default:
+				return
+			}
+		}
+	}
+	for i < n {
+		for i < n && (sc[i] == ' ' || sc[i] == '\t' || sc[i] == '\n' || sc[i] == ';') {
+			i++
+		}
+		addr()
+		if i >= n {
+			break
+		}
+		c := sc[i]
+		i++
+		switch c {
+		case '{', '}', '=':
+		case '#', ':', 'a', 'i', 'c':
+			toEOL()
+		case 'b', 't', 'T':
+			for i < n && sc[i] != ';' && sc[i] != '\n' && sc[i] != '}' {
+				i++
+			}
+		case 'r', 'R':
+			reads = append(reads, toEOL())
+		case 'w', 'W':
+			writes = append(writes, toEOL())
+		case 'e':
+			execs = append(execs, toEOL())
+		case 's', 'y':
+			if i >= n {
+				return
+			}
+			d := sc[i]
+			i++
+			skipRE(d)
+			skipRE(d)
+			if c == 'y' {
+				continue
+			}
+			for i < n {
+				f := sc[i]
+				switch {
+				case f == 'e':
+					execs = append(execs, "")
+					i++
+				case f == 'w':
+					i++
+					writes = append(writes, toEOL())
+				case f == 'g' || f == 'p' || f == 'i' || f == 'I' || f == 'm' || f == 'M' || f >= '0' && f <= '9':
+					i++
+				default:
+					goto next
+				}
+			}
+		next:
+			continue
+		case 'q', 'Q', 'l', 'L':
+			for i < n && sc[i] >= '0' && sc[i] <= '9' {
+				i++
+			}
+		}
+	}
+	return
+}
+
+func (r *run) anSort(a *actx) traits {
+	args := a.args[1:]
+	if v, ok := flagValue(args, "-o", "--output"); ok {
+		a.level, a.reason, a.id = review, "writes its output file", "sort.output"
+		r.writePath(v, "sort -o", a.cx)
+	}
+	if v, ok := flagValue(args, "--compress-program"); ok {
+		r.add(a.cx, review, "sort.compress-program", "sort --compress-program runs a program")
+		r.nested(a.cx, v.s)
+	}
+	a.files, a.filesSet = operands(args, "-o", "--output", "-S", "--buffer-size", "-T", "--temporary-directory", "-t", "--field-separator", "-k", "--key", "--parallel", "--batch-size", "--files0-from", "--random-source"), true
+	return 0
+}
+
+func (r *run) anTee(a *actx) traits {
+	ops := operands(a.args[1:], "--output-error")
+	a.level = safe
+	for _, f := range ops {
+		if r.writePath(f, "tee", a.cx) != safe {
+			a.level = review
+		}
+	}
+	a.reason = "writes files"
+	return 0
+}
+
+func (r *run) anTar(a *actx) traits {
+	args := a.args[1:]
+	mode := byte(0)
+	setMode := func(s string) {
+		for k := 0; k < len(s); k++ {
+			switch s[k] {
+			case 'c', 'x', 't', 'r', 'u', 'A', 'd':
+				if mode == 0 {
+					mode = s[k]
+				}
+			}
+		}
+	}
+	for i, f := range args {
+		s := f.s
+		switch {
+		case i == 0 && !strings.HasPrefix(s, "-"):
+			setMode(s)
+		case s == "--create":
+			mode = 'c'
+		case s == "--extract" || s == "--get":
+			mode = 'x'
+		case s == "--list":
+			mode = 't'
+		case strings.HasPrefix(s, "--checkpoint-action="):
+			v := strings.TrimPrefix(s, "--checkpoint-action=")
+			if cmd, ok := strings.CutPrefix(v, "exec="); ok {
+				r.add(a.cx, review, "tar.checkpoint-exec", "tar runs a command at each checkpoint")
+				r.nested(a.cx, cmd)
+			}
+		case strings.HasPrefix(s, "--to-command=") || strings.HasPrefix(s, "--use-compress-program=") || strings.HasPrefix(s, "--info-script=") || strings.HasPrefix(s, "--new-volume-script=") || strings.HasPrefix(s, "--rsh-command="):
+			_, v, _ := strings.Cut(s, "=")
+			r.add(a.cx, review, "tar.exec", "tar runs a program ("+clip(s, 40)+")")
+			r.nested(a.cx, v)
+		case s == "-I" || s == "--to-command" || s == "--use-compress-program" || s == "-F" || s == "--info-script":
+			if i+1 < len(args) {
+				r.add(a.cx, review, "tar.exec", "tar runs a program")
+				r.nested(a.cx, args[i+1].s)
+			}
+		case strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--"):
+			setMode(s[1:])
+		}
+	}
+	arch, hasArch := flagValue(args, "-f", "--file")
+	if !hasArch && len(args) > 0 && !strings.HasPrefix(args[0].s, "-") && strings.Contains(args[0].s, "f") && len(args) > 1 {
+		arch, hasArch = args[1], true
+	}
+	switch mode {
+	case 't':
+		a.level = safe
+	case 'c':
+		if hasArch && !arch.dyn && (arch.s == "-" || harmlessTarget(arch.s)) {
+			a.level = safe
+		} else if hasArch {
+			r.writePath(arch, "tar", a.cx)
+		}
+	case 'x':
+		if d, ok := flagValue(args, "-C", "--directory"); ok {
+			r.writePath(d, "tar -x", a.cx)
+		}
+	}
+	return 0
+}
+
+func (r *run) anCopy(a *actx) traits {
+	args := a.args[1:]
+	vf := []string{"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"}
+	ops := operands(args, vf...)
+	if len(ops) == 0 {
+		return 0
+	}
+	var srcs []field
+	dest, hasDest := flagValue(args, "-t", "--target-directory")
+	if hasDest {
+		srcs = ops
+	} else {
+		srcs, dest = ops[:len(ops)-1], ops[len(ops)-1]
+	}
+	for _, s := range srcs {
+		if a.key == "mv" {
+			r.deleteTarget(s, false, false, "mv", a.cx)
+			if r.readPath(s, a.cx) == high {
+				continue
+			}
+		} else {
+			r.readPath(s, a.cx)
+		}
+	}
+	if a.key == "mv" && !dest.dyn && (dest.s == "/dev/null" || dest.s == "/dev/zero") {
+		r.add(a.cx, high, "mv.devnull", "mv onto "+dest.s+" destroys the file")
+		return 0
+	}
+	r.writePath(dest, a.key, a.cx)
+	if len(srcs) > 0 && !srcs[0].dyn && srcs[0].s == "/dev/null" {
+		r.add(a.cx, review, "write.truncate", a.key+" empties a file")
+	}
+	return 0
+}
+
+func (r *run) anLn(a *actx) traits {
+	ops := operands(a.args[1:], "-t", "--target-directory", "-S", "--suffix")
+	if len(ops) == 0 {
+		return 0
+	}
+	for _, s := range ops[:max(1, len(ops)-1)] {
+		if r.readPath(s, a.cx) == high {
+			r.add(a.cx, high, "ln.secret", "links a secret file to where it can be read")
+		}
+	}
+	if len(ops) >= 2 {
+		r.writePath(ops[len(ops)-1], "ln", a.cx)
+	}
+	return 0
+}
+
+func (r *run) anChmod(a *actx) traits {
+	args := a.args[1:]
+	recursive := hasFlag(args, "-R", "--recursive") || a.key == "chattr" && hasFlag(args, "-R")
+	ops := operands(args, "--reference", "--from")
+	if len(ops) == 0 {
+		return 0
+	}
+	targets := ops
+	if a.key != "chattr" && a.key != "setfacl" && !hasFlagPrefix(args, "--reference") {
+		mode := ops[0].s
+		targets = ops[1:]
+		if a.key == "chmod" && (strings.Contains(mode, "s") || len(mode) == 4 && (mode[0] == '4' || mode[0] == '2' || mode[0] == '6')) {
+			r.add(a.cx, high, "chmod.setuid", "sets a setuid or setgid bit")
+		}
+	}
+	for _, f := range targets {
+		if f.dyn {
+			continue
+		}
+		rp := r.c.res.resolve(r.cwd, f.s)
+		w := r.c.res.where(rp)
+		if recursive && (w == locRoot || w == locHome || w == locParent || w == locOutside || w == locHomeSub) {
+			r.add(a.cx, high, "chmod.recursive-outside", a.key+" -R outside the workspace ("+clip(f.s, 40)+")")
+			continue
+		}
+		if v := r.cr.matchPath(rp, true); v.level == high && (v.id == "path.etc" || v.id == "path.system" || v.id == "path.device" || v.id == "path.shadow" || v.id == "path.sudoers") {
+			r.add(a.cx, high, v.id, a.key+" changes "+v.reason)
+		}
+	}
+	return 0
+}
+
+func hasFlagPrefix(args []field, p string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a.s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDisk(p string) bool {
+	for _, d := range []string{"/dev/sd", "/dev/hd", "/dev/nvme", "/dev/disk", "/dev/rdisk", "/dev/mmcblk", "/dev/xvd", "/dev/vd", "/dev/md", "/dev/dm-", "/dev/mapper/", "/dev/loop", "/dev/mem", "/dev/kmem", "/dev/port"} {
+		if strings.HasPrefix(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) anDd(a *actx) traits {
+	hasOf := false
+	for _, f := range a.args[1:] {
+		k, v, ok := strings.Cut(f.s, "=")
+		if !ok {
+			continue
+		}
+		vf := field{s: v, dyn: f.dyn}
+		switch k {
+		case "of":
+			hasOf = true
+			if isDisk(v) {
+				r.add(a.cx, high, "disk.write", "dd writes a raw disk device")
+				continue
+			}
+			r.writePath(vf, "dd", a.cx)
+		case "if":
+			if isDisk(v) {
+				r.add(a.cx, high, "disk.read", "dd reads a raw disk (other users' data, deleted files)")
+				continue
+			}
+			r.readPath(vf, a.cx)
+		}
+	}
+	if !hasOf {
+		a.level = safe
+	}
+	return 0
+}
+
+func (r *run) anCurl(a *actx) traits {
+	args := a.args[1:]
+	t := tFetch
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		val := func() (field, bool) {
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return field{}, false
+		}
+		var v field
+		var ok bool
+		switch {
+		case s == "-o" || s == "--output":
+			v, ok = val()
+			if ok && v.s != "-" {
+				t &^= tFetch
+				if r.writePath(v, "curl -o", a.cx) != safe {
+					r.markFetched(v)
+				}
+			}
+		case strings.HasPrefix(s, "--output="):
+			t &^= tFetch
+			r.markFetched(field{s: strings.TrimPrefix(s, "--output=")})
+		case s == "-O" || s == "--remote-name" || s == "--remote-name-all":
+			t &^= tFetch
+			for _, u := range args {
+				if strings.Contains(u.s, "://") {
+					r.markFetched(field{s: path.Base(u.s)})
+				}
+			}
+		case s == "-d" || s == "--data" || s == "--data-binary" || s == "--data-raw" || s == "--data-urlencode" || s == "--json" || s == "-F" || s == "--form" || s == "-T" || s == "--upload-file" || s == "--data-ascii":
+			v, ok = val()
+			if ok {
+				r.curlUpload(s, v, a, &t)
+			}
+		case strings.HasPrefix(s, "--data") && strings.Contains(s, "="):
+			_, vv, _ := strings.Cut(s, "=")
+			r.curlUpload("--data", field{s: vv, dyn: args[i].dyn}, a, &t)
+		case s == "-K" || s == "--config":
+			r.add(a.cx, review, "curl.config", "curl reads options from a file")
+			val()
+		case strings.HasPrefix(s, "file://"):
+			r.readPath(field{s: strings.TrimPrefix(s, "file://")}, a.cx)
+		case strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && len(s) > 2 && strings.HasSuffix(s, "o"):
+			v, ok = val()
+			if ok && v.s != "-" {
+				t &^= tFetch
+				r.writePath(v, "curl -o", a.cx)
+				r.markFetched(v)
+			}
+		case strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "O") && !strings.ContainsAny(s, "o"):
+			t &^= tFetch
+			for _, u := range args {
+				if strings.Contains(u.s, "://") {
+					r.markFetched(field{s: path.Base(u.s)})
+				}
+			}
+		case s == "-H" || s == "--header" || s == "-u" || s == "--user" || s == "-X" || s == "--request" || s == "-A" || s == "-e" || s == "-b" || s == "-c" || s == "--max-time" || s == "-m" || s == "-w" || s == "--connect-timeout" || s == "--retry" || s == "-x" || s == "--proxy" || s == "-r" || s == "--resolve" || s == "--cacert" || s == "--cert" || s == "--key":
+			val()
+		}
+	}
+	return t
+}
+
+func (r *run) curlUpload(flag string, v field, a *actx, t *traits) {
+	s := v.s
+	if flag == "-F" || flag == "--form" {
+		_, s, _ = strings.Cut(s, "=")
+		if i := strings.IndexByte(s, ';'); i >= 0 {
+			s = s[:i]
+		}
+		if !strings.HasPrefix(s, "@") && !strings.HasPrefix(s, "<") {
+			return
+		}
+		s = s[1:]
+	} else if flag != "-T" && flag != "--upload-file" {
+		if !strings.HasPrefix(s, "@") {
+			return
+		}
+		s = s[1:]
+	}
+	if s == "-" || s == "." {
+		*t |= tNetwork
+		return
+	}
+	if r.readPath(field{s: s, dyn: v.dyn}, a.cx) == high {
+		r.add(a.cx, high, "net.exfiltration", "uploads a secret file")
+	} else {
+		r.add(a.cx, review, "net.upload", "uploads a file")
+	}
+}
+
+func (r *run) markFetched(f field) {
+	if f.dyn {
+		return
+	}
+	if r.fetched == nil {
+		r.fetched = map[string]bool{}
+	}
+	r.fetched[r.c.res.resolve(r.cwd, f.s)] = true
+}
+
+func (r *run) anWget(a *actx) traits {
+	args := a.args[1:]
+	if v, ok := flagValue(args, "-O", "--output-document"); ok {
+		if v.s == "-" {
+			return tFetch
+		}
+		r.writePath(v, "wget -O", a.cx)
+		r.markFetched(v)
+		return 0
+	}
+	for _, f := range args {
+		if strings.HasPrefix(f.s, "-") && !strings.HasPrefix(f.s, "--") && strings.HasSuffix(f.s, "O-") {
+			return tFetch
+		}
+	}
+	if v, ok := flagValue(args, "--post-file", "--body-file"); ok {
+		if r.readPath(v, a.cx) == high {
+			r.add(a.cx, high, "net.exfiltration", "uploads a secret file")
+		}
+	}
+	for _, f := range operands(args, "-P", "--directory-prefix", "-o", "-a", "-t", "-T", "-U", "--header", "-i", "-e", "--user", "--password") {
+		if strings.Contains(f.s, "://") {
+			r.markFetched(field{s: path.Base(f.s)})
+		}
+	}
+	return 0
+}
+
+func (r *run) anKill(a *actx) traits {
+	args := a.args[1:]
+	if hasFlag(args, "-l", "-L", "--list") {
+		a.level = safe
+		return 0
+	}
+	pids := 0
+	sig0 := false
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		switch {
+		case s == "-0" || s == "-s" && i+1 < len(args) && args[i+1].s == "0" || s == "--signal" && i+1 < len(args) && args[i+1].s == "0":
+			sig0 = true
+			if s != "-0" {
+				i++
+			}
+		case s == "-s" || s == "-n" || s == "--signal":
+			i++
+		case s == "--":
+		case i == 0 && strings.HasPrefix(s, "-") && !args[i].dyn:
+			// signal
+		default:
+			pids++
+			if s == "-1" || s == "1" {
+				r.add(a.cx, high, "kill.all", "kill -1 signals every process the user owns (or init)")
+			}
+		}
+	}
+	if sig0 {
+		a.level = safe
+	}
+	return 0
+}
+
+func (r *run) anShell(a *actx) traits {
+	args := a.args[1:]
+	i := 0
+	cmode, stdin := false, false
+	for i < len(args) {
+		s := args[i].s
+		if args[i].dyn || len(s) < 2 || s[0] != '-' && s[0] != '+' {
+			break
+		}
+		if s == "--" || s == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(s, "--") {
+			if s == "--rcfile" || s == "--init-file" {
+				i++
+			}
+			i++
+			continue
+		}
+		takes := 0
+		for _, c := range s[1:] {
+			switch c {
+			case 'c':
+				cmode = true
+			case 's':
+				stdin = true
+			case 'o', 'O':
+				takes++
+			}
+		}
+		i += 1 + takes
+	}
+	ops := []field{}
+	if i < len(args) {
+		ops = args[i:]
+	}
+	if cmode {
+		if len(ops) == 0 {
+			return 0
+		}
+		a.level = safe
+		if ops[0].dyn {
+			r.dynamicScript(ops[0], a.cx)
+			return 0
+		}
+		r.nested(a.cx, ops[0].s)
+		return 0
+	}
+	if len(ops) > 0 && !stdin {
+		return r.runsFile(ops[0], a, "shell script")
+	}
+	if text, ok := r.stdinText(a.cx.stmt); ok && a.cx.stmt != nil {
+		a.level = safe
+		r.nested(a.cx, text)
+		return 0
+	}
+	a.reason = "runs a script read from stdin"
+	return tShell
+}
+
+// runsFile handles a shell or interpreter running a script file.
+func (r *run) runsFile(f field, a *actx, what string) traits {
+	switch {
+	case f.proc && f.sub&tFetch != 0:
+		r.add(a.cx, high, "exec.fetched-code", "runs a downloaded "+what+" (process substitution)")
+	case f.proc && f.sub&tDecode != 0:
+		r.add(a.cx, high, "exec.decoded-code", "runs a decoded "+what+" (process substitution)")
+	case f.proc:
+		a.reason = "runs a " + what + " produced by a command"
+	case f.dyn:
+		r.dynamicScript(f, a.cx)
+	default:
+		if r.fetched[r.c.res.resolve(r.cwd, f.s)] {
+			r.add(a.cx, high, "download.execute", "runs a "+what+" downloaded earlier in the command")
+		}
+		if f.s == "/dev/stdin" {
+			return tShell
+		}
+		a.reason = "runs the " + what + " " + clip(f.s, 60)
+	}
+	return 0
+}
+
+func (r *run) anInterp(a *actx) traits {
+	args := a.args[1:]
+	lang := a.key
+	if strings.HasPrefix(lang, "python") || lang == "pypy" || lang == "pypy3" || lang == "ipython" {
+		lang = "python"
+	}
+	codeFlags := map[string][]string{
+		"python": {"-c"}, "node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
+		"deno": {"eval"}, "bun": {"-e", "--eval", "-p", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
+		"php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"}, "osascript": {"-e"}, "rscript": {"-e"}, "Rscript": {"-e"}, "julia": {"-e", "--eval"},
+	}[lang]
+	valueFlags := []string{"-m", "-W", "-X", "-r", "--require", "-M", "-I", "-f", "-Q", "--import", "-C"}
+	if len(args) == 1 && (args[0].s == "-V" || args[0].s == "-v" && lang != "perl" && lang != "python") {
+		a.level = safe
+		return 0
+	}
+	var codes []field
+	script := -1
+	stdin := false
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		if s == "-" {
+			stdin = true
+			break
+		}
+		if s == "--" {
+			if i+1 < len(args) {
+				script = i + 1
+			}
+			break
+		}
+		if !strings.HasPrefix(s, "-") || args[i].dyn {
+			if lang == "deno" && s == "eval" && i+1 < len(args) {
+				codes = append(codes, args[i+1])
+				break
+			}
+			script = i
+			break
+		}
+		matched := false
+		for _, cf := range codeFlags {
+			if s == cf || strings.HasPrefix(s, cf) && len(cf) == 2 && len(s) > 2 && lang == "python" {
+				if s == cf {
+					if i+1 < len(args) {
+						codes = append(codes, args[i+1])
+						i++
+					}
+				} else {
+					f := args[i]
+					f.s = s[2:]
+					codes = append(codes, f)
+				}
+				matched = true
+				break
+			}
+			if len(cf) == 2 && len(s) > 2 && s[0] == '-' && s[1] != '-' && s[len(s)-1] == cf[1] && (lang == "perl" || lang == "ruby") {
+				if i+1 < len(args) {
+					codes = append(codes, args[i+1])
+					i++
+				}
+				if strings.Contains(s, "i") && lang == "perl" {
+					r.add(a.cx, review, "interp.in-place", "perl -i edits files in place")
+				}
+				matched = true
+				break
+			}
+		}
+		if matched {
+			if lang == "python" || lang == "php" {
+				break
+			}
+			continue
+		}
+		if s == "-m" && i+1 < len(args) && lang == "python" {
+			a.reason = "runs the module " + clip(args[i+1].s, 40)
+			return 0
+		}
+		for _, v := range valueFlags {
+			if s == v {
+				i++
+				break
+			}
+		}
+	}
+	if len(codes) > 0 {
+		a.reason = "runs inline code"
+		for _, c := range codes {
+			if c.dyn {
+				r.dynamicScript(c, a.cx)
+				continue
+			}
+			r.inlineCode(c.s, a.cx)
+		}
+		return 0
+	}
+	if script >= 0 && !stdin {
+		return r.runsFile(args[script], a, "script")
+	}
+	if text, ok := r.stdinText(a.cx.stmt); ok && a.cx.stmt != nil {
+		a.reason = "runs inline code from a here-document"
+		r.inlineCode(text, a.cx)
+		return 0
+	}
+	a.reason = "runs code read from stdin"
+	return tShell
+}
+
+func (r *run) anEval(a *actx) traits {
+	ops := a.args[1:]
+	if len(ops) == 0 {
+		a.level = safe
+		return 0
+	}
+	dyn, sub := anyDyn(ops)
+	if dyn {
+		switch {
+		case sub&tFetch != 0:
+			r.add(a.cx, high, "exec.fetched-code", "eval runs downloaded code")
+		case sub&tDecode != 0:
+			r.add(a.cx, high, "exec.decoded-code", "eval runs decoded code")
+		default:
+			a.reason = "evaluates a string computed at run time"
+		}
+		return tShell
+	}
+	a.level = safe
+	r.nested(a.cx, joinFields(ops))
+	return 0
+}
+
+func (r *run) anSource(a *actx) traits {
+	ops := operands(a.args[1:])
+	if len(ops) == 0 {
+		return 0
+	}
+	return r.runsFile(ops[0], a, "script")
+}
+
+func (r *run) anPrintenv(a *actx) traits {
+	ops := a.args[1:]
+	switch a.key {
+	case "printenv":
+		names := operands(ops)
+		if len(names) == 0 {
+			a.level, a.reason, a.id = review, "dumps the environment, which may hold tokens", "env.dump"
+			return tEnvDump
+		}
+		for _, n := range names {
+			if secretName(n.s) {
+				r.add(a.cx, high, "env.secret", "prints a secret variable ("+clip(n.s, 40)+")")
+				return tSecret
+			}
+		}
+	case "set", "declare", "export", "typeset":
+		if len(ops) == 0 || len(ops) == 1 && (ops[0].s == "-p" || ops[0].s == "-x") {
+			a.level, a.reason, a.id = review, "dumps shell variables, which may hold tokens", "env.dump"
+			return tEnvDump
+		}
+	}
+	return 0
+}
+
+func secretName(n string) bool {
+	u := strings.ToUpper(n)
+	for _, k := range []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE", "CREDENTIAL", "ACCESS_KEY", "AUTH"} {
+		if strings.Contains(u, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) anGrep(a *actx) traits {
+	args := a.args[1:]
+	explicit := false
+	var pattern string
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		if s == "--" {
+			break
+		}
+		if s == "-e" || s == "--regexp" || s == "-f" || s == "--file" {
+			explicit = true
+			if i+1 < len(args) {
+				pattern += " " + args[i+1].s
+			}
+			i++
+		} else if strings.HasPrefix(s, "--regexp=") || strings.HasPrefix(s, "-e") && len(s) > 2 && !strings.HasPrefix(s, "--") {
+			explicit = true
+			pattern += " " + s
+		}
+	}
+	vf := []string{"-e", "--regexp", "-f", "--file", "-m", "--max-count", "-A", "-B", "-C", "--after-context", "--before-context", "--context", "-d", "-D", "--include", "--exclude", "--exclude-dir", "--label", "-t", "--type", "-g", "--glob", "-T", "--type-not", "-j", "--threads", "--pre", "--pre-glob", "-M", "--max-columns", "--color", "--colors", "--sort", "--sortr", "-E", "--encoding", "--max-depth", "--maxdepth", "--engine", "--field-match-separator", "-r", "--replace", "--path-separator", "--context-separator"}
+	if a.key != "rg" {
+		vf = append(vf[:len(vf):len(vf)], "-E")
+		vf = slicesDelete(vf, "-r", "-E", "-M", "-j", "-T", "-t", "-g")
+	}
+	ops := operands(args, vf...)
+	if !explicit && len(ops) > 0 {
+		pattern = ops[0].s
+		ops = ops[1:]
+	}
+	a.files, a.filesSet = ops, true
+	t := traits(0)
+	if secretPattern(pattern) {
+		t |= tSecretFilter
+	}
+	return t
+}
+
+func slicesDelete(s []string, del ...string) []string {
+	out := s[:0:0]
+	for _, x := range s {
+		keep := true
+		for _, d := range del {
+			if x == d {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func secretPattern(p string) bool {
+	l := strings.ToLower(p)
+	for _, k := range []string{"token", "secret", "passw", "api_key", "apikey", "api-key", "credential", "aws_", "private", "auth"} {
+		if strings.Contains(l, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) anCd(a *actx) {
+	ops := operands(a.args[1:])
+	if len(ops) == 0 {
+		r.cwd, r.cwdKnown = "~", true
+		return
+	}
+	f := ops[0]
+	if f.dyn || f.s == "-" {
+		r.cwd, r.cwdKnown = "/\x00unknown", false
+		return
+	}
+	r.cwd = r.c.res.resolve(r.cwd, f.s)
+	if r.cwd == "." {
+		r.cwd = ""
+	}
+	r.cwdKnown = true
+}
+
+func (r *run) anDocker(a *actx) {
+	for i, f := range a.rest {
+		v := f.s
+		if (f.s == "-v" || f.s == "--volume" || f.s == "--mount") && i+1 < len(a.rest) {
+			v = a.rest[i+1].s
+		} else if strings.HasPrefix(f.s, "--volume=") || strings.HasPrefix(f.s, "--mount=") {
+			_, v, _ = strings.Cut(f.s, "=")
+		} else {
+			continue
+		}
+		src, _, _ := strings.Cut(strings.TrimPrefix(v, "type=bind,source="), ":")
+		src = strings.TrimPrefix(src, "src=")
+		if src == "/" || src == "/etc" || strings.HasSuffix(src, "docker.sock") || src == "~" || src == "$HOME" || src == "/root" {
+			r.add(a.cx, high, "docker.host-mount", "container mounts a sensitive host path ("+clip(src, 40)+")")
+		}
+	}
+}
+
+func (r *run) anKubectl(a *actx) {
+	ops := operands(a.rest, "-n", "--namespace", "--context", "-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container")
+	if strings.HasSuffix(a.id, ".get") && len(ops) > 0 && (ops[0].s == "secret" || ops[0].s == "secrets" || strings.HasPrefix(ops[0].s, "secret/")) {
+		if o, ok := flagValue(a.rest, "-o", "--output"); ok && o.s != "name" && o.s != "wide" {
+			r.add(a.cx, high, "kubectl.secret-read", "prints secret values from the cluster")
+		}
+	}
+	if strings.HasSuffix(a.id, ".delete") {
+		if hasFlag(a.rest, "--all", "-A", "--all-namespaces") || len(ops) > 0 && (ops[0].s == "namespace" || ops[0].s == "ns" || ops[0].s == "pv" || ops[0].s == "pvc") {
+			r.add(a.cx, high, "kubectl.delete-wide", "deletes many resources or stored data")
+		}
+	}
+}
+
+func (r *run) anSQL(a *actx) {
+	var text string
+	for i, f := range a.args[1:] {
+		if (f.s == "-c" || f.s == "--command" || f.s == "-e" || f.s == "--execute" || f.s == "--eval" || f.s == "--query" || f.s == "-q") && i+2 < len(a.args) {
+			text += " " + a.args[i+2].s
+		}
+	}
+	if text == "" {
+		ops := operands(a.args[1:])
+		if a.key == "sqlite3" && len(ops) > 1 {
+			text = joinFields(ops[1:])
+		}
+	}
+	if t, ok := r.stdinText(a.cx.stmt); ok && a.cx.stmt != nil {
+		text += " " + t
+	}
+	u := strings.ToUpper(text)
+	for _, k := range []string{"DROP DATABASE", "DROP SCHEMA", "DROP TABLE", "TRUNCATE", "FLUSHALL", "FLUSHDB", "DROPDATABASE", "DROP USER"} {
+		if strings.Contains(u, k) {
+			r.add(a.cx, high, "sql.destructive", "destroys database data ("+strings.ToLower(k)+")")
+			return
+		}
+	}
+	if strings.Contains(u, "DELETE FROM") && !strings.Contains(u, "WHERE") {
+		r.add(a.cx, high, "sql.destructive", "deletes every row of a table")
+	}
+}
+
+func (r *run) anRsync(a *actx) {
+	args := a.args[1:]
+	if hasFlagPrefix(args, "--delete") || hasFlag(args, "--remove-source-files") {
+		r.add(a.cx, high, "rsync.delete", "rsync deletes files at the destination or source")
+	}
+	if v, ok := flagValue(args, "-e", "--rsh"); ok {
+		r.add(a.cx, review, "rsync.rsh", "rsync runs a remote shell program")
+		_ = v
+	}
+	ops := operands(args, "-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "--backup-dir", "--suffix", "-T", "--temp-dir", "--chmod", "--chown", "--log-file", "--password-file", "-B", "--block-size", "--timeout", "--port", "--bwlimit")
+	for i, f := range ops {
+		remote := strings.Contains(f.s, ":") && !strings.HasPrefix(f.s, "/")
+		if i < len(ops)-1 {
+			if !remote && r.readPath(f, a.cx) == high {
+				r.add(a.cx, high, "net.exfiltration", "copies a secret")
+			}
+		} else if !remote {
+			r.writePath(f, "rsync", a.cx)
+		}
+	}
+}
+
+func (r *run) anSystemctl(a *actx) {
+	ops := operands(a.args[1:], "-H", "--host", "-M", "--machine", "-t", "--type", "--state", "-p", "--property", "-n", "--lines", "-o", "--output")
+	if len(ops) == 0 {
+		a.level = safe
+		return
+	}
+	verb := ops[0].s
+	switch {
+	case verb == "status" || verb == "show" || verb == "cat" || strings.HasPrefix(verb, "list-") || strings.HasPrefix(verb, "is-") || verb == "help" || verb == "get-default":
+		a.level = safe
+	case verb == "poweroff" || verb == "reboot" || verb == "halt" || verb == "kexec" || verb == "emergency" || verb == "rescue" || verb == "isolate" || verb == "suspend" || verb == "hibernate":
+		r.add(a.cx, high, "system.power", "stops or restarts the machine")
+	case verb == "stop" || verb == "disable" || verb == "mask" || verb == "kill":
+		for _, u := range ops[1:] {
+			l := strings.ToLower(u.s)
+			for _, sec := range []string{"firewalld", "ufw", "iptables", "nftables", "apparmor", "auditd", "selinux", "fail2ban", "sshd", "crowdstrike", "falcon", "osquery"} {
+				if strings.Contains(l, sec) {
+					r.add(a.cx, high, "system.security-service", "stops a security service ("+clip(u.s, 30)+")")
+				}
+			}
+		}
+	}
+}

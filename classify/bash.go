@@ -1,0 +1,874 @@
+package classify
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// traits describe what a command does with its standard streams, for the
+// composite rules over pipelines.
+type traits uint16
+
+const (
+	tFetch        traits = 1 << iota // writes fetched network data to stdout
+	tDecode                          // writes decoded (base64, hex) data to stdout
+	tEnvDump                         // writes the environment to stdout
+	tSecret                          // writes secret file content to stdout
+	tShell                           // runs what it reads on stdin as code
+	tNetwork                         // sends what it reads on stdin to the network
+	tFilter                          // filters its input (grep); see tSecretFilter
+	tSecretFilter                    // filters for tokens, keys or passwords
+)
+
+var traitBits = map[string]traits{"fetch": tFetch, "decode": tDecode, "envdump": tEnvDump, "shell": tShell, "network": tNetwork, "filter": tFilter}
+
+// scope is the script being walked: the top-level command or a nested
+// script (sh -c, eval, a here-document fed to a shell).
+type scope struct {
+	src   string
+	outer *Finding // position to report for nested scripts
+}
+
+// run is the state of one classification.
+type run struct {
+	c        *Classifier
+	cr       *compiled
+	sc       scope
+	findings []Finding
+	seen     map[string]bool
+	commands int
+	depth    int
+	limitHit bool
+	vars     map[string]string
+	ifs      string
+	cwd      string
+	cwdKnown bool
+	fetched  map[string]bool // files written by a download earlier in the command
+	funcs    map[string]bool
+	substs   map[syntax.Node]traits
+}
+
+// Bash classifies a shell command with the default rules and opts. It
+// never fails: parse errors, inputs over the limits and configuration
+// errors are review or high, never safe.
+func Bash(command string, opts ...Option) Risk {
+	c, err := New(opts...)
+	if err != nil {
+		return configErrorRisk(err)
+	}
+	return c.Bash(command)
+}
+
+// Bash classifies a shell command (bash syntax). See the package
+// documentation for what is walked and docs/classifier.md for the rules.
+func (c *Classifier) Bash(command string) (risk Risk) {
+	r := &run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}}
+	if c.cfg.workspace != "" {
+		r.cwd, r.cwdKnown = c.cfg.workspace, true
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			risk = summarize(append(r.findings, Finding{Level: review, Rule: "classify.internal-error",
+				Reason: clip(fmt.Sprint("internal error: ", v), 120), Command: clip(command, 120), Line: 1, Col: 1}), "")
+		}
+	}()
+	if strings.TrimSpace(command) == "" {
+		return summarize(nil, "empty command")
+	}
+	if len(command) > c.cfg.maxBytes {
+		r.findings = append(r.findings, Finding{Level: review, Rule: "limit.size", Reason: fmt.Sprintf("command over %d bytes", c.cfg.maxBytes), Command: clip(command, 120), Line: 1, Col: 1})
+		return summarize(r.findings, "")
+	}
+	if !utf8.ValidString(command) {
+		r.findings = append(r.findings, Finding{Level: review, Rule: "obfuscation.invalid-utf8", Reason: "command is not valid UTF-8", Command: clip(command, 120), Line: 1, Col: 1})
+	}
+	r.hiddenChars(command)
+	r.script(command, nil)
+	return summarize(r.findings, "read-only")
+}
+
+// hiddenChars flags characters that make a command display differently
+// from what runs: bidi overrides, zero-width characters and a bare CR.
+func (r *run) hiddenChars(s string) {
+	for i, c := range s {
+		bad := ""
+		switch {
+		case c >= 0x202A && c <= 0x202E, c >= 0x2066 && c <= 0x2069:
+			bad = "bidirectional override character"
+		case c == 0x200B || c == 0x200C || c == 0x200D || c == 0x2060 || c == 0xFEFF:
+			bad = "zero-width character"
+		case c == '\r' && (i+1 >= len(s) || s[i+1] != '\n'):
+			bad = "carriage return that hides text when displayed"
+		}
+		if bad != "" {
+			r.findings = append(r.findings, Finding{Level: review, Rule: "obfuscation.hidden-char", Reason: bad, Command: clip(s, 120), Offset: i, Line: 1, Col: 1})
+			return
+		}
+	}
+}
+
+// script parses and walks src; outer is the position to report for a
+// nested script (nil at top level).
+func (r *run) script(src string, outer *Finding) {
+	if r.depth >= r.c.cfg.maxDepth {
+		r.limit(outer, "limit.depth", fmt.Sprintf("nesting deeper than %d levels", r.c.cfg.maxDepth))
+		return
+	}
+	r.depth++
+	saved := r.sc
+	r.sc = scope{src: src, outer: outer}
+	defer func() { r.sc = saved; r.depth-- }()
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		fnd := Finding{Level: review, Rule: "parse.error", Reason: "not valid bash: " + clip(err.Error(), 80), Command: clip(src, 120), Line: 1, Col: 1}
+		var pe syntax.ParseError
+		if perr, ok := err.(syntax.ParseError); ok {
+			pe = perr
+			fnd.Offset, fnd.Line, fnd.Col = int(pe.Pos.Offset()), int(pe.Pos.Line()), int(pe.Pos.Col())
+		}
+		r.addFinding(fnd)
+	}
+	if f != nil {
+		r.stmts(f.Stmts)
+	}
+}
+
+// document walks the substitutions of src as if in double quotes (prompt
+// expansion, unquoted here-documents fed to nothing).
+func (r *run) document(src string, pos syntax.Pos) {
+	if r.depth >= r.c.cfg.maxDepth {
+		return
+	}
+	w, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(src))
+	if err != nil || w == nil {
+		return
+	}
+	outer := r.findingAt(review, "", "", pos, pos)
+	r.depth++
+	saved := r.sc
+	r.sc = scope{src: src, outer: &outer}
+	r.scan(w)
+	r.sc = saved
+	r.depth--
+}
+
+func (r *run) limit(outer *Finding, rule, reason string) {
+	if r.limitHit {
+		return
+	}
+	r.limitHit = true
+	f := Finding{Level: review, Rule: rule, Reason: reason, Command: clip(r.sc.src, 120), Line: 1, Col: 1}
+	if outer != nil {
+		f.Offset, f.Line, f.Col = outer.Offset, outer.Line, outer.Col
+	}
+	r.addFinding(f)
+}
+
+// tick counts a command against the limit.
+func (r *run) tick() bool {
+	r.commands++
+	if r.commands > r.c.cfg.maxCommands {
+		r.limit(r.sc.outer, "limit.commands", fmt.Sprintf("more than %d commands", r.c.cfg.maxCommands))
+		return false
+	}
+	return true
+}
+
+func (r *run) findingAt(l gate.RiskLevel, rule, reason string, pos, end syntax.Pos) Finding {
+	f := Finding{Level: l, Rule: rule, Reason: reason}
+	if o := r.sc.outer; o != nil {
+		f.Offset, f.Line, f.Col = o.Offset, o.Line, o.Col
+	} else if pos.IsValid() {
+		f.Offset, f.Line, f.Col = int(pos.Offset()), int(pos.Line()), int(pos.Col())
+	} else {
+		f.Line, f.Col = 1, 1
+	}
+	src := r.sc.src
+	if pos.IsValid() && end.IsValid() {
+		a, b := int(pos.Offset()), int(end.Offset())
+		if a >= 0 && b <= len(src) && a < b {
+			f.Command = clip(src[a:b], 120)
+		}
+	}
+	if f.Command == "" {
+		f.Command = clip(src, 120)
+	}
+	return f
+}
+
+func (r *run) addAt(l gate.RiskLevel, rule, reason string, pos, end syntax.Pos) {
+	if l.Rank() <= safe.Rank() {
+		return
+	}
+	r.addFinding(r.findingAt(l, rule, reason, pos, end))
+}
+
+func (r *run) addFinding(f Finding) {
+	key := fmt.Sprintf("%s\x00%d\x00%s", f.Rule, f.Offset, f.Command)
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	if r.seen[key] {
+		for i := range r.findings {
+			fi := &r.findings[i]
+			if fi.Rule == f.Rule && fi.Offset == f.Offset && fi.Command == f.Command && f.Level.Rank() > fi.Level.Rank() {
+				fi.Level, fi.Reason = f.Level, f.Reason
+			}
+		}
+		return
+	}
+	r.seen[key] = true
+	r.findings = append(r.findings, f)
+}
+
+// maxLevel returns the highest level among findings from index i on.
+func (r *run) maxLevel(from int) gate.RiskLevel {
+	l := safe
+	for _, f := range r.findings[from:] {
+		l = l.Max(f.Level)
+	}
+	return l
+}
+
+func (r *run) stmts(ss []*syntax.Stmt) traits {
+	var t traits
+	for _, s := range ss {
+		t |= r.stmt(s)
+	}
+	return t
+}
+
+// subst classifies a command or process substitution once and caches its
+// traits.
+func (r *run) subst(n syntax.Node, ss []*syntax.Stmt) traits {
+	if t, ok := r.substs[n]; ok {
+		return t
+	}
+	if r.substs == nil {
+		r.substs = map[syntax.Node]traits{}
+	}
+	r.substs[n] = 0
+	if r.depth >= r.c.cfg.maxDepth {
+		r.limit(r.sc.outer, "limit.depth", "substitutions nested too deeply")
+		return 0
+	}
+	r.depth++
+	cwd, known := r.cwd, r.cwdKnown
+	t := r.stmts(ss)
+	r.cwd, r.cwdKnown = cwd, known
+	r.depth--
+	r.substs[n] = t
+	return t
+}
+
+// scan classifies every substitution inside a node the walker does not
+// interpret (arithmetic, tests, parameter operands).
+func (r *run) scan(n syntax.Node) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(x syntax.Node) bool {
+		switch x := x.(type) {
+		case *syntax.CmdSubst:
+			r.subst(x, x.Stmts)
+			return false
+		case *syntax.ProcSubst:
+			r.subst(x, x.Stmts)
+			return false
+		}
+		return true
+	})
+}
+
+func (r *run) stmt(s *syntax.Stmt) traits {
+	if s == nil {
+		return 0
+	}
+	if !r.tick() {
+		return 0
+	}
+	var t traits
+	switch x := s.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		t = r.call(x, s)
+	case *syntax.BinaryCmd:
+		t = r.binary(x)
+	case *syntax.Subshell:
+		cwd, known := r.cwd, r.cwdKnown
+		t = r.stmts(x.Stmts)
+		r.cwd, r.cwdKnown = cwd, known
+	case *syntax.Block:
+		t = r.stmts(x.Stmts)
+	case *syntax.IfClause:
+		for cl := x; cl != nil; cl = cl.Else {
+			r.stmts(cl.Cond)
+			t |= r.stmts(cl.Then)
+		}
+	case *syntax.WhileClause:
+		r.stmts(x.Cond)
+		t = r.stmts(x.Do)
+	case *syntax.ForClause:
+		if wi, ok := x.Loop.(*syntax.WordIter); ok {
+			r.fieldsOf(wi.Items)
+			if wi.Name != nil {
+				delete(r.vars, wi.Name.Value)
+			}
+		} else {
+			r.scan(x.Loop)
+		}
+		t = r.stmts(x.Do)
+	case *syntax.CaseClause:
+		r.fieldsOf([]*syntax.Word{x.Word})
+		for _, it := range x.Items {
+			for _, p := range it.Patterns {
+				r.scan(p)
+			}
+			t |= r.stmts(it.Stmts)
+		}
+	case *syntax.FuncDecl:
+		r.funcDecl(x)
+	case *syntax.DeclClause:
+		r.decl(x, s)
+	case *syntax.TimeClause:
+		t = r.stmt(x.Stmt)
+	case *syntax.CoprocClause:
+		t = r.stmt(x.Stmt)
+	default:
+		r.scan(x)
+	}
+	r.redirects(s)
+	return t
+}
+
+// binary walks && || | |&, applying the composite pipeline rules.
+func (r *run) binary(b *syntax.BinaryCmd) traits {
+	if b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
+		return r.stmt(b.X) | r.stmt(b.Y)
+	}
+	var stages []*syntax.Stmt
+	var flatten func(s *syntax.Stmt)
+	flatten = func(s *syntax.Stmt) {
+		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) && len(s.Redirs) == 0 {
+			flatten(bc.X)
+			flatten(bc.Y)
+			return
+		}
+		stages = append(stages, s)
+	}
+	flatten(b.X)
+	flatten(b.Y)
+	var up traits // what flows into the current stage
+	var all traits
+	for i, s := range stages {
+		t := r.stmt(s)
+		if i > 0 {
+			r.composite(up, t, s)
+		}
+		if stdoutRedirected(s) {
+			up = 0
+		} else if t&tFilter != 0 {
+			up = up&(tFetch|tDecode|tEnvDump|tSecret) | t&^tFilter
+		} else {
+			up = t | up&(tFetch|tDecode|tEnvDump|tSecret)&traitsPassThrough(t)
+		}
+		all |= t
+	}
+	return up | all&(tShell|tNetwork)
+}
+
+// traitsPassThrough: data keeps its taint through a stage unless the stage
+// is a sink.
+func traitsPassThrough(t traits) traits {
+	if t&(tShell|tNetwork) != 0 {
+		return 0
+	}
+	return ^traits(0)
+}
+
+func stdoutRedirected(s *syntax.Stmt) bool {
+	for _, rd := range s.Redirs {
+		if (rd.Op == syntax.RdrOut || rd.Op == syntax.AppOut || rd.Op == syntax.RdrAll || rd.Op == syntax.AppAll || rd.Op == syntax.RdrClob) && (rd.N == nil || rd.N.Value == "1") {
+			return true
+		}
+	}
+	return false
+}
+
+// composite applies the rules over data flowing from earlier stages (in)
+// into a stage with traits t.
+func (r *run) composite(in, t traits, s *syntax.Stmt) {
+	switch {
+	case in&tFetch != 0 && t&tShell != 0:
+		r.addAt(high, "pipe.fetch-to-shell", "downloaded data piped into a shell or interpreter", s.Pos(), s.End())
+	case in&tDecode != 0 && t&tShell != 0:
+		r.addAt(high, "pipe.decode-to-shell", "decoded data piped into a shell or interpreter", s.Pos(), s.End())
+	case in&(tEnvDump|tSecret) != 0 && t&tNetwork != 0:
+		r.addAt(high, "pipe.exfiltration", "environment or secrets piped to the network", s.Pos(), s.End())
+	case in&tEnvDump != 0 && t&tSecretFilter != 0:
+		r.addAt(high, "pipe.env-secrets", "extracts tokens or passwords from the environment", s.Pos(), s.End())
+	case in&(tEnvDump|tSecret) != 0 && t&tShell != 0:
+		r.addAt(high, "pipe.secret-to-interpreter", "environment or secrets piped into a program", s.Pos(), s.End())
+	}
+}
+
+// funcDecl records a function and classifies its body; a body that calls
+// itself in a pipeline or in the background is a fork bomb.
+func (r *run) funcDecl(fd *syntax.FuncDecl) {
+	name := ""
+	if fd.Name != nil {
+		name = fd.Name.Value
+	}
+	if r.funcs == nil {
+		r.funcs = map[string]bool{}
+	}
+	r.funcs[name] = true
+	if fd.Body == nil {
+		return
+	}
+	self, fork := false, false
+	syntax.Walk(fd.Body, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 && x.Args[0].Lit() == name {
+				self = true
+			}
+		case *syntax.BinaryCmd:
+			if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+				fork = true
+			}
+		case *syntax.Stmt:
+			if x.Background {
+				fork = true
+			}
+		}
+		return true
+	})
+	if self && fork {
+		r.addAt(high, "fork-bomb", "function spawns copies of itself without bound", fd.Pos(), fd.End())
+	}
+	r.depth++
+	r.stmt(fd.Body)
+	r.depth--
+}
+
+// decl handles export, declare, local, readonly and typeset.
+func (r *run) decl(d *syntax.DeclClause, s *syntax.Stmt) {
+	for _, a := range d.Args {
+		if a.Name == nil {
+			if a.Value != nil {
+				r.fieldsOf([]*syntax.Word{a.Value})
+			}
+			continue
+		}
+		r.assign(a, s, true)
+	}
+}
+
+// assign records a variable and applies the environment rules.
+func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
+	if a.Name == nil {
+		return
+	}
+	name := a.Name.Value
+	if a.Array != nil {
+		r.scan(a.Array)
+		delete(r.vars, name)
+		return
+	}
+	r.scan(a.Index)
+	val, known := "", true
+	if a.Value != nil {
+		fs := r.expandParts(nil, a.Value.Parts, a.Value.Pos())
+		parts := make([]string, 0, len(fs))
+		for _, f := range fs {
+			if f.dyn {
+				known = false
+			}
+			parts = append(parts, f.s)
+		}
+		val = strings.Join(parts, " ")
+	}
+	r.envRule(name, val, known, s)
+	if !persist {
+		return
+	}
+	if r.vars == nil {
+		r.vars = map[string]string{}
+	}
+	if a.Append {
+		known = false
+	}
+	switch {
+	case name == "IFS" && known:
+		r.ifs = val
+	case known:
+		r.vars[name] = val
+	default:
+		delete(r.vars, name)
+	}
+}
+
+// envRule applies Rules.Env to setting name=val.
+func (r *run) envRule(name, val string, known bool, s *syntax.Stmt) {
+	if name == "PATH" {
+		r.checkPath(val, !known, &callCtx{stmt: s, pos: s.Pos(), end: s.End()})
+		return
+	}
+	rule, ok := r.cr.Env[name]
+	if !ok && strings.HasPrefix(name, "BASH_FUNC_") {
+		rule, ok = EnvRule{Level: high, Reason: "defines an exported shell function"}, true
+	}
+	if !ok {
+		return
+	}
+	r.addAt(rule.Level, "env."+strings.ToLower(name), name+" "+rule.Reason, s.Pos(), s.End())
+	if rule.Command {
+		if !known {
+			r.addAt(review, "env.dynamic-command", name+" set to a value computed at run time", s.Pos(), s.End())
+			return
+		}
+		outer := r.findingAt(review, "", "", s.Pos(), s.End())
+		r.script(val, &outer)
+	}
+}
+
+// redirects classifies a statement's redirections.
+func (r *run) redirects(s *syntax.Stmt) {
+	for _, rd := range s.Redirs {
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if rd.Hdoc != nil && !quotedDelim(rd.Word) {
+				r.scan(rd.Hdoc)
+			}
+			continue
+		case syntax.WordHdoc:
+			r.fieldsOf([]*syntax.Word{rd.Word})
+			continue
+		}
+		fs := r.fieldsOf([]*syntax.Word{rd.Word})
+		if len(fs) != 1 {
+			r.addAt(review, "redirect.ambiguous", "redirect target expands to several words", rd.Pos(), rd.End())
+			continue
+		}
+		f := fs[0]
+		switch rd.Op {
+		case syntax.DplIn, syntax.DplOut:
+			if isFD(f.s) && !f.dyn {
+				continue
+			}
+			if rd.Op == syntax.DplIn {
+				continue
+			}
+		case syntax.RdrIn:
+			r.readPath(f, &callCtx{stmt: s, pos: rd.Pos(), end: rd.End()})
+			continue
+		}
+		r.writePath(f, "redirect", &callCtx{stmt: s, pos: rd.Pos(), end: rd.End()})
+	}
+}
+
+func isFD(s string) bool {
+	if s == "-" {
+		return true
+	}
+	if s == "" {
+		return false
+	}
+	for _, c := range strings.TrimSuffix(s, "-") {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func quotedDelim(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(x.Value, "\\") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// heredocText returns the body of a here-document or here-string feeding
+// s, as the program would read it.
+func (r *run) stdinText(s *syntax.Stmt) (text string, ok bool) {
+	for i := len(s.Redirs) - 1; i >= 0; i-- {
+		rd := s.Redirs[i]
+		if rd.N != nil && rd.N.Value != "0" {
+			continue
+		}
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if rd.Hdoc == nil {
+				return "", true
+			}
+			return r.rawText(rd.Hdoc), true
+		case syntax.WordHdoc:
+			fs := r.expandParts(nil, rd.Word.Parts, rd.Word.Pos())
+			parts := make([]string, len(fs))
+			for i, f := range fs {
+				parts[i] = f.s
+			}
+			return strings.Join(parts, " "), true
+		case syntax.RdrIn:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func (r *run) rawText(n syntax.Node) string {
+	a, b := int(n.Pos().Offset()), int(n.End().Offset())
+	if n.Pos().IsValid() && n.End().IsValid() && a >= 0 && b <= len(r.sc.src) && a <= b {
+		return r.sc.src[a:b]
+	}
+	if w, ok := n.(*syntax.Word); ok {
+		return w.Lit()
+	}
+	return ""
+}
+
+// hasStdinRedirect reports whether s reads stdin from a file or document.
+func hasStdinRedirect(s *syntax.Stmt) bool {
+	for _, rd := range s.Redirs {
+		if rd.N != nil && rd.N.Value != "0" {
+			continue
+		}
+		switch rd.Op {
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.RdrIn:
+			return true
+		}
+	}
+	return false
+}
+
+// call classifies a simple command.
+func (r *run) call(x *syntax.CallExpr, s *syntax.Stmt) traits {
+	for _, a := range x.Assigns {
+		r.assign(a, s, len(x.Args) == 0)
+	}
+	if len(x.Args) == 0 {
+		return 0
+	}
+	args := r.fieldsOf(x.Args)
+	cx := &callCtx{stmt: s, pos: s.Pos(), end: s.End()}
+	return r.argv(args, cx)
+}
+
+// callCtx is what an analyzer knows about the simple command it looks at.
+type callCtx struct {
+	stmt     *syntax.Stmt
+	pos, end syntax.Pos
+	stdinArg bool // xargs: more operands arrive on stdin
+}
+
+func (r *run) add(cx *callCtx, l gate.RiskLevel, rule, reason string) {
+	r.addAt(l, rule, reason, cx.pos, cx.end)
+}
+
+// nested classifies a script string found in an argument.
+func (r *run) nested(cx *callCtx, script string) {
+	outer := r.findingAt(review, "", "", cx.pos, cx.end)
+	r.script(script, &outer)
+}
+
+// nestedLevel classifies a script string and returns the highest level it
+// added.
+func (r *run) nestedLevel(cx *callCtx, script string) gate.RiskLevel {
+	from := len(r.findings)
+	r.nested(cx, script)
+	return r.maxLevel(from)
+}
+
+// argv classifies one command line after expansion.
+func (r *run) argv(args []field, cx *callCtx) traits {
+	if len(args) == 0 {
+		return 0
+	}
+	if r.depth >= r.c.cfg.maxDepth+8 {
+		r.limit(r.sc.outer, "limit.depth", "wrappers nested too deeply")
+		return 0
+	}
+	name := args[0]
+	if name.dyn {
+		return r.dynamicName(args, cx)
+	}
+	n := name.s
+	if n == "" {
+		r.add(cx, review, "name.empty", "empty command name")
+		return 0
+	}
+	if odd := oddName(n); odd != "" {
+		r.add(cx, review, "obfuscation.name", "command name with "+odd)
+		return 0
+	}
+	if name.glob {
+		return r.globName(args, cx)
+	}
+	base := n
+	if strings.Contains(n, "/") {
+		dir, b := path.Split(n)
+		base = b
+		dir = path.Clean(dir)
+		rp := r.c.res.resolve(r.cwd, n)
+		if r.fetched[rp] {
+			r.add(cx, high, "download.execute", "runs a file downloaded earlier in the command")
+		}
+		if !r.cr.systemDir(dir) {
+			r.add(cx, review, "name.path-qualified", "runs "+clip(n, 60)+", a program outside the system directories")
+			return 0
+		}
+	}
+	key := strings.ToLower(base)
+	if r.funcs[base] {
+		return 0
+	}
+	if w, ok := r.cr.Wrappers[key]; ok {
+		return r.wrapper(key, w, args, cx)
+	}
+	rule, ok := r.cr.Commands[key]
+	if !ok {
+		if k := strings.TrimRight(key, "0123456789."); k != key {
+			rule, ok = r.cr.Commands[k]
+			key = k
+		}
+	}
+	if !ok {
+		if strings.HasPrefix(key, "mkfs.") || strings.HasPrefix(key, "mkfs_") {
+			r.add(cx, high, "disk.mkfs", "formats a filesystem")
+			return 0
+		}
+		r.add(cx, r.cr.Unknown, "command.unknown", "unknown command "+clip(base, 40))
+		return 0
+	}
+	return r.command(key, rule, args, cx)
+}
+
+// oddName describes characters bash would not resolve to a normal
+// command: non-ASCII (fullwidth, homoglyphs, zero-width) and controls.
+func oddName(n string) string {
+	for _, c := range n {
+		if c > unicode.MaxASCII {
+			return "non-ASCII characters (homoglyph or invisible character)"
+		}
+		if c < 0x20 || c == 0x7f {
+			return "control characters"
+		}
+	}
+	return ""
+}
+
+// dynamicName handles a command name only known at run time: review at
+// least, high when the arguments would be destructive for rm or run a
+// script for sh.
+func (r *run) dynamicName(args []field, cx *callCtx) traits {
+	worst := review
+	for _, cand := range []string{"rm", "sh"} {
+		from := len(r.findings)
+		saved := r.seen
+		r.seen = map[string]bool{}
+		alt := append([]field{{s: cand}}, args[1:]...)
+		r.argv(alt, cx)
+		worst = worst.Max(r.maxLevel(from))
+		r.findings = r.findings[:from]
+		r.seen = saved
+	}
+	if worst == high {
+		r.add(cx, high, "name.dynamic-destructive", "command name computed at run time, with arguments that delete or run code")
+	} else {
+		r.add(cx, review, "name.dynamic", "command name computed at run time")
+	}
+	return tShell
+}
+
+// globName handles a command name with glob characters (/bin/r[m]).
+func (r *run) globName(args []field, cx *callCtx) traits {
+	r.add(cx, review, "name.glob", "command name contains glob characters")
+	dir, pat := path.Split(args[0].s)
+	_ = dir
+	var t traits
+	for name := range r.cr.Commands {
+		if ok, _ := path.Match(strings.ToLower(pat), name); ok {
+			alt := append([]field{{s: name}}, args[1:]...)
+			t |= r.argv(alt, cx)
+		}
+	}
+	for name := range r.cr.Wrappers {
+		if ok, _ := path.Match(strings.ToLower(pat), name); ok {
+			alt := append([]field{{s: name}}, args[1:]...)
+			t |= r.argv(alt, cx)
+		}
+	}
+	return t
+}
+
+// staticSubst evaluates a command substitution whose output is known
+// without running anything: echo, printf, which/command -v, pwd.
+func (r *run) staticSubst(cs *syntax.CmdSubst) (string, bool) {
+	if len(cs.Stmts) != 1 {
+		return "", false
+	}
+	s := cs.Stmts[0]
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(s.Redirs) > 0 || len(call.Args) == 0 || len(call.Assigns) > 0 {
+		return "", false
+	}
+	var args []string
+	for _, w := range call.Args {
+		fs := r.expandParts(nil, w.Parts, w.Pos())
+		for _, f := range fs {
+			if f.dyn || f.glob {
+				return "", false
+			}
+			args = append(args, f.s)
+		}
+	}
+	if len(args) == 0 {
+		return "", false
+	}
+	switch args[0] {
+	case "echo":
+		a := args[1:]
+		for len(a) > 0 && (a[0] == "-n" || a[0] == "-e" || a[0] == "-E" || a[0] == "-ne" || a[0] == "-en") {
+			a = a[1:]
+		}
+		return strings.Join(a, " "), true
+	case "printf":
+		if len(args) < 2 {
+			return "", false
+		}
+		return strings.TrimRight(printfFormat(args[1], args[2:]), "\n"), true
+	case "which", "command", "type":
+		a := args[1:]
+		for len(a) > 0 && strings.HasPrefix(a[0], "-") {
+			a = a[1:]
+		}
+		if len(a) == 1 && !strings.Contains(a[0], "/") {
+			return "/usr/bin/" + a[0], true
+		}
+	case "pwd":
+		if r.cwd == "" {
+			return ".", true
+		}
+		return r.cwd, true
+	}
+	return "", false
+}

@@ -1,0 +1,163 @@
+package classify
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Default limits. Inputs beyond them are never safe.
+const (
+	DefaultMaxBytes    = 256 << 10 // bytes of command text
+	DefaultMaxDepth    = 16        // nesting of sh -c, eval, substitutions
+	DefaultMaxCommands = 4096      // simple commands visited
+)
+
+// config is what Options set.
+type config struct {
+	rules       *Rules
+	workspace   string
+	home        string
+	untrusted   bool
+	strictReads bool
+	maxBytes    int
+	maxDepth    int
+	maxCommands int
+}
+
+// Option configures a Classifier (and Bash, Path, BashGate, PathGate).
+type Option func(*config)
+
+// WithRules replaces the default rule set (see DefaultRules, ParseRules).
+func WithRules(r *Rules) Option { return func(c *config) { c.rules = r } }
+
+// WithWorkspace sets the absolute workspace root. Relative paths are then
+// resolved against it (a command starts there), and absolute paths below
+// it count as inside the workspace. Empty means unknown: relative paths
+// are inside it and every absolute path outside.
+func WithWorkspace(dir string) Option {
+	return func(c *config) {
+		if dir != "" {
+			c.workspace = path.Clean(dir)
+		}
+	}
+}
+
+// WithHome sets the user's absolute home directory so that /home/dev/x is
+// recognised as ~/x.
+func WithHome(dir string) Option {
+	return func(c *config) {
+		if dir != "" && dir != "/" {
+			c.home = path.Clean(dir)
+		}
+	}
+}
+
+// WithTrustedWorkspace says whether the workspace's own configuration
+// (.git/config, hooks) can be trusted. In an untrusted workspace, git
+// read commands are review, not safe: repository config can make them run
+// programs (core.fsmonitor, core.pager). Default: trusted.
+func WithTrustedWorkspace(trusted bool) Option { return func(c *config) { c.untrusted = !trusted } }
+
+// WithStrictReads makes Path send reads outside the workspace to review.
+func WithStrictReads(strict bool) Option { return func(c *config) { c.strictReads = strict } }
+
+// WithLimits sets the input size in bytes, the nesting depth and the number
+// of simple commands beyond which a command is review. Zero keeps a
+// default.
+func WithLimits(maxBytes, maxDepth, maxCommands int) Option {
+	return func(c *config) {
+		if maxBytes > 0 {
+			c.maxBytes = maxBytes
+		}
+		if maxDepth > 0 {
+			c.maxDepth = maxDepth
+		}
+		if maxCommands > 0 {
+			c.maxCommands = maxCommands
+		}
+	}
+}
+
+// compiled is a validated rule set in lookup form. It is immutable and
+// shared by every classification of a Classifier.
+type compiled struct {
+	*Rules
+	paths []compiledPath
+}
+
+func compileRules(r *Rules) (*compiled, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	cr := &compiled{Rules: r}
+	for _, p := range r.Paths {
+		cp := compiledPath{rule: p, segs: compilePattern(p.Pattern)}
+		for _, ex := range p.Except {
+			cp.except = append(cp.except, compilePattern(ex))
+		}
+		cr.paths = append(cr.paths, cp)
+	}
+	if cr.Unknown == "" {
+		cr.Unknown = review
+	}
+	return cr, nil
+}
+
+// defaultCompiled is the built-in rule set compiled once; it is never
+// modified after construction.
+var defaultCompiled = sync.OnceValues(func() (*compiled, error) { return compileRules(DefaultRules()) })
+
+// Classifier classifies shell commands and file paths with one rule set
+// and configuration. It is immutable and safe for concurrent use.
+type Classifier struct {
+	cfg   config
+	rules *compiled
+	res   resolver
+}
+
+// New returns a Classifier. It fails when the rules do not validate
+// (errors wrap ErrRules).
+func New(opts ...Option) (*Classifier, error) {
+	cfg := config{maxBytes: DefaultMaxBytes, maxDepth: DefaultMaxDepth, maxCommands: DefaultMaxCommands}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var (
+		cr  *compiled
+		err error
+	)
+	if cfg.rules == nil {
+		cr, err = defaultCompiled()
+	} else {
+		cr, err = compileRules(cfg.rules)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("classify: %w", err)
+	}
+	temp := make([]string, 0, len(cr.TempDirs))
+	for _, t := range cr.TempDirs {
+		temp = append(temp, path.Clean(t))
+	}
+	return &Classifier{cfg: cfg, rules: cr, res: resolver{workspace: cfg.workspace, home: cfg.home, temp: temp}}, nil
+}
+
+// configErrorRisk is the fail-closed verdict for a bad configuration.
+func configErrorRisk(err error) Risk {
+	return summarize([]Finding{{Level: high, Rule: "config.invalid", Reason: clip(err.Error(), 200), Line: 1, Col: 1}}, "")
+}
+
+// systemDir reports whether dir holds trusted executables.
+func (cr *compiled) systemDir(dir string) bool {
+	for _, d := range cr.SystemDirs {
+		if strings.TrimSuffix(d, "/") == dir {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = gate.RiskSafe

@@ -1,0 +1,83 @@
+package classify
+
+import (
+	"strings"
+)
+
+// inlineCode scans interpreter code (python -c, node -e, a here-document
+// fed to python3 -) for what makes it high: deleting the home directory or
+// system paths, running shell commands that are high themselves, reading
+// secret files, or downloading and running code. Everything else stays at
+// the interpreter's review.
+func (r *run) inlineCode(code string, cx *callCtx) {
+	lits := stringLiterals(code)
+	lower := strings.ToLower(code)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(code, s) {
+				return true
+			}
+		}
+		return false
+	}
+	if has("rmtree", "rmSync", "rm_rf", "rm_r(", "remove_dir_all", "rimraf", "rmdirSync", "FileUtils.rm", "unlinkSync", "os.remove", "os.unlink", "removedirs", "Remove-Item", "File.delete", "fs.rm(", "deleteRecursively") {
+		if has("expanduser", "homedir", "Path.home", "HOME", "'~'", "\"~\"", "'~/'", "\"~/\"", "'/'", "\"/\"", "/home/", "/Users/", "'/etc", "\"/etc", "'/usr", "\"/usr", "'/var", "\"/var", "getenv(\"HOME", "ENV['HOME", "Dir.home", "'..'", "\"..\"") {
+			r.add(cx, high, "code.delete-home", "inline code deletes the home directory or system paths")
+		}
+	}
+	if has("system(", "subprocess", "popen", "Popen", "child_process", "execSync", "spawnSync", "exec(", "execFile", "`", "os.exec", "Process.Start", "shell_exec", "passthru", "%x") {
+		for _, l := range lits {
+			if strings.ContainsAny(l, " |;&") && len(l) < 4096 {
+				from := len(r.findings)
+				r.nested(cx, l)
+				// Keep only what makes the inline code worse than review.
+				if r.maxLevel(from) != high {
+					r.findings = r.findings[:from]
+				}
+			}
+		}
+	}
+	for _, l := range lits {
+		if len(l) > 200 || strings.ContainsAny(l, " \n") {
+			continue
+		}
+		p := strings.TrimPrefix(l, "file://")
+		if v := r.cr.matchPath(r.c.res.resolve(r.cwd, p), false); v.level == high {
+			r.add(cx, high, v.id, "inline code reads "+v.reason+" ("+clip(l, 40)+")")
+		}
+	}
+	fetch := strings.Contains(lower, "urlopen") || strings.Contains(lower, "requests.get") || strings.Contains(lower, "urllib") || strings.Contains(code, "fetch(") || strings.Contains(lower, "http.get") || strings.Contains(lower, "https.get") || strings.Contains(code, "Net::HTTP") || strings.Contains(code, "open-uri") || strings.Contains(code, "LWP::")
+	run := strings.Contains(code, "exec(") || strings.Contains(code, "eval(") || strings.Contains(code, "Function(") || strings.Contains(code, "system(") || strings.Contains(code, "instance_eval")
+	if fetch && run {
+		r.add(cx, high, "code.fetch-exec", "inline code downloads and runs code")
+	}
+}
+
+// stringLiterals returns the contents of the '…' and "…" literals of code.
+func stringLiterals(code string) []string {
+	var out []string
+	for i := 0; i < len(code); i++ {
+		q := code[i]
+		if q != '\'' && q != '"' {
+			continue
+		}
+		var sb strings.Builder
+		j := i + 1
+		for j < len(code) && code[j] != q {
+			if code[j] == '\\' && j+1 < len(code) {
+				j++
+			}
+			sb.WriteByte(code[j])
+			j++
+		}
+		if j >= len(code) {
+			break
+		}
+		out = append(out, sb.String())
+		i = j
+		if len(out) > 256 {
+			break
+		}
+	}
+	return out
+}

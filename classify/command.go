@@ -1,0 +1,350 @@
+package classify
+
+import (
+	"path"
+	"strings"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// actx is what an analyzer works on: one command line, its rule and the
+// baseline finding it may adjust.
+type actx struct {
+	key      string         // command key (lower-case basename)
+	rule     CommandRule    // the command's rule (before subcommands)
+	args     []field        // argv, args[0] is the command
+	rest     []field        // operands after the matched subcommands
+	cx       *callCtx       // the statement
+	level    gate.RiskLevel // baseline level
+	id       string         // baseline rule ID
+	reason   string         // baseline reason
+	files    []field        // operands to check for ReadsFiles (nil: all operands)
+	filesSet bool
+}
+
+// flagMatches reports whether arg is the flag pattern (see FlagRule).
+func flagMatches(pattern, arg string) bool {
+	if strings.HasSuffix(pattern, "*") {
+		return strings.HasPrefix(arg, strings.TrimSuffix(pattern, "*"))
+	}
+	if arg == pattern {
+		return true
+	}
+	if strings.HasPrefix(pattern, "--") {
+		return strings.HasPrefix(arg, pattern+"=")
+	}
+	if len(pattern) == 2 && pattern[0] == '-' && len(arg) > 2 && arg[0] == '-' && arg[1] != '-' {
+		return strings.IndexByte(arg[1:], pattern[1]) >= 0
+	}
+	return false
+}
+
+// hasFlag reports whether any of args (before "--") matches a pattern.
+func hasFlag(args []field, patterns ...string) bool {
+	for _, a := range args {
+		if a.s == "--" && !a.dyn {
+			return false
+		}
+		if !strings.HasPrefix(a.s, "-") {
+			continue
+		}
+		for _, p := range patterns {
+			if flagMatches(p, a.s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// flagValue returns the value of the first occurrence of a flag: "-o F",
+// "-oF", "--out F" or "--out=F".
+func flagValue(args []field, names ...string) (field, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i].s
+		if a == "--" {
+			break
+		}
+		for _, n := range names {
+			switch {
+			case a == n:
+				if i+1 < len(args) {
+					return args[i+1], true
+				}
+				return field{}, false
+			case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
+				f := args[i]
+				f.s = a[len(n)+1:]
+				return f, true
+			case len(n) == 2 && !strings.HasPrefix(n, "--") && strings.HasPrefix(a, n) && len(a) > 2 && !strings.HasPrefix(a, "--"):
+				f := args[i]
+				f.s = a[2:]
+				return f, true
+			}
+		}
+	}
+	return field{}, false
+}
+
+// operands returns the non-flag arguments of args, skipping the values of
+// valueFlags; everything after "--" is an operand.
+func operands(args []field, valueFlags ...string) []field {
+	var out []field
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.s == "--" && !a.dyn {
+			return append(out, args[i+1:]...)
+		}
+		if len(a.s) > 1 && a.s[0] == '-' && !a.dyn {
+			for _, v := range valueFlags {
+				if a.s == v {
+					i++
+					break
+				}
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// firstOperand returns the index of the first operand in args.
+func firstOperand(args []field, valueFlags []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i].s
+		if a == "--" {
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		}
+		if len(a) > 1 && a[0] == '-' {
+			for _, v := range valueFlags {
+				if a == v {
+					i++
+					break
+				}
+			}
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// command classifies a command with its rule.
+func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) traits {
+	if len(args) == 2 && !args[1].dyn && (args[1].s == "--version" || args[1].s == "--help") {
+		return 0
+	}
+	a := &actx{key: key, rule: rule, args: args, cx: cx}
+	cur, name := rule, key
+	flags := rule.Flags
+	rest := args[1:]
+	t := traitsOf(rule.Traits)
+	for len(cur.Subcommands) > 0 {
+		i := firstOperand(rest, cur.ValueFlags)
+		if i < 0 {
+			break
+		}
+		sub, ok := cur.Subcommands[rest[i].s]
+		if !ok || rest[i].dyn {
+			break
+		}
+		name += " " + rest[i].s
+		rest = rest[i+1:]
+		if sub.Reason == "" {
+			sub.Reason = cur.Reason
+		}
+		if sub.Level == "" {
+			sub.Level = cur.Level
+		}
+		cur = sub
+		flags = append(flags[:len(flags):len(flags)], sub.Flags...)
+		t |= traitsOf(sub.Traits)
+	}
+	a.rest = rest
+	a.level, a.reason = cur.Level, cur.Reason
+	if a.level == "" {
+		a.level = review
+	}
+	a.id = strings.ReplaceAll(name, " ", ".")
+	for _, fr := range flags {
+		if hasFlag(args[1:], fr.Flags...) {
+			r.add(cx, fr.Level, fr.ID, fr.Reason)
+		}
+	}
+	if rule.Analyzer != "" {
+		t |= r.analyze(rule.Analyzer, a)
+	}
+	if rule.ReadsFiles {
+		files := a.files
+		if !a.filesSet {
+			files = operands(args[1:], rule.ValueFlags...)
+		}
+		for _, f := range files {
+			if r.readPath(f, cx) == high {
+				t |= tSecret
+			}
+		}
+	}
+	if rule.WritesFiles {
+		for _, f := range operands(args[1:], rule.ValueFlags...) {
+			r.writePath(f, key, cx)
+		}
+	}
+	if a.level.Rank() > safe.Rank() {
+		reason := a.reason
+		if reason == "" {
+			reason = "runs " + name
+		}
+		r.add(cx, a.level, a.id, name+": "+reason)
+	}
+	return t
+}
+
+func traitsOf(names []string) traits {
+	var t traits
+	for _, n := range names {
+		t |= traitBits[n]
+	}
+	return t
+}
+
+// readPath applies the path rules to a file the command reads and returns
+// the level it found.
+func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
+	if f.dyn || f.proc || f.s == "" || f.s == "-" {
+		return safe
+	}
+	rp := r.c.res.resolve(r.cwd, f.s)
+	if strings.HasPrefix(rp, "/dev/tcp/") || strings.HasPrefix(rp, "/dev/udp/") {
+		r.add(cx, high, "net.dev-tcp", "network connection through /dev/tcp (reverse shell or exfiltration)")
+		return high
+	}
+	v := r.cr.matchPath(rp, false)
+	if v.level.Rank() > safe.Rank() {
+		r.add(cx, v.level, v.id, "reads "+v.reason+" ("+clip(f.s, 60)+")")
+	}
+	if v.level == "" {
+		return safe
+	}
+	return v.level
+}
+
+// writePath applies the path rules to a file the command writes, creates
+// or deletes: harmless targets pass, sensitive ones are what the rule
+// says, anything else is review.
+func (r *run) writePath(f field, what string, cx *callCtx) gate.RiskLevel {
+	if f.proc {
+		return safe
+	}
+	if f.dyn {
+		r.add(cx, review, "write.dynamic", what+" writes to a path computed at run time")
+		return review
+	}
+	rp := r.c.res.resolve(r.cwd, f.s)
+	if harmlessTarget(rp) {
+		return safe
+	}
+	if strings.HasPrefix(rp, "/dev/tcp/") || strings.HasPrefix(rp, "/dev/udp/") {
+		r.add(cx, high, "net.dev-tcp", "network connection through /dev/tcp (reverse shell or exfiltration)")
+		return high
+	}
+	if v := r.cr.matchPath(rp, true); v.level == high {
+		r.add(cx, high, v.id, what+" writes "+v.reason+" ("+clip(f.s, 60)+")")
+		return high
+	}
+	switch r.c.res.where(rp) {
+	case locWorkspace, locWorkspaceRoot:
+		r.add(cx, review, "write.workspace", what+" writes a workspace file")
+	case locTemp, locTempRoot:
+		r.add(cx, review, "write.temp", what+" writes a temp file")
+	default:
+		r.add(cx, review, "write.outside", what+" writes outside the workspace")
+	}
+	return review
+}
+
+// deleteTarget classifies deleting one path. severe: recursive or forced.
+func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *callCtx) {
+	if f.dyn {
+		switch {
+		case f.lead && (strings.Contains(f.s, "/") || f.glob) && severe:
+			r.add(cx, high, "delete.unset-prefix", what+": if the variable is empty this deletes from / ("+clip(f.s, 40)+")")
+		case recursive && f.glob:
+			r.add(cx, high, "delete.dynamic-glob", what+": recursive delete of a glob under a run-time path")
+		default:
+			r.add(cx, review, "delete.dynamic", what+": deletes a path computed at run time")
+		}
+		return
+	}
+	target := f.s
+	everything := false
+	if f.glob {
+		dir, base := path.Split(target)
+		if base == "*" || base == ".*" || base == "*.*" || base == "{*,.*}" {
+			everything = true
+			target = dir
+			if target == "" {
+				target = "."
+			}
+		}
+	}
+	rp := r.c.res.resolve(r.cwd, target)
+	if !everything {
+		if v := r.cr.matchPath(rp, true); v.level == high {
+			r.add(cx, high, v.id, what+" deletes "+v.reason+" ("+clip(f.s, 60)+")")
+			return
+		}
+	}
+	w := r.c.res.where(rp)
+	if !f.glob && (w == locWorkspace || w == locWorkspaceRoot) && path.Base(rp) == ".git" {
+		r.add(cx, high, "delete.git-dir", what+" deletes repository history (.git)")
+		return
+	}
+	switch w {
+	case locRoot, locHome, locParent:
+		if severe || everything {
+			r.add(cx, high, "delete.root-home", what+" deletes "+map[loc]string{locRoot: "the root filesystem", locHome: "the home directory", locParent: "the workspace's parent"}[w])
+			return
+		}
+	case locWorkspaceRoot:
+		if severe {
+			r.add(cx, high, "delete.workspace-root", what+" deletes everything in the working directory")
+			return
+		}
+	case locTempRoot:
+		if severe {
+			r.add(cx, high, "delete.temp-root", what+" deletes a whole temp directory")
+			return
+		}
+	case locHomeSub, locOutside:
+		if recursive || everything {
+			r.add(cx, high, "delete.outside-recursive", what+" recursively deletes outside the workspace ("+clip(f.s, 60)+")")
+			return
+		}
+	}
+}
+
+// script-ish helpers
+
+// joinFields joins fields' text with spaces.
+func joinFields(fs []field) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.s
+	}
+	return strings.Join(parts, " ")
+}
+
+func anyDyn(fs []field) (dyn bool, sub traits) {
+	for _, f := range fs {
+		if f.dyn {
+			dyn = true
+		}
+		sub |= f.sub
+	}
+	return dyn, sub
+}

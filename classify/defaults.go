@@ -1,0 +1,478 @@
+package classify
+
+import "github.com/toolgate/toolgate/gate"
+
+const (
+	safe   = gate.RiskSafe
+	review = gate.RiskReview
+	high   = gate.RiskHigh
+)
+
+// Built-in analyzers that CommandRule.Analyzer may name.
+var analyzerNames = []string{
+	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
+	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
+	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
+	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq",
+}
+
+// Built-in analyzers that WrapperRule.Analyzer may name.
+var wrapperAnalyzerNames = []string{"env", "xargs", "parallel", "command", "watch", "busybox"}
+
+// Composite-rule traits that CommandRule.Traits may name.
+var traitNames = []string{"fetch", "decode", "envdump", "shell", "network", "filter"}
+
+func cmdr(level gate.RiskLevel, reason string) CommandRule {
+	return CommandRule{Level: level, Reason: reason}
+}
+
+func reader(reason string) CommandRule {
+	return CommandRule{Level: safe, Reason: reason, ReadsFiles: true}
+}
+
+func withAnalyzer(c CommandRule, a string) CommandRule { c.Analyzer = a; return c }
+
+// DefaultRules returns a fresh copy of the built-in rule set: the
+// labelling policy of docs/classifier.md as data. Callers may modify the
+// copy (or Merge their own rules onto it) before passing it to WithRules.
+func DefaultRules() *Rules {
+	r := &Rules{
+		Unknown:    review,
+		SystemDirs: []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/opt/homebrew/bin"},
+		TempDirs:   []string{"/tmp", "/var/tmp", "/private/tmp", "/dev/shm"},
+		Commands:   map[string]CommandRule{},
+		Wrappers:   defaultWrappers(),
+		Env:        defaultEnv(),
+		Paths:      defaultPaths(),
+	}
+	c := r.Commands
+	// Read-only utilities whose operands are files they read.
+	for _, n := range []string{"cat", "tac", "head", "tail", "less", "more", "nl", "strings", "od", "hexdump",
+		"wc", "cut", "paste", "join", "fold", "fmt", "expand", "unexpand", "rev", "column", "md5sum", "sha1sum",
+		"sha256sum", "sha512sum", "cksum", "b2sum", "file", "diff", "cmp", "comm", "jq", "yq", "bat", "view",
+		"zcat", "bzcat", "xzcat", "zless", "zgrep", "iconv", "csvlook", "tr", "readelf", "objdump", "nm", "ldd", "sum"} {
+		c[n] = reader("reads files")
+	}
+	c["grep"] = withAnalyzer(CommandRule{Level: safe, Reason: "searches files", ReadsFiles: true, Traits: []string{"filter"}}, "grep")
+	for _, n := range []string{"egrep", "fgrep", "ag", "ack"} {
+		c[n] = withAnalyzer(CommandRule{Level: safe, Reason: "searches files", ReadsFiles: true, Traits: []string{"filter"}}, "grep")
+	}
+	c["rg"] = withAnalyzer(CommandRule{Level: safe, Reason: "searches files", ReadsFiles: true, Traits: []string{"filter"}}, "rg")
+	// Read-only utilities without file operands worth checking.
+	for _, n := range []string{"ls", "dir", "vdir", "tree", "stat", "du", "df", "pwd", "id", "whoami", "groups",
+		"which", "whereis", "type", "hostname", "uname", "date", "cal", "true", "false", "test", "[", "sleep",
+		"seq", "basename", "dirname", "realpath", "readlink", "ps", "pgrep", "pidof", "free", "uptime", "w", "who",
+		"lsof", "nproc", "lscpu", "lsblk", "locale", "getconf", "tput", "clear", "arch", "logname", "users",
+		"apropos", "whatis", "info", "help", "hash", "jobs", "wait", "exit", "return", "break", "continue",
+		"shift", "read", "set", "shopt", "unset", "unalias", "getopts", "let", "pushd", "popd", "dirs",
+		"umask", "ulimit", "times", "fc", "history", "fd", "fdfind", "locate", "tldr", "numfmt", "factor",
+		"expr", "bc", "dc", "yes", "top", "htop", "vmstat", "iostat", "ss", "netstat",
+		"sw_vers", "lsb_release", "declare", "typeset", "local", "readonly",
+		"colordiff", "look", "ptx", "tsort", "uuidgen", "mktemp", "tty", "pstree",
+		"export", "wait4", ":", "shasum", "base32"} {
+		c[n] = cmdr(safe, "read-only")
+	}
+	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
+	c["echo"] = withAnalyzer(cmdr(safe, "prints its arguments"), "echo")
+	c["printf"] = withAnalyzer(cmdr(safe, "prints its arguments"), "printf")
+	c["cd"] = withAnalyzer(cmdr(safe, "changes directory"), "cd")
+	c["pushd"] = withAnalyzer(cmdr(safe, "changes directory"), "cd")
+	c["alias"] = withAnalyzer(cmdr(safe, "defines an alias"), "alias")
+	c["trap"] = withAnalyzer(cmdr(safe, "sets a signal handler"), "trap")
+	c["man"] = withAnalyzer(cmdr(safe, "reads documentation"), "man")
+	c["printenv"] = withAnalyzer(CommandRule{Level: safe, Reason: "prints variables", Traits: []string{"envdump"}}, "printenv")
+	c["set"] = withAnalyzer(cmdr(safe, "sets shell options"), "printenv")
+	c["export"] = withAnalyzer(cmdr(safe, "exports variables"), "printenv")
+	c["declare"] = withAnalyzer(cmdr(safe, "declares variables"), "printenv")
+	c["base64"] = withAnalyzer(CommandRule{Level: safe, Reason: "encodes data", ReadsFiles: true}, "base64")
+	c["base32"] = withAnalyzer(CommandRule{Level: safe, Reason: "encodes data", ReadsFiles: true}, "base64")
+	c["xxd"] = withAnalyzer(CommandRule{Level: safe, Reason: "hex dump", ReadsFiles: true}, "xxd")
+	c["openssl"] = CommandRule{Level: review, Reason: "crypto tool; may read keys or decode payloads", Traits: []string{"decode"}}
+	c["gunzip"] = CommandRule{Level: review, Reason: "decompresses files in place"}
+
+	// Argument-sensitive read-only tools.
+	c["find"] = withAnalyzer(cmdr(safe, "lists files"), "find")
+	c["sed"] = withAnalyzer(CommandRule{Level: safe, Reason: "stream editor to stdout", ReadsFiles: true}, "sed")
+	for _, n := range []string{"awk", "gawk", "mawk", "nawk"} {
+		c[n] = withAnalyzer(CommandRule{Level: safe, Reason: "text processing to stdout", ReadsFiles: true}, "awk")
+	}
+	c["sort"] = withAnalyzer(CommandRule{Level: safe, Reason: "sorts to stdout", ReadsFiles: true}, "sort")
+	c["uniq"] = withAnalyzer(CommandRule{Level: safe, Reason: "filters to stdout", ReadsFiles: true}, "uniq")
+	c["tee"] = withAnalyzer(cmdr(review, "writes files"), "tee")
+	c["tar"] = withAnalyzer(cmdr(review, "archives or extracts files"), "tar")
+	for _, n := range []string{"unzip", "7z", "unrar", "gzip", "bzip2", "xz", "zip", "zstd"} {
+		c[n] = cmdr(review, "writes archive or extracted files")
+	}
+
+	// File changes.
+	c["rm"] = withAnalyzer(cmdr(review, "deletes files"), "rm")
+	c["unlink"] = withAnalyzer(cmdr(review, "deletes a file"), "rm")
+	c["rmdir"] = withAnalyzer(cmdr(review, "removes directories"), "rm")
+	c["shred"] = withAnalyzer(cmdr(review, "overwrites files irrecoverably"), "rm")
+	c["srm"] = withAnalyzer(cmdr(review, "securely deletes files"), "rm")
+	for _, n := range []string{"cp", "mv", "install"} {
+		c[n] = withAnalyzer(cmdr(review, "copies or moves files"), "copy")
+	}
+	c["ln"] = withAnalyzer(cmdr(review, "creates links"), "ln")
+	for _, n := range []string{"touch", "mkdir", "truncate", "mkfifo", "patch"} {
+		c[n] = CommandRule{Level: review, Reason: "creates or changes files", WritesFiles: true}
+	}
+	c["chmod"] = withAnalyzer(cmdr(review, "changes permissions"), "chmod")
+	c["chown"] = withAnalyzer(cmdr(review, "changes ownership"), "chmod")
+	c["chgrp"] = withAnalyzer(cmdr(review, "changes group"), "chmod")
+	c["chattr"] = withAnalyzer(cmdr(review, "changes file attributes"), "chmod")
+	c["setfacl"] = withAnalyzer(cmdr(review, "changes ACLs"), "chmod")
+	c["dd"] = withAnalyzer(cmdr(review, "copies raw data"), "dd")
+	for _, n := range []string{"mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "parted", "cfdisk",
+		"sgdisk", "blkdiscard", "hdparm", "cryptsetup", "mdadm", "lvremove", "vgremove", "pvremove", "zpool", "diskutil"} {
+		c[n] = cmdr(high, "formats, partitions or erases storage")
+	}
+	c["crontab"] = withAnalyzer(cmdr(high, "installs or removes cron jobs"), "crontab")
+	c["at"] = cmdr(high, "schedules a command (persistence)")
+	c["batch"] = cmdr(high, "schedules a command (persistence)")
+	for _, n := range []string{"shutdown", "reboot", "halt", "poweroff", "init", "telinit", "killall5"} {
+		c[n] = cmdr(high, "stops or restarts the machine")
+	}
+	for _, n := range []string{"useradd", "userdel", "usermod", "groupadd", "groupdel", "passwd", "chpasswd",
+		"visudo", "setenforce", "iptables", "ip6tables", "nft", "ufw", "modprobe", "insmod", "rmmod", "sysctl",
+		"mount", "umount", "swapoff", "chroot", "pkexec", "launchctl", "csrutil", "spctl", "dscl"} {
+		c[n] = cmdr(high, "changes system configuration")
+	}
+	c["kill"] = withAnalyzer(cmdr(review, "signals processes"), "kill")
+	c["pkill"] = withAnalyzer(cmdr(review, "signals processes by name"), "pkill")
+	c["killall"] = withAnalyzer(cmdr(review, "signals processes by name"), "pkill")
+	c["systemctl"] = withAnalyzer(cmdr(review, "controls services"), "systemctl")
+	c["service"] = cmdr(review, "controls services")
+	c["journalctl"] = cmdr(safe, "reads logs")
+
+	// Shells, interpreters and code runners.
+	for _, n := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash"} {
+		c[n] = withAnalyzer(CommandRule{Level: review, Reason: "runs a shell script", Traits: []string{"shell"}}, "shell")
+	}
+	for _, n := range []string{"python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
+		"perl", "ruby", "php", "lua", "luajit", "tclsh", "Rscript", "rscript", "osascript", "jshell", "irb", "ipython", "julia", "groovy"} {
+		c[n] = withAnalyzer(CommandRule{Level: review, Reason: "runs interpreter code", Traits: []string{"shell"}}, "interpreter")
+	}
+	c["eval"] = withAnalyzer(cmdr(review, "evaluates a string as shell code"), "eval")
+	c["source"] = withAnalyzer(cmdr(review, "runs a script in this shell"), "source")
+	c["."] = withAnalyzer(cmdr(review, "runs a script in this shell"), "source")
+	for _, n := range []string{"make", "gmake", "cmake", "ninja", "meson", "bazel", "gradle", "gradlew", "mvn",
+		"ant", "sbt", "pytest", "tox", "nox", "jest", "vitest", "mocha", "tsc", "eslint", "prettier", "black",
+		"ruff", "flake8", "mypy", "pylint", "javac", "java", "gcc", "g++", "cc", "clang", "clang++", "rustc",
+		"ld", "as", "dotnet", "swift", "swiftc", "kotlinc", "scalac", "ghc", "cabal", "stack", "mix", "elixir",
+		"erl", "rebar3", "zig", "nim", "crystal", "dart", "flutter", "xcodebuild", "phpunit", "rspec", "rake",
+		"bundle", "composer", "pre-commit", "coverage", "nosetests", "ctest", "valgrind", "gdb", "lldb"} {
+		c[n] = cmdr(review, "builds or runs project code")
+	}
+	pm := func(reason string, safeSubs ...string) CommandRule {
+		cr := CommandRule{Level: review, Reason: reason, Subcommands: map[string]CommandRule{}}
+		for _, s := range safeSubs {
+			cr.Subcommands[s] = cmdr(safe, "read-only package query")
+		}
+		return cr
+	}
+	c["npm"] = pm("runs package scripts or installs packages", "ls", "list", "ll", "la", "view", "info", "show", "outdated", "search", "help", "ping", "whoami", "root", "prefix", "bin", "fund", "docs")
+	c["pnpm"] = pm("runs package scripts or installs packages", "ls", "list", "outdated", "why", "info", "view")
+	c["yarn"] = pm("runs package scripts or installs packages", "list", "info", "why", "outdated")
+	c["pip"] = pm("installs packages (runs their build)", "list", "show", "freeze", "check", "search", "help", "index", "inspect")
+	c["pip3"] = c["pip"]
+	c["uv"] = pm("installs packages or runs code", "tree")
+	c["poetry"] = pm("installs packages or runs code", "show", "check", "env-info")
+	c["conda"] = pm("installs packages", "list", "info", "search")
+	c["gem"] = pm("installs gems", "list", "search", "info", "query")
+	c["cargo"] = pm("builds or installs crates", "tree", "metadata", "search", "version", "help")
+	c["go"] = pm("builds or runs Go code", "version", "env", "list", "doc", "help")
+	c["brew"] = pm("installs packages", "list", "info", "search", "deps", "outdated", "config", "doctor", "leaves")
+	for _, n := range []string{"apt", "apt-get", "dnf", "yum", "apk", "pacman", "zypper", "snap", "flatpak", "port"} {
+		c[n] = pm("installs system packages", "list", "search", "show", "info", "policy", "depends")
+	}
+	c["apt-cache"] = cmdr(safe, "package query")
+	c["dpkg"] = CommandRule{Level: review, Reason: "installs packages", Subcommands: map[string]CommandRule{}, Flags: nil}
+	c["npx"] = cmdr(review, "downloads and runs a package")
+	c["pipx"] = cmdr(review, "installs or runs a package")
+	c["bunx"] = cmdr(review, "downloads and runs a package")
+	c["git"] = gitRule()
+	c["gh"] = ghRule()
+	c["docker"] = withAnalyzer(dockerRule(), "docker")
+	c["podman"] = c["docker"]
+	c["kubectl"] = withAnalyzer(kubectlRule(), "kubectl")
+	c["terraform"] = CommandRule{Level: review, Reason: "changes infrastructure", Subcommands: map[string]CommandRule{
+		"plan": cmdr(review, "plans infrastructure changes"), "show": cmdr(safe, "shows state"), "validate": cmdr(safe, "validates configuration"),
+		"version": cmdr(safe, "prints version"), "output": cmdr(review, "prints outputs (may include secrets)"),
+		"destroy": cmdr(high, "destroys infrastructure"), "fmt": cmdr(review, "formats files"),
+	}, Flags: []FlagRule{{Flags: []string{"-destroy"}, Level: high, ID: "terraform.destroy", Reason: "destroys infrastructure"}}}
+	c["tofu"] = c["terraform"]
+	c["aws"] = CommandRule{Level: review, Reason: "cloud API call", Flags: []FlagRule{{Flags: []string{"--recursive"}, Level: high, ID: "aws.recursive", Reason: "recursive cloud operation (s3 rm --recursive)"}}}
+	c["gcloud"] = cmdr(review, "cloud API call")
+	c["az"] = cmdr(review, "cloud API call")
+	for _, n := range []string{"psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "redis-cli", "clickhouse-client", "cqlsh"} {
+		c[n] = withAnalyzer(cmdr(review, "database client"), "sql")
+	}
+	c["gpg"] = CommandRule{Level: review, Reason: "crypto tool", Flags: []FlagRule{
+		{Flags: []string{"--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key"}, Level: high, ID: "gpg.export-secret", Reason: "exports private keys"},
+		{Flags: []string{"--delete-secret-keys", "--delete-secret-and-public-key"}, Level: high, ID: "gpg.delete-secret", Reason: "deletes private keys"},
+	}}
+	c["ssh-keygen"] = cmdr(review, "creates or changes keys")
+	c["ssh-add"] = cmdr(review, "loads keys into the agent")
+
+	// Network.
+	c["curl"] = withAnalyzer(CommandRule{Level: review, Reason: "network request", Traits: []string{"fetch", "network"}}, "curl")
+	c["wget"] = withAnalyzer(CommandRule{Level: review, Reason: "network download", Traits: []string{"fetch", "network"}}, "wget")
+	for _, n := range []string{"nc", "ncat", "netcat"} {
+		c[n] = withAnalyzer(CommandRule{Level: review, Reason: "raw network connection", Traits: []string{"fetch", "network"}}, "nc")
+	}
+	c["socat"] = withAnalyzer(CommandRule{Level: review, Reason: "raw network relay", Traits: []string{"fetch", "network"}}, "socat")
+	c["telnet"] = CommandRule{Level: review, Reason: "raw network connection", Traits: []string{"fetch", "network"}}
+	c["ssh"] = CommandRule{Level: review, Reason: "remote session or command", Traits: []string{"network"}}
+	c["scp"] = withAnalyzer(CommandRule{Level: review, Reason: "copies files over the network", Traits: []string{"network"}}, "scp")
+	c["sftp"] = CommandRule{Level: review, Reason: "remote file transfer", Traits: []string{"network"}}
+	c["rsync"] = withAnalyzer(CommandRule{Level: review, Reason: "synchronises files", Traits: []string{"network"}}, "rsync")
+	c["ftp"] = CommandRule{Level: review, Reason: "remote file transfer", Traits: []string{"network"}}
+	c["http"] = CommandRule{Level: review, Reason: "network request", Traits: []string{"fetch", "network"}}
+	c["xh"] = c["http"]
+	for _, n := range []string{"ping", "dig", "nslookup", "host", "traceroute", "whois", "mtr"} {
+		c[n] = CommandRule{Level: review, Reason: "network query (its arguments leave the machine)", Traits: []string{"network"}}
+	}
+	for _, n := range []string{"tshark", "tcpdump", "nmap", "masscan"} {
+		c[n] = cmdr(review, "network capture or scan")
+	}
+	return r
+}
+
+func gitRule() CommandRule {
+	sub := map[string]CommandRule{}
+	for _, s := range []string{"status", "log", "show", "diff", "blame", "annotate", "ls-files", "ls-tree",
+		"rev-parse", "describe", "shortlog", "grep", "cat-file", "reflog", "show-ref", "for-each-ref", "merge-base",
+		"name-rev", "rev-list", "count-objects", "check-ignore", "check-attr", "version", "help", "whatchanged",
+		"cherry", "diff-tree", "diff-files", "diff-index", "var", "show-branch", "verify-commit", "verify-tag", "fsck", "range-diff"} {
+		sub[s] = cmdr(safe, "read-only git query")
+	}
+	for _, s := range []string{"add", "commit", "pull", "fetch", "clone", "checkout", "switch", "merge", "rebase",
+		"cherry-pick", "revert", "stash", "reset", "rm", "mv", "restore", "config", "init", "am", "apply",
+		"submodule", "worktree", "tag", "clean", "branch", "remote", "gc", "notes", "bisect", "prune", "repack", "lfs",
+		"format-patch", "archive", "bundle", "sparse-checkout", "maintenance", "push", "update-index", "ls-remote"} {
+		sub[s] = cmdr(review, "changes repository state")
+	}
+	sub["fetch"] = cmdr(review, "network operation")
+	sub["pull"] = cmdr(review, "fetches and merges")
+	sub["ls-remote"] = cmdr(review, "network operation")
+	sub["clone"] = cmdr(review, "downloads a repository")
+	sub["push"] = cmdr(review, "publishes commits")
+	sub["commit"] = cmdr(review, "creates a commit; hooks may run")
+	for _, s := range []string{"filter-branch", "filter-repo", "update-ref", "replace"} {
+		sub[s] = cmdr(high, "rewrites history or refs")
+	}
+	return CommandRule{Level: review, Reason: "git command", Analyzer: "git", Subcommands: sub}
+}
+
+func ghRule() CommandRule {
+	view := func(extra ...string) CommandRule {
+		cr := CommandRule{Level: review, Reason: "changes GitHub state", Subcommands: map[string]CommandRule{}}
+		for _, s := range append([]string{"view", "list", "status", "diff", "checks"}, extra...) {
+			cr.Subcommands[s] = cmdr(safe, "read-only GitHub query")
+		}
+		return cr
+	}
+	repo := view()
+	repo.Subcommands["delete"] = cmdr(high, "deletes a repository")
+	repo.Subcommands["archive"] = cmdr(high, "archives a repository")
+	return CommandRule{Level: review, Reason: "GitHub CLI", Subcommands: map[string]CommandRule{
+		"pr": view(), "issue": view(), "run": view("watch"), "release": view(), "workflow": view(),
+		"repo":   repo,
+		"auth":   {Level: review, Reason: "GitHub authentication", Subcommands: map[string]CommandRule{"status": cmdr(safe, "shows login status"), "token": cmdr(high, "prints the GitHub token")}},
+		"secret": {Level: high, Reason: "manages repository secrets", Subcommands: map[string]CommandRule{"list": cmdr(safe, "lists secret names")}},
+		"search": cmdr(safe, "searches GitHub"), "browse": cmdr(safe, "opens a browser"), "--version": cmdr(safe, "prints version"),
+		"api": {Level: review, Reason: "GitHub API call"},
+	}}
+}
+
+func dockerRule() CommandRule {
+	sub := map[string]CommandRule{}
+	for _, s := range []string{"ps", "images", "logs", "inspect", "version", "info", "top", "stats", "port", "diff", "history", "search"} {
+		sub[s] = cmdr(safe, "read-only container query")
+	}
+	sub["system"] = CommandRule{Level: review, Reason: "system command", Subcommands: map[string]CommandRule{
+		"df": cmdr(safe, "disk usage"), "info": cmdr(safe, "info"),
+		"prune": {Level: review, Reason: "removes unused data", Flags: []FlagRule{{Flags: []string{"-a", "--all", "--volumes"}, Level: high, ID: "docker.prune-all", Reason: "deletes all unused images or volumes"}}},
+	}}
+	sub["volume"] = CommandRule{Level: review, Reason: "volume command", Subcommands: map[string]CommandRule{
+		"ls": cmdr(safe, "lists volumes"), "inspect": cmdr(safe, "inspects volumes"),
+		"rm": cmdr(high, "deletes volumes and their data"), "prune": cmdr(high, "deletes unused volumes and their data"),
+	}}
+	for _, s := range []string{"run", "create"} {
+		sub[s] = CommandRule{Level: review, Reason: "runs a container", Flags: dockerRunFlags()}
+	}
+	return CommandRule{Level: review, Reason: "container command", Subcommands: sub,
+		ValueFlags: []string{"-H", "--host", "--context", "-c", "--config", "-l", "--log-level"}}
+}
+
+func dockerRunFlags() []FlagRule {
+	return []FlagRule{
+		{Flags: []string{"--privileged"}, Level: high, ID: "docker.privileged", Reason: "privileged container gives host access"},
+		{Flags: []string{"--pid=host", "--ipc=host", "--userns=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN", "--security-opt=apparmor=unconfined", "--security-opt=seccomp=unconfined"}, Level: high, ID: "docker.host-namespace", Reason: "container shares host namespaces or capabilities"},
+	}
+}
+
+func kubectlRule() CommandRule {
+	sub := map[string]CommandRule{}
+	for _, s := range []string{"get", "describe", "logs", "explain", "version", "api-resources", "api-versions", "cluster-info", "top", "config-view", "events", "wait", "auth"} {
+		sub[s] = cmdr(safe, "read-only cluster query")
+	}
+	sub["delete"] = cmdr(review, "deletes cluster resources")
+	sub["exec"] = cmdr(review, "runs a command in a pod")
+	return CommandRule{Level: review, Reason: "changes cluster state", Subcommands: sub,
+		ValueFlags: []string{"-n", "--namespace", "--context", "--kubeconfig", "-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container", "--cluster", "--user", "-s", "--server"}}
+}
+
+func defaultWrappers() map[string]WrapperRule {
+	return map[string]WrapperRule{
+		"sudo":        {Level: high, Reason: "privilege escalation", ValueFlags: []string{"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"}},
+		"doas":        {Level: high, Reason: "privilege escalation", ValueFlags: []string{"-u", "-C"}},
+		"su":          {Level: high, Reason: "privilege escalation (switch user)", ValueFlags: []string{"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"}, ScriptFlags: []string{"-c", "--command", "--session-command"}},
+		"run0":        {Level: high, Reason: "privilege escalation"},
+		"env":         {Analyzer: "env"},
+		"timeout":     {ValueFlags: []string{"-s", "--signal", "-k", "--kill-after"}, Skip: 1},
+		"nice":        {ValueFlags: []string{"-n", "--adjustment"}},
+		"renice":      {ValueFlags: []string{"-n", "-g", "-u", "-p"}},
+		"ionice":      {ValueFlags: []string{"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}},
+		"setsid":      {},
+		"stdbuf":      {ValueFlags: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
+		"nohup":       {},
+		"time":        {ValueFlags: []string{"-f", "--format", "-o", "--output"}},
+		"command":     {Analyzer: "command"},
+		"builtin":     {},
+		"exec":        {ValueFlags: []string{"-a"}},
+		"xargs":       {Analyzer: "xargs"},
+		"parallel":    {Analyzer: "parallel"},
+		"strace":      {ValueFlags: []string{"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}},
+		"ltrace":      {ValueFlags: []string{"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l"}},
+		"script":      {ValueFlags: []string{"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit", "-t"}, ScriptFlags: []string{"-c", "--command"}, Level: review, Reason: "records a terminal session"},
+		"busybox":     {Analyzer: "busybox"},
+		"toybox":      {Analyzer: "busybox"},
+		"flock":       {ValueFlags: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, ScriptFlags: []string{"-c", "--command"}, Skip: 1},
+		"chronic":     {},
+		"unbuffer":    {},
+		"caffeinate":  {},
+		"watch":       {Analyzer: "watch"},
+		"noglob":      {},
+		"nocorrect":   {},
+		"chrt":        {Skip: 1},
+		"taskset":     {Skip: 1},
+		"numactl":     {ValueFlags: []string{"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"}},
+		"firejail":    {},
+		"proxychains": {ValueFlags: []string{"-f"}},
+		"torsocks":    {},
+		"catchsegv":   {},
+		"faketime":    {Skip: 1},
+		"dbus-launch": {},
+		"xvfb-run":    {ValueFlags: []string{"-a", "-n", "-s", "-e", "-f", "-p", "-w"}},
+		"uv-run":      {},
+	}
+}
+
+func defaultEnv() map[string]EnvRule {
+	e := map[string]EnvRule{}
+	for _, n := range []string{"LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "LD_LIBRARY_PATH"} {
+		e[n] = EnvRule{Level: high, Reason: "injects a library into every program started"}
+	}
+	for _, n := range []string{"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
+		"GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_ASKPASS", "SSH_ASKPASS",
+		"SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "GIT_PROXY_COMMAND", "RSYNC_RSH", "FCEDIT"} {
+		e[n] = EnvRule{Level: review, Reason: "names a program that will be run", Command: true}
+	}
+	for _, n := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "ZDOTDIR", "PS4", "BASH_FUNC"} {
+		e[n] = EnvRule{Level: high, Reason: "makes the shell run code at startup or prompt", Command: true}
+	}
+	for _, n := range []string{"PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
+		"PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_CONFIG",
+		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_TEMPLATE_DIR",
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "MALLOC_CHECK_", "HOSTALIASES", "npm_config_script_shell"} {
+		e[n] = EnvRule{Level: review, Reason: "changes which code a program loads"}
+	}
+	return e
+}
+
+func defaultPaths() []PathRule {
+	sec := func(pattern, id, reason string, except ...string) PathRule {
+		return PathRule{Pattern: pattern, Read: high, Write: high, ID: id, Reason: reason, Except: except}
+	}
+	persist := func(pattern, id, reason string) PathRule {
+		return PathRule{Pattern: pattern, Write: high, ID: id, Reason: reason}
+	}
+	return []PathRule{
+		// Secrets: reading is high, and so is overwriting or deleting.
+		sec("~/.ssh/id_*", "path.ssh-private-key", "SSH private key", "~/.ssh/id_*.pub"),
+		sec("**/id_rsa", "path.private-key", "private key"),
+		sec("**/id_dsa", "path.private-key", "private key"),
+		sec("**/id_ecdsa", "path.private-key", "private key"),
+		sec("**/id_ed25519", "path.private-key", "private key"),
+		sec("**/*.pem", "path.private-key", "PEM key or certificate bundle"),
+		sec("**/*.key", "path.private-key", "private key file"),
+		sec("**/*.p12", "path.private-key", "PKCS#12 key store"),
+		sec("**/*.pfx", "path.private-key", "PKCS#12 key store"),
+		sec("**/*.keystore", "path.private-key", "Java key store"),
+		sec("**/*.jks", "path.private-key", "Java key store"),
+		sec("~/.aws/credentials", "path.cloud-credentials", "AWS credentials"),
+		sec("~/.aws/config", "path.cloud-credentials", "AWS configuration"),
+		sec("~/.config/gcloud/**", "path.cloud-credentials", "Google Cloud credentials"),
+		sec("~/.azure/**", "path.cloud-credentials", "Azure credentials"),
+		sec("~/.kube/config", "path.cloud-credentials", "Kubernetes credentials"),
+		sec("~/.docker/config.json", "path.credentials", "Docker registry credentials"),
+		sec("~/.git-credentials", "path.credentials", "stored git tokens"),
+		sec("~/.netrc", "path.credentials", "stored passwords"),
+		sec("~/.npmrc", "path.credentials", "npm token"),
+		sec("~/.pypirc", "path.credentials", "PyPI token"),
+		sec("~/.config/gh/hosts.yml", "path.credentials", "GitHub CLI token"),
+		sec("~/.gnupg/**", "path.credentials", "GPG keys"),
+		sec("~/.password-store/**", "path.credentials", "password store"),
+		sec("~/.vault-token", "path.credentials", "Vault token"),
+		sec("**/.env", "path.dotenv", "environment secrets file"),
+		sec("**/.env.*", "path.dotenv", "environment secrets file", "**/.env.example", "**/.env.sample", "**/.env.template", "**/.env.dist"),
+		sec("/etc/shadow", "path.shadow", "password hashes"),
+		sec("/etc/gshadow", "path.shadow", "group password hashes"),
+		sec("/etc/sudoers", "path.sudoers", "sudo policy"),
+		sec("/etc/ssh/ssh_host_*_key", "path.private-key", "SSH host key"),
+		sec("/proc/*/environ", "path.environ", "another process's environment (tokens)"),
+		sec("/proc/*/mem", "path.environ", "process memory"),
+		{Pattern: "~/.bash_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
+		{Pattern: "~/.zsh_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
+		{Pattern: "~/.*_history", Read: review, Write: high, ID: "path.shell-history", Reason: "history file"},
+		// Persistence and tampering: writing is high.
+		persist("~/.ssh/**", "path.ssh", "SSH configuration or authorized keys"),
+		persist("~/.bashrc", "path.shell-rc", "shell startup file"),
+		persist("~/.bash_profile", "path.shell-rc", "shell startup file"),
+		persist("~/.bash_login", "path.shell-rc", "shell startup file"),
+		persist("~/.bash_logout", "path.shell-rc", "shell startup file"),
+		persist("~/.profile", "path.shell-rc", "shell startup file"),
+		persist("~/.zshrc", "path.shell-rc", "shell startup file"),
+		persist("~/.zshenv", "path.shell-rc", "shell startup file"),
+		persist("~/.zprofile", "path.shell-rc", "shell startup file"),
+		persist("~/.zlogin", "path.shell-rc", "shell startup file"),
+		persist("~/.config/fish/**", "path.shell-rc", "shell startup file"),
+		persist("~/.inputrc", "path.shell-rc", "shell startup file"),
+		persist("~/.gitconfig", "path.gitconfig", "global git config (aliases, hooks, pagers run code)"),
+		persist("~/.config/git/**", "path.gitconfig", "global git config"),
+		persist("**/.git/hooks/**", "path.git-hooks", "git hook (runs on every commit or checkout)"),
+		persist("**/.git/config", "path.gitconfig", "repository git config (can run programs)"),
+		persist("**/.git", "path.git-dir", "repository history"),
+		persist("~/.config/autostart/**", "path.autostart", "login autostart"),
+		persist("~/Library/LaunchAgents/**", "path.autostart", "launchd agent"),
+		persist("~/.config/systemd/**", "path.autostart", "systemd user unit"),
+		persist("/etc/**", "path.etc", "system configuration"),
+		persist("/etc", "path.etc", "system configuration"),
+		persist("/var/spool/cron/**", "path.cron", "cron table"),
+		persist("/dev/**", "path.device", "device file"),
+		persist("/boot/**", "path.system", "boot files"),
+		persist("/usr/**", "path.system", "system files"),
+		persist("/bin/**", "path.system", "system binaries"),
+		persist("/sbin/**", "path.system", "system binaries"),
+		persist("/lib/**", "path.system", "system libraries"),
+		persist("/lib64/**", "path.system", "system libraries"),
+		persist("/sys/**", "path.system", "kernel interface"),
+		persist("/proc/**", "path.system", "kernel interface"),
+		persist("/System/**", "path.system", "system files"),
+		persist("/Library/**", "path.system", "system files"),
+		persist("/var/lib/**", "path.system", "system state"),
+		persist("/root/**", "path.system", "root's home"),
+	}
+}

@@ -1,0 +1,32 @@
+// Package classify labels what an AI agent wants to run as safe, review or
+// high risk, with a one-line reason and the findings behind it.
+//
+// Bash parses a shell command with mvdan.cc/sh/v3/syntax (bash dialect) and
+// classifies every simple command it can reach: lists, pipelines,
+// subshells, groups, functions, control flow, command and process
+// substitutions, here-strings, here-documents, and the scripts handed to
+// wrappers (sudo, env, timeout, xargs, sh -c, eval, …). Words are
+// normalised as bash would (quote and backslash removal, $'…' escapes,
+// brace expansion, literal ${IFS}) before rules match them. The verdict is
+// the highest level of the parts.
+//
+// Path classifies one file-tool operation (read, write, delete) on a path.
+//
+// The levels follow the labelling policy in docs/classifier.md:
+//
+//   - safe: provably read-only on local state; auto-pass.
+//   - review: recoverable or scoped side effects, arbitrary project code,
+//     network fetches, anything the classifier cannot see through; a human
+//     confirms.
+//   - high: irreversible destruction, privilege escalation, remote code
+//     execution, persistence or tampering, secret reads or exfiltration;
+//     blocked by default.
+//
+// Rules are data (Rules, DefaultRules, ParseRules): command tables,
+// wrappers, per-command flag rules, dangerous environment variables and
+// sensitive paths, extendable or replaceable from YAML. Argument semantics
+// that tables cannot express (find -exec, sed scripts, git refspecs, awk
+// programs, …) are built-in analyzers that rules refer to by name.
+//
+// BashGate and PathGate wrap the classifiers as gate.Gate implementations.
+package classify

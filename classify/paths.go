@@ -1,0 +1,301 @@
+package classify
+
+import (
+	"path"
+	"strings"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Op is a file-tool operation.
+type Op string
+
+// File-tool operations.
+const (
+	OpRead   Op = "read"
+	OpWrite  Op = "write"
+	OpDelete Op = "delete"
+)
+
+// compiledPath is a PathRule split into segments.
+type compiledPath struct {
+	rule   PathRule
+	segs   []string
+	except [][]string
+}
+
+func compilePattern(p string) []string {
+	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && !strings.HasPrefix(p, "**") {
+		p = "**/" + p
+	}
+	if strings.HasPrefix(p, "/") {
+		return append([]string{"/"}, strings.Split(strings.TrimPrefix(p, "/"), "/")...)
+	}
+	return strings.Split(p, "/")
+}
+
+// splitPath turns a resolved path ("/a/b", "~/x", "rel/y") into segments
+// matching compilePattern's form.
+func splitPath(p string) []string {
+	if strings.HasPrefix(p, "/") {
+		rest := strings.TrimPrefix(p, "/")
+		if rest == "" {
+			return []string{"/"}
+		}
+		return append([]string{"/"}, strings.Split(rest, "/")...)
+	}
+	return strings.Split(p, "/")
+}
+
+// matchSegs matches path segments against pattern segments; "**" matches
+// zero or more segments.
+func matchSegs(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			rest := pat[1:]
+			if len(rest) == 0 {
+				return len(segs) > 0
+			}
+			for i := 0; i <= len(segs); i++ {
+				if matchSegs(rest, segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if pat[0] != segs[0] {
+			if ok, _ := path.Match(pat[0], segs[0]); !ok || pat[0] == "/" || segs[0] == "/" {
+				return false
+			}
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}
+
+// pathVerdict is the path rules' answer for one access.
+type pathVerdict struct {
+	level  gate.RiskLevel
+	id     string
+	reason string
+}
+
+// matchPath returns the highest matching path rule for a read or a write
+// of the resolved path p.
+func (cr *compiled) matchPath(p string, write bool) pathVerdict {
+	segs := splitPath(p)
+	var best pathVerdict
+	for i := range cr.paths {
+		cp := &cr.paths[i]
+		l := cp.rule.Read
+		if write {
+			l = cp.rule.Write
+		}
+		if l == "" || l.Rank() <= best.level.Rank() {
+			continue
+		}
+		if !matchSegs(cp.segs, segs) {
+			continue
+		}
+		exempt := false
+		for _, ex := range cp.except {
+			if matchSegs(ex, segs) {
+				exempt = true
+				break
+			}
+		}
+		if exempt {
+			continue
+		}
+		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason}
+	}
+	return best
+}
+
+// loc is where a resolved path lies.
+type loc int
+
+const (
+	locWorkspace     loc = iota // inside the workspace (or relative, below the start directory)
+	locWorkspaceRoot            // the workspace root itself
+	locTemp                     // inside a temp dir
+	locTempRoot                 // a temp dir itself
+	locHome                     // the home directory itself
+	locHomeSub                  // inside home, outside the workspace
+	locRoot                     // "/"
+	locParent                   // the workspace's parent or another ancestor
+	locOutside                  // any other absolute path
+)
+
+// resolver turns words into resolved paths relative to a working
+// directory. Paths are cleaned lexically (no symlinks are followed: the
+// classifier never touches the file system). Home is "~"; with no
+// workspace root, relative paths stay relative ("" is the start directory).
+type resolver struct {
+	workspace string // absolute workspace root, or ""
+	home      string // absolute home, or ""
+	temp      []string
+}
+
+// homeMark stands for "~" while cleaning, so that ".." above home leaves it.
+const homeMark = "/\x00home"
+
+// resolve cleans p against cwd. cwd is "" (start directory), a relative
+// path below it, "~…" or absolute. The result is absolute, "~" or "~/…",
+// or relative to the start directory ("." for the start directory itself).
+func (r *resolver) resolve(cwd, p string) string {
+	if !strings.HasPrefix(p, "/") && !(p == "~" || strings.HasPrefix(p, "~/")) && cwd != "" {
+		p = cwd + "/" + p
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		p = homeMark + strings.TrimPrefix(p, "~")
+	}
+	p = path.Clean(p)
+	if p == homeMark || strings.HasPrefix(p, homeMark+"/") {
+		p = "~" + strings.TrimPrefix(p, homeMark)
+	} else if strings.Contains(p, "\x00") {
+		p = strings.ReplaceAll(p, "\x00", "")
+	}
+	if r.home != "" && (p == r.home || strings.HasPrefix(p, r.home+"/")) {
+		p = "~" + strings.TrimPrefix(p, r.home)
+	}
+	return p
+}
+
+// where classifies a resolved path.
+func (r *resolver) where(p string) loc {
+	if r.workspace != "" {
+		if p == r.workspace {
+			return locWorkspaceRoot
+		}
+		if strings.HasPrefix(p, r.workspace+"/") {
+			return locWorkspace
+		}
+		if strings.HasPrefix(r.workspace, p+"/") || p == "/" && r.workspace != "/" {
+			if p == "/" {
+				return locRoot
+			}
+			if r.home != "" && p == "~" {
+				return locHome
+			}
+			return locParent
+		}
+	}
+	switch {
+	case p == "/":
+		return locRoot
+	case p == "~":
+		return locHome
+	case strings.HasPrefix(p, "~/"):
+		return locHomeSub
+	case strings.HasPrefix(p, "/"):
+		for _, t := range r.temp {
+			if p == t {
+				return locTempRoot
+			}
+			if strings.HasPrefix(p, t+"/") {
+				return locTemp
+			}
+		}
+		return locOutside
+	case p == ".":
+		if r.workspace != "" {
+			return locWorkspace
+		}
+		return locWorkspaceRoot
+	case p == ".." || strings.HasPrefix(p, "../"):
+		return locParent
+	}
+	return locWorkspace
+}
+
+// harmlessTarget reports writes that store nothing.
+func harmlessTarget(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/full":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/") || strings.HasPrefix(p, "/proc/self/fd/")
+}
+
+// Path classifies one file-tool operation on a path, with the default
+// rules: reading is safe unless the path holds secrets; writing or
+// deleting is review inside the workspace or a temp dir, review outside
+// it, and high on sensitive paths (keys, shell rc files, /etc, devices,
+// .git/hooks, cron). workspace is the absolute workspace root ("" when
+// unknown: relative paths are then inside it). The path is normalised
+// lexically (., .., duplicate slashes; ~ is the home directory); symlinks
+// are never followed, so a relative path that leaves the workspace through
+// ".." counts as outside it.
+func Path(op Op, p, workspace string, opts ...Option) Risk {
+	c, err := New(append([]Option{WithWorkspace(workspace)}, opts...)...)
+	if err != nil {
+		return configErrorRisk(err)
+	}
+	return c.Path(op, p)
+}
+
+// Path classifies one file-tool operation on a path with c's rules and
+// workspace. See the package-level Path.
+func (c *Classifier) Path(op Op, p string) Risk {
+	var fs []Finding
+	add := func(l gate.RiskLevel, rule, reason string) {
+		fs = append(fs, Finding{Level: l, Rule: rule, Reason: reason, Command: string(op) + " " + clip(p, 100), Line: 1, Col: 1})
+	}
+	switch op {
+	case OpRead, OpWrite, OpDelete:
+	default:
+		add(high, "path.unknown-op", "unknown file operation "+clip(string(op), 20))
+		return summarize(fs, "")
+	}
+	if p == "" || strings.ContainsRune(p, 0) || len(p) > 4096 {
+		add(review, "path.invalid", "empty, over-long or NUL-bearing path")
+		return summarize(fs, "")
+	}
+	if strings.HasPrefix(p, "$") || strings.Contains(p, "${") || strings.Contains(p, "$(") || strings.Contains(p, "`") {
+		add(review, "path.dynamic", "path contains shell syntax the file tool will not expand")
+	}
+	cwd := ""
+	if c.cfg.workspace != "" {
+		cwd = c.cfg.workspace
+	}
+	rp := c.res.resolve(cwd, p)
+	write := op != OpRead
+	if v := c.rules.matchPath(rp, write); v.level != "" && v.level != safe {
+		verb := "reads"
+		if write {
+			verb = "writes"
+		}
+		add(v.level, v.id, verb+" "+v.reason)
+	}
+	where := c.res.where(rp)
+	if op == OpDelete {
+		switch where {
+		case locRoot, locHome, locParent, locWorkspaceRoot, locTempRoot:
+			add(high, "path.delete-root", "deletes a root, home, workspace or temp directory")
+		}
+	}
+	if write {
+		if harmlessTarget(rp) {
+			return summarize(nil, "writes to a discard device")
+		}
+		switch where {
+		case locWorkspace, locWorkspaceRoot:
+			add(review, "path.write-workspace", string(op)+" inside the workspace")
+		case locTemp, locTempRoot:
+			add(review, "path.write-temp", string(op)+" in a temp directory")
+		default:
+			add(review, "path.write-outside", string(op)+" outside the workspace")
+		}
+	} else if c.cfg.workspace != "" && c.cfg.strictReads {
+		switch where {
+		case locWorkspace, locWorkspaceRoot, locTemp, locTempRoot:
+		default:
+			add(review, "path.read-outside", "reads outside the workspace")
+		}
+	}
+	return summarize(fs, string(op)+" of an ordinary path")
+}

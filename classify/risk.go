@@ -1,0 +1,85 @@
+package classify
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Finding is one reason a command or path is not safe.
+type Finding struct {
+	// Level is review or high.
+	Level gate.RiskLevel `json:"level"`
+	// Rule is a stable rule ID such as "rm.recursive-home" or
+	// "redirect.write-sensitive".
+	Rule string `json:"rule"`
+	// Reason explains the rule in a few words.
+	Reason string `json:"reason"`
+	// Command is the offending part of the input: a simple command, a
+	// redirect, or a path (trimmed to 120 bytes).
+	Command string `json:"command"`
+	// Offset is the 0-based byte offset of Command in the input; Line and
+	// Col are 1-based. Parts found inside a nested script (sh -c '…', eval,
+	// a here-document fed to a shell) point at the outer word.
+	Offset int `json:"offset"`
+	Line   int `json:"line"`
+	Col    int `json:"col"`
+}
+
+// Risk is a classifier's verdict.
+type Risk struct {
+	// Level is safe, review or high: the highest level of the findings, or
+	// safe when there are none.
+	Level gate.RiskLevel `json:"level"`
+	// Reason is one line naming the decisive part and rule.
+	Reason string `json:"reason"`
+	// Findings lists every review or high part, in input order.
+	Findings []Finding `json:"findings"`
+}
+
+// String returns "level: reason".
+func (r Risk) String() string { return string(r.Level) + ": " + r.Reason }
+
+// summarize fills Level and Reason from the findings.
+func summarize(findings []Finding, safeReason string) Risk {
+	r := Risk{Level: gate.RiskSafe, Reason: safeReason, Findings: findings}
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	var top *Finding
+	for i := range findings {
+		f := &findings[i]
+		if top == nil || f.Level.Rank() > top.Level.Rank() {
+			top = f
+		}
+	}
+	if top == nil {
+		return r
+	}
+	r.Level = top.Level
+	more := ""
+	if n := len(findings) - 1; n > 0 {
+		more = fmt.Sprintf(" (+%d more)", n)
+	}
+	r.Reason = fmt.Sprintf("%s: %s [%s]%s", clip(top.Command, 80), top.Reason, top.Rule, more)
+	return r
+}
+
+// clip shortens s to at most n bytes on a rune boundary, flattening
+// newlines so that a reason stays on one line.
+func clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

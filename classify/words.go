@@ -1,0 +1,478 @@
+package classify
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// field is one argument after bash's word expansions, as far as they can
+// be known without running anything.
+type field struct {
+	s    string // the text; unknown parts keep their source form ($X, $(…))
+	dyn  bool   // some part is only known at run time
+	lead bool   // the field starts with an unknown expansion ("$DIR/x")
+	glob bool   // an unquoted glob metacharacter (pathname expansion)
+	proc bool   // a process substitution <(…) or >(…)
+	sub  traits // traits of the substitutions inside
+	pos  syntax.Pos
+}
+
+// maxBraceFields bounds brace expansion.
+const maxBraceFields = 256
+
+// fieldsOf expands words into fields: brace expansion, tilde, parameter,
+// command and arithmetic substitution (statically where possible), field
+// splitting on IFS and quote removal. Substitutions are classified as a
+// side effect.
+func (r *run) fieldsOf(words []*syntax.Word) []field {
+	out := make([]field, 0, len(words))
+	for _, w := range words {
+		out = r.appendWord(out, w)
+	}
+	return out
+}
+
+func (r *run) appendWord(out []field, w *syntax.Word) []field {
+	if w == nil || len(w.Parts) == 0 {
+		return out
+	}
+	if hasBrace(w) {
+		w2 := &syntax.Word{Parts: slices.Clone(w.Parts)}
+		if syntax.SplitBraces(w2) {
+			for _, parts := range expandBraces(w2.Parts, maxBraceFields) {
+				out = r.expandParts(out, parts, w.Pos())
+			}
+			return out
+		}
+	}
+	return r.expandParts(out, w.Parts, w.Pos())
+}
+
+func hasBrace(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "{") {
+			return true
+		}
+	}
+	return false
+}
+
+// expandBraces turns parts with BraceExp nodes into the list of plain part
+// lists bash would produce, at most limit of them.
+func expandBraces(parts []syntax.WordPart, limit int) [][]syntax.WordPart {
+	res := [][]syntax.WordPart{nil}
+	for _, p := range parts {
+		be, ok := p.(*syntax.BraceExp)
+		if !ok {
+			for i := range res {
+				res[i] = append(res[i], p)
+			}
+			continue
+		}
+		var alts [][]syntax.WordPart
+		if be.Sequence {
+			alts = braceSequence(be)
+		} else {
+			for _, e := range be.Elems {
+				alts = append(alts, expandBraces(e.Parts, limit)...)
+			}
+		}
+		if len(alts) == 0 {
+			alts = [][]syntax.WordPart{nil}
+		}
+		next := make([][]syntax.WordPart, 0, len(res)*len(alts))
+		for _, pre := range res {
+			for _, a := range alts {
+				if len(next) >= limit {
+					break
+				}
+				next = append(next, append(slices.Clone(pre), a...))
+			}
+		}
+		res = next
+	}
+	return res
+}
+
+func braceSequence(be *syntax.BraceExp) [][]syntax.WordPart {
+	if len(be.Elems) < 2 {
+		return nil
+	}
+	from, to := be.Elems[0].Lit(), be.Elems[1].Lit()
+	lit := func(s string) []syntax.WordPart { return []syntax.WordPart{&syntax.Lit{Value: s}} }
+	a, err1 := strconv.Atoi(from)
+	b, err2 := strconv.Atoi(to)
+	var out [][]syntax.WordPart
+	if err1 == nil && err2 == nil {
+		step := 1
+		if a > b {
+			step = -1
+		}
+		for i := a; len(out) < 32; i += step {
+			out = append(out, lit(strconv.Itoa(i)))
+			if i == b {
+				break
+			}
+		}
+		return out
+	}
+	if len(from) == 1 && len(to) == 1 {
+		x, y := from[0], to[0]
+		step := 1
+		if x > y {
+			step = -1
+		}
+		for i := int(x); len(out) < 32; i += step {
+			out = append(out, lit(string(rune(i))))
+			if i == int(y) {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// builder accumulates fields while expanding one word.
+type builder struct {
+	out     []field
+	cur     field
+	started bool
+	sb      strings.Builder
+}
+
+func (b *builder) lit(s string) {
+	b.sb.WriteString(s)
+	b.started = true
+}
+
+func (b *builder) flush() {
+	if b.started {
+		b.cur.s = b.sb.String()
+		b.out = append(b.out, b.cur)
+	}
+	b.sb.Reset()
+	b.cur = field{pos: b.cur.pos}
+	b.started = false
+}
+
+// split adds an unquoted expansion's value, splitting it on ifs.
+func (b *builder) split(val, ifs string) {
+	for _, c := range val {
+		if strings.ContainsRune(ifs, c) {
+			if c == ' ' || c == '\t' || c == '\n' {
+				if b.started {
+					b.flush()
+				}
+				continue
+			}
+			b.started = true
+			b.flush()
+			continue
+		}
+		b.sb.WriteRune(c)
+		b.started = true
+	}
+}
+
+func (b *builder) dynamic(src string) {
+	if !b.started || b.sb.Len() == 0 {
+		b.cur.lead = true
+	}
+	b.cur.dyn = true
+	b.lit(src)
+}
+
+func (r *run) expandParts(out []field, parts []syntax.WordPart, pos syntax.Pos) []field {
+	b := &builder{out: out, cur: field{pos: pos}}
+	for i, p := range parts {
+		r.expandPart(b, p, false, i == 0)
+	}
+	b.flush()
+	return b.out
+}
+
+func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
+	switch x := p.(type) {
+	case *syntax.Lit:
+		v := x.Value
+		if quoted {
+			b.lit(unescapeDouble(v))
+			return
+		}
+		if strings.ContainsAny(v, "*?[") {
+			b.cur.glob = true
+		}
+		if first && (v == "~" || strings.HasPrefix(v, "~/")) {
+			b.lit("~")
+			v = v[1:]
+		}
+		b.lit(unescapeUnquoted(v))
+	case *syntax.SglQuoted:
+		if x.Dollar {
+			b.lit(ansiC(x.Value))
+		} else {
+			b.lit(x.Value)
+		}
+	case *syntax.DblQuoted:
+		b.started = true
+		for _, q := range x.Parts {
+			r.expandPart(b, q, true, false)
+		}
+	case *syntax.ParamExp:
+		r.expandParam(b, x, quoted)
+	case *syntax.CmdSubst:
+		t := r.subst(x, x.Stmts)
+		b.cur.sub |= t
+		if v, ok := r.staticSubst(x); ok {
+			if quoted {
+				b.lit(v)
+			} else {
+				b.split(v, r.ifs)
+			}
+			return
+		}
+		b.dynamic("$(…)")
+	case *syntax.ArithmExp:
+		r.scan(x)
+		b.dynamic("$((…))")
+	case *syntax.ProcSubst:
+		t := r.subst(x, x.Stmts)
+		b.cur.sub |= t
+		b.cur.proc = true
+		b.lit("/dev/fd/63")
+	case *syntax.ExtGlob:
+		b.cur.glob = true
+		b.lit(x.Op.String() + x.Pattern.Value + ")")
+	default:
+		r.scan(x)
+		b.dynamic("?")
+	}
+}
+
+func (r *run) expandParam(b *builder, x *syntax.ParamExp, quoted bool) {
+	if x.Exp != nil || x.Repl != nil || x.Slice != nil || x.Index != nil || x.NestedParam != nil {
+		r.scan(x)
+	}
+	name := ""
+	if x.Param != nil {
+		name = x.Param.Value
+	}
+	if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.Contains(x.Exp.Word.Lit(), "P") {
+		// ${x@P}: prompt expansion runs the command substitutions in x.
+		if v, ok := r.vars[name]; ok {
+			r.document(v, x.Pos())
+		} else {
+			r.addAt(review, "expansion.prompt", "prompt expansion of an unknown value can run commands", x.Pos(), x.End())
+		}
+	}
+	simple := x.Exp == nil && x.Repl == nil && x.Slice == nil && x.Index == nil && !x.Length && !x.Excl && x.Names == 0 && x.NestedParam == nil
+	if simple {
+		if v, ok := r.lookup(name); ok {
+			if quoted {
+				b.lit(v)
+			} else {
+				b.split(v, r.ifs)
+			}
+			return
+		}
+	}
+	if x.Length {
+		b.lit("0")
+		b.cur.dyn = true
+		return
+	}
+	b.dynamic("$" + name)
+}
+
+// lookup returns a variable's value when it is known statically.
+func (r *run) lookup(name string) (string, bool) {
+	if v, ok := r.vars[name]; ok {
+		return v, true
+	}
+	switch name {
+	case "HOME":
+		return "~", true
+	case "IFS":
+		return r.ifs, true
+	case "PWD":
+		if r.cwd == "" {
+			return ".", true
+		}
+		return r.cwd, true
+	}
+	return "", false
+}
+
+// unescapeUnquoted removes backslashes as bash does outside quotes.
+func unescapeUnquoted(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// unescapeDouble removes backslashes as bash does inside double quotes.
+func unescapeDouble(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch s[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+			case '\n':
+				i++
+				continue
+			}
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// ansiC decodes the body of a $'…' string.
+func ansiC(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			sb.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'a':
+			sb.WriteByte(7)
+		case 'b':
+			sb.WriteByte(8)
+		case 'e', 'E':
+			sb.WriteByte(27)
+		case 'f':
+			sb.WriteByte(12)
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'v':
+			sb.WriteByte(11)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				sb.WriteByte(s[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[i]]
+			j := i + 1
+			for j < len(s) && j-i-1 < max && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				sb.WriteByte('\\')
+				sb.WriteByte(s[i])
+				continue
+			}
+			n, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if s[i] == 'x' {
+				sb.WriteByte(byte(n))
+			} else if utf8.ValidRune(rune(n)) {
+				sb.WriteRune(rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i:j], 8, 16)
+			sb.WriteByte(byte(n))
+			i = j - 1
+		default:
+			sb.WriteByte(s[i])
+		}
+	}
+	return sb.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// printfFormat renders a printf format with %s/%b/%d/%c and escapes, enough
+// to resolve command names built with printf.
+func printfFormat(format string, args []string) string {
+	var sb strings.Builder
+	ai := 0
+	next := func() string {
+		if ai < len(args) {
+			ai++
+			return args[ai-1]
+		}
+		return ""
+	}
+	for {
+		for i := 0; i < len(format); i++ {
+			c := format[i]
+			if c == '\\' && i+1 < len(format) {
+				j := i + 1
+				k := j + 1
+				if format[j] == 'x' || format[j] >= '0' && format[j] <= '7' {
+					for k < len(format) && k-j < 4 && (isHex(format[k]) && format[j] == 'x' || format[k] >= '0' && format[k] <= '7' && format[j] != 'x') {
+						k++
+					}
+				}
+				sb.WriteString(ansiC(format[i:k]))
+				i = k - 1
+				continue
+			}
+			if c == '%' && i+1 < len(format) {
+				j := i + 1
+				for j < len(format) && strings.IndexByte("-+ #0123456789.", format[j]) >= 0 {
+					j++
+				}
+				if j >= len(format) {
+					break
+				}
+				switch format[j] {
+				case '%':
+					sb.WriteByte('%')
+				case 'b':
+					sb.WriteString(ansiC(next()))
+				case 'c':
+					if a := next(); a != "" {
+						sb.WriteByte(a[0])
+					}
+				default:
+					sb.WriteString(next())
+				}
+				i = j
+				continue
+			}
+			sb.WriteByte(c)
+		}
+		if ai == 0 || ai >= len(args) || sb.Len() > 4096 {
+			break
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,293 @@
+package classify
+
+import (
+	"strings"
+)
+
+// wrapper unwraps a command that runs another command and classifies the
+// wrapped command.
+func (r *run) wrapper(key string, w WrapperRule, args []field, cx *callCtx) traits {
+	if w.Level.Rank() > safe.Rank() {
+		reason := w.Reason
+		if reason == "" {
+			reason = "wrapper"
+		}
+		r.add(cx, w.Level, "wrapper."+key, key+": "+reason)
+	}
+	switch w.Analyzer {
+	case "env":
+		return r.wrapEnv(args, cx)
+	case "xargs":
+		return r.wrapXargs(args, cx)
+	case "parallel":
+		return r.wrapParallel(args, cx)
+	case "command":
+		if hasFlag(args[1:], "-v", "-V") {
+			return 0
+		}
+	case "watch":
+		return r.wrapWatch(args, cx)
+	case "busybox":
+		if len(args) > 1 && !strings.HasPrefix(args[1].s, "-") {
+			return r.argv(args[1:], cx)
+		}
+		return 0
+	}
+	i := 1
+	for i < len(args) {
+		a := args[i].s
+		if args[i].dyn {
+			break
+		}
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		if script, ok, next := scriptFlag(args, i, w.ScriptFlags); ok {
+			if script.dyn {
+				r.dynamicScript(script, cx)
+			} else {
+				r.nested(cx, script.s)
+			}
+			_ = next
+			return tShell
+		}
+		i = skipFlag(args, i, w.ValueFlags)
+	}
+	i += w.Skip
+	if i >= len(args) {
+		return 0
+	}
+	if key == "flock" && i < len(args) && (args[i].s == "-c" || args[i].s == "--command") && i+1 < len(args) {
+		r.nested(cx, args[i+1].s)
+		return tShell
+	}
+	return r.argv(args[i:], cx)
+}
+
+// skipFlag returns the index after the flag at i and its value, if any.
+// A short bundle ("-fo FILE") takes a value when its last letter does.
+func skipFlag(args []field, i int, valueFlags []string) int {
+	a := args[i].s
+	if strings.HasPrefix(a, "--") {
+		if strings.Contains(a, "=") {
+			return i + 1
+		}
+		for _, v := range valueFlags {
+			if a == v {
+				return i + 2
+			}
+		}
+		return i + 1
+	}
+	for j := 1; j < len(a); j++ {
+		for _, v := range valueFlags {
+			if len(v) == 2 && v[0] == '-' && v[1] == a[j] && !strings.HasPrefix(v, "--") {
+				if j == len(a)-1 {
+					return i + 2
+				}
+				return i + 1
+			}
+		}
+	}
+	return i + 1
+}
+
+// scriptFlag finds a flag taking a shell script ("-c SCRIPT", "-qc SCRIPT",
+// "--command=SCRIPT") at args[i].
+func scriptFlag(args []field, i int, flags []string) (field, bool, int) {
+	a := args[i].s
+	for _, f := range flags {
+		switch {
+		case a == f:
+			if i+1 < len(args) {
+				return args[i+1], true, i + 2
+			}
+		case strings.HasPrefix(f, "--") && strings.HasPrefix(a, f+"="):
+			v := args[i]
+			v.s = a[len(f)+1:]
+			return v, true, i + 1
+		case len(f) == 2 && !strings.HasPrefix(a, "--") && strings.IndexByte(a[1:], f[1]) >= 0:
+			k := strings.IndexByte(a[1:], f[1]) + 1
+			if k < len(a)-1 {
+				v := args[i]
+				v.s = a[k+1:]
+				return v, true, i + 1
+			}
+			if i+1 < len(args) {
+				return args[i+1], true, i + 2
+			}
+		}
+	}
+	return field{}, false, i
+}
+
+// dynamicScript classifies a script only known at run time.
+func (r *run) dynamicScript(f field, cx *callCtx) {
+	switch {
+	case f.sub&tFetch != 0:
+		r.add(cx, high, "exec.fetched-code", "runs code downloaded at run time")
+	case f.sub&tDecode != 0:
+		r.add(cx, high, "exec.decoded-code", "runs code decoded at run time")
+	default:
+		r.add(cx, review, "exec.dynamic-script", "runs a script computed at run time")
+	}
+}
+
+// wrapEnv: env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... [CMD ARGS].
+func (r *run) wrapEnv(args []field, cx *callCtx) traits {
+	i := 1
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a.s == "--":
+			i++
+		case a.s == "-S" || a.s == "--split-string" || strings.HasPrefix(a.s, "--split-string=") || strings.HasPrefix(a.s, "-S") && len(a.s) > 2:
+			v := ""
+			switch {
+			case a.s == "-S" || a.s == "--split-string":
+				if i+1 < len(args) {
+					v = args[i+1].s
+					i++
+				}
+			case strings.HasPrefix(a.s, "--split-string="):
+				v = strings.TrimPrefix(a.s, "--split-string=")
+			default:
+				v = a.s[2:]
+			}
+			var fs []field
+			for _, w := range strings.Fields(v) {
+				fs = append(fs, field{s: w})
+			}
+			return r.argv(append(fs, args[i+1:]...), cx)
+		case strings.HasPrefix(a.s, "-") && len(a.s) > 1 && !a.dyn:
+			i = skipFlag(args, i, []string{"-u", "--unset", "-C", "--chdir", "-P", "--default-signal", "--ignore-signal", "--block-signal"})
+			continue
+		case strings.Contains(a.s, "=") && !strings.HasPrefix(a.s, "="):
+			name, val, _ := strings.Cut(a.s, "=")
+			r.envRule(name, val, !a.dyn, cx.stmt)
+		default:
+			return r.argv(args[i:], cx)
+		}
+		if i < len(args) && args[i].s == "--" {
+			i++
+			if i < len(args) {
+				return r.argv(args[i:], cx)
+			}
+			break
+		}
+		i++
+	}
+	r.add(cx, review, "env.dump", "env: dumps the environment, which may hold tokens")
+	return tEnvDump
+}
+
+// wrapXargs: xargs [options] [command [initial-arguments]]; the command
+// gets more operands from stdin.
+func (r *run) wrapXargs(args []field, cx *callCtx) traits {
+	vf := []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var", "--eof", "--max-lines", "--replace"}
+	i := 1
+	for i < len(args) {
+		a := args[i].s
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || args[i].dyn {
+			break
+		}
+		if a == "-i" || strings.HasPrefix(a, "-i") || a == "-I" {
+			if a == "-I" {
+				i += 2
+			} else {
+				i++
+			}
+			continue
+		}
+		i = skipFlag(args, i, vf)
+	}
+	if af, ok := flagValue(args[1:], "-a", "--arg-file"); ok {
+		r.readPath(af, cx)
+	}
+	sub := args[i:]
+	if len(sub) == 0 {
+		sub = []field{{s: "echo"}}
+	}
+	sub = append(sub[:len(sub):len(sub)], field{s: "$XARGS", dyn: true})
+	inner := &callCtx{stmt: cx.stmt, pos: cx.pos, end: cx.end, stdinArg: true}
+	return r.argv(sub, inner)
+}
+
+// wrapParallel: parallel [options] command ::: inputs.
+func (r *run) wrapParallel(args []field, cx *callCtx) traits {
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i].s, "-") && args[i].s != "--" {
+		i = skipFlag(args, i, []string{"-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-d", "--delimiter", "-I", "--joblog", "--results", "--timeout", "--retries", "-n", "-N", "-L"})
+	}
+	cmd := args[i:]
+	var inputs []field
+	for j, a := range cmd {
+		if a.s == ":::" || a.s == "::::" || a.s == ":::+" {
+			inputs = cmd[j+1:]
+			cmd = cmd[:j]
+			break
+		}
+	}
+	var t traits
+	if len(cmd) == 1 && strings.ContainsAny(cmd[0].s, " \t;|&") {
+		script := cmd[0].s
+		if len(inputs) > 0 {
+			script = strings.ReplaceAll(script, "{}", inputs[0].s)
+		}
+		r.nested(cx, script)
+		return tShell
+	}
+	if len(cmd) == 0 {
+		r.add(cx, review, "parallel.stdin", "parallel runs command lines read from stdin")
+		return tShell
+	}
+	if len(inputs) == 0 {
+		inputs = []field{{s: "$PARALLEL", dyn: true}}
+	}
+	for _, in := range inputs {
+		t |= r.argv(append(cmd[:len(cmd):len(cmd)], in), cx)
+	}
+	return t
+}
+
+// wrapWatch: watch [options] command...; without -x the words are joined
+// and run by sh -c.
+func (r *run) wrapWatch(args []field, cx *callCtx) traits {
+	i := 1
+	exec := false
+	for i < len(args) && strings.HasPrefix(args[i].s, "-") {
+		if args[i].s == "-x" || args[i].s == "--exec" {
+			exec = true
+		}
+		i = skipFlag(args, i, []string{"-n", "--interval", "-q", "--equexit"})
+	}
+	if i >= len(args) {
+		return 0
+	}
+	if exec {
+		return r.argv(args[i:], cx)
+	}
+	r.nested(cx, joinFields(args[i:]))
+	return 0
+}
+
+// checkPath flags a PATH that puts non-system directories first.
+func (r *run) checkPath(val string, dyn bool, cx *callCtx) {
+	for _, d := range strings.Split(val, ":") {
+		if d == "$PATH" || d == "${PATH}" {
+			continue
+		}
+		if dyn || d == "" || !strings.HasPrefix(d, "/") || !r.cr.systemDir(strings.TrimSuffix(d, "/")) {
+			r.add(cx, review, "env.path", "PATH includes "+clip(d, 40)+", so commands may resolve to other programs")
+			return
+		}
+	}
+}
