@@ -44,9 +44,12 @@ const closedPerScope = 8
 // children pointing at a span that never comes.
 //
 // No duplicates: a tool_call event whose call already has a span — one
-// with SpanID set, or one whose toolCallId the [ToolCallIndex] saw on a
-// live execute_tool span — is counted in BridgeStats.Duplicates and not
-// emitted.
+// with SpanID set (the executor's own ToolCallTrace), or one whose
+// toolCallId the [ToolCallIndex] saw on an execute_tool span (the
+// executor's, or one bridged before: a repeated delivery) — is counted in
+// BridgeStats.Duplicates and not emitted. A tool_call event without a
+// toolCallId cannot be matched: the framework's events carry one only when
+// it runs its calls through toolgate's executor, which sets SpanID anyway.
 //
 // A Bridge is safe for concurrent use. State is bounded by the number of
 // runs (WithMaxRuns; least recently used runs are forgotten first) and,
@@ -67,8 +70,10 @@ type Bridge struct {
 // BridgeOption configures a [Bridge].
 type BridgeOption func(*Bridge)
 
-// WithToolCallIndex sets the index of live tool calls used against
-// duplicates. NewBridge uses the Provider's when given a *Provider.
+// WithToolCallIndex sets the index of tool calls used against duplicates.
+// NewBridge uses the Provider's when given a *Provider, else a new one;
+// register it on the provider (sdktrace.WithSpanProcessor(b.ToolCalls()))
+// so that it sees the executor's spans.
 func WithToolCallIndex(x *ToolCallIndex) BridgeOption { return func(b *Bridge) { b.index = x } }
 
 // WithProviderName sets gen_ai.provider.name (e.g. "anthropic", "openai")
@@ -98,6 +103,9 @@ func NewBridge(tp TracerProvider, opts ...BridgeOption) *Bridge {
 	}
 	for _, o := range opts {
 		o(b)
+	}
+	if b.index == nil {
+		b.index = NewToolCallIndex(0)
 	}
 	if b.maxRuns < 1 {
 		b.maxRuns = DefaultBridgeRuns
@@ -144,7 +152,7 @@ func (b *Bridge) Handle(ctx context.Context, ev Event) error {
 		b.invalid.Add(1)
 		return err
 	}
-	if ev.Type == EventToolCall && (ev.SpanID != "" || (b.index != nil && b.index.Has(ev.ToolCallID))) {
+	if ev.Type == EventToolCall && (ev.SpanID != "" || b.index.Has(ev.ToolCallID)) {
 		b.dups.Add(1)
 		return nil
 	}
@@ -194,9 +202,15 @@ func (b *Bridge) Handle(ctx context.Context, ev Event) error {
 		span.SetStatus(status, desc)
 	}
 	span.End(trace.WithTimestamp(end))
+	if ev.Type == EventToolCall {
+		b.index.Add(ev.ToolCallID) // a repeated delivery of this event is a duplicate
+	}
 	b.spans.Add(1)
 	return nil
 }
+
+// ToolCalls returns the index of tool calls the bridge checks against.
+func (b *Bridge) ToolCalls() *ToolCallIndex { return b.index }
 
 // EndRun forgets a run's parentage state (call it after the run's last
 // event). Unknown runs are ignored.

@@ -111,14 +111,18 @@ func ParseEvent(data []byte) (Event, error) {
 	return ev, nil
 }
 
-// Start returns the event's start time.
+// Start returns the event's start time, to the microsecond.
 func (e Event) Start() time.Time { return msTime(e.StartMs) }
 
 // End returns the event's end time.
 func (e Event) End() time.Time { return msTime(e.EndMs) }
 
+// msTime converts epoch milliseconds, rounding fractions to the microsecond
+// (a float64 epoch in ms resolves about 0.25 µs today).
 func msTime(ms float64) time.Time {
-	return time.Unix(0, int64(ms*float64(time.Millisecond)))
+	whole := math.Floor(ms)
+	us := math.Round((ms - whole) * 1000)
+	return time.UnixMilli(int64(whole)).Add(time.Duration(us) * time.Microsecond)
 }
 
 // maxEpochMs is year 2200 in epoch ms: later times are rejected (and the

@@ -12,9 +12,9 @@ import (
 // remembers by default.
 const DefaultToolCallCapacity = 1 << 16
 
-// ToolCallIndex remembers the gen_ai.tool.call.id of execute_tool spans made
-// by live instrumentation (toolgate's executor) so that [Bridge] does not
-// make a second span for the same call. It is an sdktrace.SpanProcessor:
+// ToolCallIndex remembers the gen_ai.tool.call.id of execute_tool spans —
+// made live by toolgate's executor, or by [Bridge] itself — so that a
+// Bridge does not make a second span for the same call. It is an sdktrace.SpanProcessor:
 // register it on the provider (Setup does). It records at span start (the
 // executor sets the ID at start, and the call's after-the-fact event can
 // only come later) and again at end. Memory is bounded: the oldest IDs are
@@ -73,9 +73,6 @@ func (x *ToolCallIndex) OnStart(_ context.Context, s sdktrace.ReadWriteSpan) { x
 func (x *ToolCallIndex) OnEnd(s sdktrace.ReadOnlySpan) { x.observe(s) }
 
 func (x *ToolCallIndex) observe(s sdktrace.ReadOnlySpan) {
-	if s.InstrumentationScope().Name == ScopeName {
-		return // a bridged span: the bridge tracks its own
-	}
 	var id string
 	var tool bool
 	for _, kv := range s.Attributes() {
