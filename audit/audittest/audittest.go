@@ -1,0 +1,246 @@
+// Package audittest starts the embedded ClickHouse server for tests, applies
+// the audit migrations, and writes otel_traces rows shaped exactly like the
+// collector's clickhouse exporter (contrib v0.161.0) writes them: the same
+// columns, every attribute value a string, SpanKind and StatusCode as pdata
+// names (Internal, Error), IDs as lowercase hex.
+package audittest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// Env is a running embedded server with the audit schema applied.
+type Env struct {
+	CH *testenv.ClickHouse
+	// Writer is a writer-user connection (inserts, DDL).
+	Writer driver.Conn
+	// Store reads as the read-only user.
+	Store *audit.Store
+	// Database holds the tables ("otel").
+	Database string
+}
+
+// Start starts `auditq serve` (skipping without libchdb unless
+// TOOLGATE_INTEGRATION=1), migrates, and opens a reader store.
+func Start(t testing.TB, opts ...testenv.ClickHouseOption) *Env {
+	t.Helper()
+	ch := testenv.StartClickHouse(t, opts...)
+	ctx := context.Background()
+	o, err := clickhouse.ParseDSN(ch.WriterDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := clickhouse.Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	if _, err := audit.Migrate(ctx, w); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	st, err := audit.Open(ctx, ch.ReaderDSN)
+	if err != nil {
+		t.Fatalf("open reader: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &Env{CH: ch, Writer: w, Store: st, Database: audit.DefaultDatabase}
+}
+
+// Span is one otel_traces row.
+type Span struct {
+	Timestamp     time.Time
+	TraceID       string
+	SpanID        string
+	ParentSpanID  string
+	Name          string
+	Kind          string // Internal, Client, …
+	Service       string
+	Attrs         map[attribute.Key]string
+	Duration      time.Duration
+	Status        string // Unset, Ok, Error
+	StatusMessage string
+}
+
+// InsertSpans writes spans into database.otel_traces in one batch, with
+// the exporter's column list.
+func InsertSpans(ctx context.Context, conn driver.Conn, database string, spans []Span) error {
+	batch, err := conn.PrepareBatch(ctx, fmt.Sprintf("INSERT INTO `%s`.`otel_traces` (Timestamp, TraceId, SpanId, ParentSpanId, TraceState, SpanName, SpanKind, ServiceName, ResourceAttributes, ScopeName, ScopeVersion, SpanAttributes, Duration, StatusCode, StatusMessage, `Events.Timestamp`, `Events.Name`, `Events.Attributes`, `Links.TraceId`, `Links.SpanId`, `Links.TraceState`, `Links.Attributes`)", database))
+	if err != nil {
+		return err
+	}
+	for _, s := range spans {
+		attrs := map[string]string{}
+		for k, v := range s.Attrs {
+			attrs[string(k)] = v
+		}
+		status := s.Status
+		if status == "" {
+			status = "Unset"
+		}
+		kind := s.Kind
+		if kind == "" {
+			kind = "Internal"
+		}
+		if err := batch.Append(s.Timestamp, s.TraceID, s.SpanID, s.ParentSpanID, "", s.Name, kind, s.Service,
+			map[string]string{"service.name": s.Service}, "github.com/toolgate/toolgate/executor", "",
+			attrs, uint64(s.Duration), status, s.StatusMessage,
+			[]time.Time{}, []string{}, []map[string]string{},
+			[]string{}, []string{}, []string{}, []map[string]string{}); err != nil {
+			return err
+		}
+	}
+	return batch.Send()
+}
+
+// FixtureBase is the start of the fixture's first trace.
+var FixtureBase = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+
+// Fixture trace IDs.
+const (
+	TraceCoder    = "0af7651916cd43dd8448eb211c80319c"
+	TraceReviewer = "4bf92f3577b34da6a3ce929d0e0e4736"
+	TraceOps      = "5b8efff798038103d269b633813fc60c"
+)
+
+// call describes one tool call of the fixture.
+type call struct {
+	offset   time.Duration
+	span     string
+	tool     string
+	action   gate.Action
+	reason   string
+	source   string
+	risk     gate.RiskLevel
+	approval string
+	approver string
+	errKind  string
+	input    string
+	dur      time.Duration
+	gateDur  time.Duration
+}
+
+// Fixture is a fixed set of spans: three agent runs (traces) with ten gated
+// tool calls (four denied) and one ungated chat span, at fixed times from
+// FixtureBase over three hours.
+func Fixture() []Span {
+	var out []Span
+	run := func(trace, root, agent, runID string, at time.Duration, calls []call) {
+		start := FixtureBase.Add(at)
+		out = append(out, Span{Timestamp: start, TraceID: trace, SpanID: root, Name: "invoke_agent " + agent,
+			Service: "toolgate-demo", Duration: 3 * time.Second, Status: "Unset",
+			Attrs: map[attribute.Key]string{
+				semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: agent, gate.AttrRunID: runID,
+			}})
+		for _, c := range calls {
+			a := map[attribute.Key]string{
+				semconv.GenAIOperationNameKey: "execute_tool",
+				semconv.GenAIToolNameKey:      c.tool,
+				semconv.GenAIToolCallIDKey:    "call_" + c.span,
+				semconv.GenAIAgentNameKey:     agent,
+				gate.AttrRunID:                runID,
+				gate.AttrTaskID:               "task-1",
+				gate.AttrGated:                "true",
+				gate.AttrAction:               string(c.action),
+				gate.AttrDuration:             fmt.Sprint(c.gateDur.Nanoseconds()),
+			}
+			set := func(k attribute.Key, v string) {
+				if v != "" {
+					a[k] = v
+				}
+			}
+			set(gate.AttrReason, c.reason)
+			set(gate.AttrSource, c.source)
+			set(gate.AttrRiskLevel, string(c.risk))
+			set(gate.AttrApproval, c.approval)
+			set(gate.AttrApprover, c.approver)
+			set(gate.AttrError, c.errKind)
+			set(semconv.GenAIToolCallArgumentsKey, c.input)
+			status, msg := "Unset", ""
+			if c.action == gate.ActionDeny {
+				a[semconv.ErrorTypeKey] = gate.ErrorTypeGateDenied
+				status, msg = "Error", "denied: "+c.reason
+			}
+			out = append(out, Span{Timestamp: start.Add(c.offset), TraceID: trace, SpanID: c.span, ParentSpanID: root,
+				Name: "execute_tool " + c.tool, Service: "toolgate-demo", Attrs: a, Duration: c.dur,
+				Status: status, StatusMessage: msg})
+		}
+	}
+	run(TraceCoder, "a1a1a1a1a1a1a1a1", "coder", "run-1", 0, []call{
+		{offset: 100 * time.Millisecond, span: "a1a1a1a1a1a1a101", tool: "bash", action: gate.ActionAllow, source: "classify.bash", risk: gate.RiskSafe, input: `{"command":"ls -la"}`, dur: 12 * time.Millisecond, gateDur: 800 * time.Microsecond},
+		{offset: 400 * time.Millisecond, span: "a1a1a1a1a1a1a102", tool: "bash", action: gate.ActionDeny, reason: "rm -rf outside the workspace", source: "classify.bash", risk: gate.RiskHigh, input: `{"command":"rm -rf /"}`, dur: 2 * time.Millisecond, gateDur: 1100 * time.Microsecond},
+		{offset: 900 * time.Millisecond, span: "a1a1a1a1a1a1a103", tool: "read_file", action: gate.ActionAllow, source: "classify.path", risk: gate.RiskSafe, input: `{"path":"README.md"}`, dur: 3 * time.Millisecond, gateDur: 300 * time.Microsecond},
+		{offset: 1500 * time.Millisecond, span: "a1a1a1a1a1a1a104", tool: "write_file", action: gate.ActionAllow, reason: "approved by operator", source: "policy.consequential", risk: gate.RiskReview, approval: gate.ApprovalApproved, approver: "terminal", dur: 1200 * time.Millisecond, gateDur: 1100 * time.Millisecond},
+	})
+	run(TraceReviewer, "b2b2b2b2b2b2b2b2", "reviewer", "run-2", 65*time.Minute, []call{
+		{offset: 200 * time.Millisecond, span: "b2b2b2b2b2b2b201", tool: "http_get", action: gate.ActionDeny, reason: "Network egress to evil.example blocked", source: "policy.network", risk: gate.RiskHigh, dur: time.Millisecond, gateDur: 200 * time.Microsecond},
+		{offset: 700 * time.Millisecond, span: "b2b2b2b2b2b2b202", tool: "read_file", action: gate.ActionAllow, source: "classify.path", risk: gate.RiskSafe, dur: 4 * time.Millisecond, gateDur: 250 * time.Microsecond},
+		{offset: 1100 * time.Millisecond, span: "b2b2b2b2b2b2b203", tool: "write_file", action: gate.ActionDeny, reason: "approval declined", source: "policy.consequential", risk: gate.RiskReview, approval: gate.ApprovalDeclined, approver: "terminal", dur: 5 * time.Second, gateDur: 5 * time.Second},
+	})
+	run(TraceOps, "c3c3c3c3c3c3c3c3", "ops", "run-3", 130*time.Minute, []call{
+		{offset: 100 * time.Millisecond, span: "c3c3c3c3c3c3c301", tool: "deploy", action: gate.ActionDeny, reason: "gate timed out after 5s", source: "chain[0]:approval", errKind: gate.ErrorKindTimeout, dur: 5 * time.Second, gateDur: 5 * time.Second},
+		{offset: 5200 * time.Millisecond, span: "c3c3c3c3c3c3c302", tool: "bash", action: gate.ActionAllow, source: "classify.bash", risk: gate.RiskSafe, input: `{"command":"git status"}`, dur: 30 * time.Millisecond, gateDur: 900 * time.Microsecond},
+		{offset: 5400 * time.Millisecond, span: "c3c3c3c3c3c3c303", tool: "grep", action: gate.ActionAllow, source: "default", dur: 8 * time.Millisecond, gateDur: 50 * time.Microsecond},
+	})
+	// An ungated span in the ops trace: a model call, no gate attributes.
+	out = append(out, Span{Timestamp: FixtureBase.Add(130*time.Minute + 5100*time.Millisecond), TraceID: TraceOps,
+		SpanID: "c3c3c3c3c3c3c3ff", ParentSpanID: "c3c3c3c3c3c3c3c3", Name: "chat gpt-5", Kind: "Client",
+		Service: "toolgate-demo", Duration: 90 * time.Millisecond, Status: "Unset",
+		Attrs: map[attribute.Key]string{semconv.GenAIOperationNameKey: "chat"}})
+	return out
+}
+
+// FixtureDecisions is the number of gated tool calls in Fixture, and
+// FixtureDenied of them denied.
+const (
+	FixtureDecisions = 10
+	FixtureDenied    = 4
+)
+
+// LoadSynthetic inserts n synthetic gated execute_tool spans into
+// otel_traces (so they pass through the materialized view, as real ones
+// do), spread evenly over [end-window, end), in server-side INSERT …
+// SELECT batches of 100,000. Agents, tools, actions (1 in 7 denied), risks
+// and reasons cycle through small fixed sets.
+func LoadSynthetic(ctx context.Context, conn driver.Conn, database string, n int, end time.Time, window time.Duration) error {
+	a := func(k attribute.Key) string { return "'" + strings.ReplaceAll(string(k), "'", `\'`) + "'" }
+	step := window.Nanoseconds() / int64(max(n, 1))
+	for off := 0; off < n; off += 100000 {
+		cnt := min(100000, n-off)
+		q := fmt.Sprintf(`INSERT INTO %[1]s.otel_traces (Timestamp, TraceId, SpanId, ParentSpanId, SpanName, SpanKind, ServiceName, SpanAttributes, Duration, StatusCode)
+SELECT fromUnixTimestamp64Nano(toInt64(%[2]d - (number + 1) * %[3]d)) AS ts,
+  lower(hex(MD5(toString(intDiv(number, 8))))) AS trace,
+  lower(hex(reinterpretAsFixedString(cityHash64(number)))) AS span,
+  '' AS parent,
+  concat('execute_tool ', ['bash','read_file','write_file','http_get','grep','deploy'][number %% 6 + 1]),
+  'Internal', 'toolgate-bench',
+  map(%[4]s, ['coder','reviewer','ops','planner'][number %% 4 + 1],
+      %[5]s, ['bash','read_file','write_file','http_get','grep','deploy'][number %% 6 + 1],
+      %[6]s, 'true',
+      %[7]s, if(number %% 7 = 0, 'deny', 'allow'),
+      %[8]s, if(number %% 7 = 0, ['rm -rf outside the workspace','network egress blocked','secret in arguments'][number %% 3 + 1], ''),
+      %[9]s, ['safe','review','high',''][number %% 4 + 1],
+      %[10]s, toString(number %% 1000000)),
+  number %% 100000000,
+  if(number %% 7 = 0, 'Error', 'Unset')
+FROM numbers(%[11]d, %[12]d)`, "`"+database+"`", end.UnixNano(), step,
+			a(semconv.GenAIAgentNameKey), a(semconv.GenAIToolNameKey), a(gate.AttrGated), a(gate.AttrAction),
+			a(gate.AttrReason), a(gate.AttrRiskLevel), a(gate.AttrDuration), off, cnt)
+		if err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("audittest: load synthetic: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,305 @@
+package audit_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/audit/audittest"
+)
+
+// fixtureEnv starts a server with the fixture spans written once.
+func fixtureEnv(t *testing.T) *audittest.Env {
+	t.Helper()
+	env := audittest.Start(t)
+	require.NoError(t, audittest.InsertSpans(context.Background(), env.Writer, env.Database, audittest.Fixture()))
+	return env
+}
+
+func spanIDs(ds []audit.Decision) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.SpanID
+	}
+	return out
+}
+
+func TestQueries(t *testing.T) {
+	env := fixtureEnv(t)
+	ctx := context.Background()
+	st := env.Store
+	base := audittest.FixtureBase
+
+	t.Run("view fills typed columns", func(t *testing.T) {
+		page, err := st.Decisions(ctx, audit.Filter{TraceID: audittest.TraceCoder}, audit.Page{})
+		require.NoError(t, err)
+		require.Len(t, page.Decisions, 4)
+		var deny audit.Decision
+		for _, d := range page.Decisions {
+			if d.SpanID == "a1a1a1a1a1a1a102" {
+				deny = d
+			}
+		}
+		assert.True(t, deny.Timestamp.Equal(base.Add(400*time.Millisecond)), deny.Timestamp)
+		assert.False(t, deny.InsertedAt.IsZero())
+		assert.Equal(t, audittest.TraceCoder, deny.TraceID)
+		assert.Equal(t, "a1a1a1a1a1a1a1a1", deny.ParentSpanID)
+		assert.Equal(t, "toolgate-demo", deny.ServiceName)
+		assert.Equal(t, "coder", deny.Agent)
+		assert.Equal(t, "run-1", deny.RunID)
+		assert.Equal(t, "task-1", deny.TaskID)
+		assert.Equal(t, "bash", deny.ToolName)
+		assert.Equal(t, "call_a1a1a1a1a1a1a102", deny.ToolCallID)
+		assert.True(t, deny.Gated)
+		assert.False(t, deny.OptOut)
+		assert.Equal(t, "deny", deny.Action)
+		assert.Equal(t, "rm -rf outside the workspace", deny.Reason)
+		assert.Equal(t, "classify.bash", deny.Source)
+		assert.Equal(t, "high", deny.RiskLevel)
+		assert.Equal(t, "gate_denied", deny.ErrorType)
+		assert.True(t, deny.IsError)
+		assert.EqualValues(t, 2*time.Millisecond, deny.DurationNs)
+		assert.EqualValues(t, 1100*time.Microsecond, deny.GateDuration)
+		assert.Equal(t, `{"command":"rm -rf /"}`, deny.Input)
+	})
+
+	t.Run("filters", func(t *testing.T) {
+		tests := []struct {
+			name string
+			f    audit.Filter
+			want []string
+		}{
+			{"all, newest first", audit.Filter{}, []string{"c3c3c3c3c3c3c303", "c3c3c3c3c3c3c302", "c3c3c3c3c3c3c301", "b2b2b2b2b2b2b203", "b2b2b2b2b2b2b202", "b2b2b2b2b2b2b201", "a1a1a1a1a1a1a104", "a1a1a1a1a1a1a103", "a1a1a1a1a1a1a102", "a1a1a1a1a1a1a101"}},
+			{"deny", audit.Filter{Action: "deny"}, []string{"c3c3c3c3c3c3c301", "b2b2b2b2b2b2b203", "b2b2b2b2b2b2b201", "a1a1a1a1a1a1a102"}},
+			{"agent and tool", audit.Filter{Agent: "coder", Tool: "bash"}, []string{"a1a1a1a1a1a1a102", "a1a1a1a1a1a1a101"}},
+			{"risk", audit.Filter{Risk: "review"}, []string{"b2b2b2b2b2b2b203", "a1a1a1a1a1a1a104"}},
+			{"reason substring, any case", audit.Filter{Reason: "EGRESS"}, []string{"b2b2b2b2b2b2b201"}},
+			{"reason with LIKE wildcards is literal", audit.Filter{Reason: "%"}, nil},
+			{"time range [since, until)", audit.Filter{Since: base.Add(time.Hour), Until: base.Add(130*time.Minute + 100*time.Millisecond)}, []string{"b2b2b2b2b2b2b203", "b2b2b2b2b2b2b202", "b2b2b2b2b2b2b201"}},
+			{"trace, upper case", audit.Filter{TraceID: "5B8EFFF798038103D269B633813FC60C"}, []string{"c3c3c3c3c3c3c303", "c3c3c3c3c3c3c302", "c3c3c3c3c3c3c301"}},
+			{"run", audit.Filter{RunID: "run-2", Action: "allow"}, []string{"b2b2b2b2b2b2b202"}},
+			{"injection attempt is just a value", audit.Filter{Agent: "x' OR 1=1 --"}, nil},
+			{"no match", audit.Filter{Tool: "nope"}, nil},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				page, err := st.Decisions(ctx, tc.f, audit.Page{})
+				require.NoError(t, err)
+				if tc.want == nil {
+					assert.Empty(t, page.Decisions)
+				} else {
+					assert.Equal(t, tc.want, spanIDs(page.Decisions))
+				}
+				assert.Nil(t, page.Next)
+			})
+		}
+	})
+
+	t.Run("paging", func(t *testing.T) {
+		all, err := st.Decisions(ctx, audit.Filter{}, audit.Page{})
+		require.NoError(t, err)
+		var got []string
+		pg := audit.Page{Limit: 3}
+		pages := 0
+		for {
+			res, err := st.Decisions(ctx, audit.Filter{}, pg)
+			require.NoError(t, err)
+			pages++
+			got = append(got, spanIDs(res.Decisions)...)
+			if res.Next == nil {
+				break
+			}
+			// Tokens survive a round trip through text.
+			c, err := audit.ParseCursor(res.Next.String())
+			require.NoError(t, err)
+			pg.After = &c
+		}
+		assert.Equal(t, 4, pages)
+		assert.Equal(t, spanIDs(all.Decisions), got)
+		_, err = st.Decisions(ctx, audit.Filter{}, audit.Page{Limit: audit.MaxLimit + 1})
+		assert.Error(t, err)
+	})
+
+	t.Run("stats grouped", func(t *testing.T) {
+		s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByAction}})
+		require.NoError(t, err)
+		assert.EqualValues(t, audittest.FixtureDecisions, s.Total)
+		assert.EqualValues(t, audittest.FixtureDenied, s.TotalDenied)
+		require.Len(t, s.Rows, 2)
+		assert.Equal(t, audit.StatsRow{Keys: []string{"allow"}, Count: 6}, s.Rows[0])
+		assert.Equal(t, audit.StatsRow{Keys: []string{"deny"}, Count: 4, Denied: 4}, s.Rows[1])
+
+		s, err = st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByTool, audit.ByRisk}, Filter: audit.Filter{Agent: "coder"}})
+		require.NoError(t, err)
+		assert.Equal(t, []audit.StatsRow{
+			{Keys: []string{"bash", "high"}, Count: 1, Denied: 1},
+			{Keys: []string{"bash", "safe"}, Count: 1},
+			{Keys: []string{"read_file", "safe"}, Count: 1},
+			{Keys: []string{"write_file", "review"}, Count: 1},
+		}, s.Rows)
+	})
+
+	t.Run("stats per bucket", func(t *testing.T) {
+		s, err := st.Stats(ctx, audit.StatsQuery{Every: time.Hour, By: []audit.Dimension{audit.ByAction}})
+		require.NoError(t, err)
+		assert.Equal(t, []audit.StatsRow{
+			{Bucket: base, Keys: []string{"allow"}, Count: 3},
+			{Bucket: base, Keys: []string{"deny"}, Count: 1, Denied: 1},
+			{Bucket: base.Add(time.Hour), Keys: []string{"deny"}, Count: 2, Denied: 2},
+			{Bucket: base.Add(time.Hour), Keys: []string{"allow"}, Count: 1},
+			{Bucket: base.Add(2 * time.Hour), Keys: []string{"allow"}, Count: 2},
+			{Bucket: base.Add(2 * time.Hour), Keys: []string{"deny"}, Count: 1, Denied: 1},
+		}, s.Rows)
+		// Day buckets start at midnight in the given location.
+		tokyo, err := time.LoadLocation("Asia/Tokyo")
+		require.NoError(t, err)
+		s, err = st.Stats(ctx, audit.StatsQuery{Every: 24 * time.Hour, Location: tokyo})
+		require.NoError(t, err)
+		require.Len(t, s.Rows, 1)
+		assert.True(t, s.Rows[0].Bucket.Equal(time.Date(2026, 11, 28, 0, 0, 0, 0, tokyo)), s.Rows[0].Bucket)
+		_, err = st.Stats(ctx, audit.StatsQuery{Every: 1500 * time.Millisecond})
+		assert.Error(t, err)
+	})
+
+	t.Run("trace tree", func(t *testing.T) {
+		tree, err := st.Trace(ctx, audittest.TraceOps)
+		require.NoError(t, err)
+		assert.Equal(t, 5, tree.Spans)
+		require.Len(t, tree.Roots, 1)
+		root := tree.Roots[0]
+		assert.Equal(t, "invoke_agent ops", root.Name)
+		assert.Equal(t, "invoke_agent", root.Operation)
+		assert.Nil(t, root.Decision)
+		var names []string
+		for _, c := range root.Children {
+			names = append(names, c.Name)
+		}
+		assert.Equal(t, []string{"execute_tool deploy", "chat gpt-5", "execute_tool bash", "execute_tool grep"}, names)
+		require.NotNil(t, root.Children[0].Decision)
+		assert.Equal(t, "timeout", root.Children[0].Decision.ErrorKind)
+		assert.Nil(t, root.Children[1].Decision, "the chat span is not a decision")
+		_, err = st.Trace(ctx, "00000000000000000000000000000000")
+		assert.ErrorIs(t, err, audit.ErrTraceNotFound)
+	})
+}
+
+func TestDuplicateDeliveryCollapses(t *testing.T) {
+	env := fixtureEnv(t)
+	ctx := context.Background()
+	// The exporter retries a batch: the same spans arrive again, twice.
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, audittest.Fixture()))
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, audittest.Fixture()[:5]))
+	var raw uint64
+	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT count() FROM otel.gate_decisions").Scan(&raw))
+	assert.EqualValues(t, 2*audittest.FixtureDecisions+4, raw, "unmerged copies are stored")
+
+	page, err := env.Store.Decisions(ctx, audit.Filter{}, audit.Page{})
+	require.NoError(t, err)
+	assert.Len(t, page.Decisions, audittest.FixtureDecisions)
+	s, err := env.Store.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByTool}})
+	require.NoError(t, err)
+	assert.EqualValues(t, audittest.FixtureDecisions, s.Total)
+	tree, err := env.Store.Trace(ctx, audittest.TraceCoder)
+	require.NoError(t, err)
+	assert.Equal(t, 5, tree.Spans)
+
+	// After a merge the table holds one row per span.
+	require.NoError(t, env.Writer.Exec(ctx, "OPTIMIZE TABLE otel.gate_decisions FINAL"))
+	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT count() FROM otel.gate_decisions").Scan(&raw))
+	assert.EqualValues(t, audittest.FixtureDecisions, raw)
+}
+
+func TestFollower(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	all := env.Store.NewFollower(audit.Filter{})
+	denials := env.Store.NewFollower(audit.Filter{Action: "deny"})
+	for _, f := range []*audit.Follower{all, denials} {
+		got, err := f.Poll(ctx) // sets the starting point
+		require.NoError(t, err)
+		assert.Empty(t, got)
+	}
+	fx := audittest.Fixture()
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, fx[:5])) // the coder run
+	got, err := all.Poll(ctx)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"a1a1a1a1a1a1a101", "a1a1a1a1a1a1a102", "a1a1a1a1a1a1a103", "a1a1a1a1a1a1a104"}, spanIDs(got))
+	got, err = all.Poll(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "nothing new, nothing repeated from the overlap window")
+
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, fx[5:]))
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, fx[:5])) // a re-sent batch
+	got, err = all.Poll(ctx)
+	require.NoError(t, err)
+	assert.Len(t, got, audittest.FixtureDecisions-4, "each new decision once, the re-sent ones not again")
+	for i := 1; i < len(got); i++ {
+		assert.False(t, got[i].InsertedAt.Before(got[i-1].InsertedAt), "arrival order")
+	}
+	got, err = denials.Poll(ctx)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"a1a1a1a1a1a1a102", "b2b2b2b2b2b2b201", "b2b2b2b2b2b2b203", "c3c3c3c3c3c3c301"}, spanIDs(got))
+
+	// Follow from the start delivers everything once, through pages
+	// smaller than the data (the overlap re-read included).
+	from := env.Store.NewFollower(audit.Filter{}, audit.FollowFrom(time.Unix(0, 0)))
+	got, err = from.Poll(ctx)
+	require.NoError(t, err)
+	assert.Len(t, got, audittest.FixtureDecisions)
+	got, err = from.Poll(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+
+	// Follow stops when its context ends.
+	fctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	n := 0
+	err = env.Store.Follow(fctx, audit.Filter{}, 100*time.Millisecond, func(audit.Decision) error { n++; return nil },
+		audit.FollowFrom(time.Unix(0, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, audittest.FixtureDecisions, n)
+}
+
+func TestBadQuerySurfacesClickHouseError(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	// Tables missing: the error says so and keeps ClickHouse's code.
+	st, err := audit.Open(ctx, env.CH.ReaderDSN, audit.WithDatabase("missing"))
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Decisions(ctx, audit.Filter{}, audit.Page{})
+	require.ErrorIs(t, err, audit.ErrNotMigrated)
+	var ex *clickhouse.Exception
+	require.True(t, errors.As(err, &ex), "%v", err)
+	assert.EqualValues(t, 81, ex.Code) // UNKNOWN_DATABASE
+	// An engine error on the store's connection.
+	err = env.Store.Conn().Exec(ctx, "SELECT no_such_function(1)")
+	require.True(t, errors.As(err, &ex), "%v", err)
+	assert.EqualValues(t, 46, ex.Code) // UNKNOWN_FUNCTION
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := audit.Open(ctx, "http://127.0.0.1:1") // nothing listens on port 1
+	var ue *audit.UnreachableError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "127.0.0.1:1", ue.Addr)
+}
+
+func TestParseCursor(t *testing.T) {
+	c := audit.Cursor{Timestamp: time.Unix(1764324000, 123456789).UTC(), SpanID: "a1a1a1a1a1a1a102"}
+	got, err := audit.ParseCursor(c.String())
+	require.NoError(t, err)
+	assert.Equal(t, c, got)
+	for _, bad := range []string{"", "!!!", "bm9zZXA", "YWJjOmRlZg"} {
+		_, err := audit.ParseCursor(bad)
+		assert.ErrorIs(t, err, audit.ErrBadCursor, bad)
+	}
+}
