@@ -13,8 +13,8 @@
 #            nothing running is not an error.
 #   status   one line per component; exit 0 when all are running and healthy,
 #            3 otherwise.
-#   env      prints the variables an application needs (OTLP endpoint, the
-#            reader's ClickHouse credentials) as shell assignments.
+#   env      prints the variables a client needs as shell exports: the OTLP
+#            endpoint, AUDITQ_DSN with the reader's credentials, Jaeger's API.
 #
 # State lives in .stack/: logs/ (one log per component), run/ (pid files),
 # clickhouse/ (data), otelcol/queue/ (the exporter's persistent queue) and
@@ -168,10 +168,8 @@ start_clickhouse() {
 	if [[ -n "$pid" ]]; then
 		say "clickhouse already running (pid $pid)"
 	else
-		if [[ ! -x "$BIN/auditq" ]]; then
-			say "building bin/auditq"
-			go build -o "$BIN/auditq" ./cmd/auditq || die "could not build bin/auditq"
-		fi
+		# go build is a no-op (about a second) when bin/auditq is up to date.
+		go build -o "$BIN/auditq" ./cmd/auditq || die "could not build bin/auditq (go build ./cmd/auditq)"
 		local lib="${TOOLGATE_LIBCHDB:-$ROOT/.cache/chdb/libchdb.so}"
 		[[ -f "$lib" ]] || die "libchdb.so not found at $lib: run scripts/install-libchdb.sh (or 'make deps')"
 		check_ports clickhouse "$CH_ADDR"
@@ -184,9 +182,8 @@ start_clickhouse() {
 	fi
 	wait_http clickhouse "http://$CH_ADDR/ping" "$pid" 60
 	say "migrating the audit schema"
-	"$BIN/auditq" migrate --endpoint "http://$CH_ADDR" \
-		--user "$TOOLGATE_CLICKHOUSE_WRITER_USER" --password "$TOOLGATE_CLICKHOUSE_WRITER_PASSWORD" \
-		>>"$LOGS/migrate.log" 2>&1 || {
+	AUDITQ_DSN="http://$TOOLGATE_CLICKHOUSE_WRITER_USER:$TOOLGATE_CLICKHOUSE_WRITER_PASSWORD@$CH_ADDR" \
+		"$BIN/auditq" migrate >>"$LOGS/migrate.log" 2>&1 || {
 		tail -n 20 "$LOGS/migrate.log" >&2
 		die "auditq migrate failed (log: $LOGS/migrate.log)"
 	}
@@ -281,9 +278,7 @@ cmd_env() {
 	credentials >/dev/null
 	cat <<EOF
 export OTEL_EXPORTER_OTLP_ENDPOINT=http://$OTELCOL_GRPC
-export TOOLGATE_CLICKHOUSE_ENDPOINT=http://$CH_ADDR
-export TOOLGATE_CLICKHOUSE_USER=$TOOLGATE_CLICKHOUSE_READER_USER
-export TOOLGATE_CLICKHOUSE_PASSWORD=$TOOLGATE_CLICKHOUSE_READER_PASSWORD
+export AUDITQ_DSN=http://$TOOLGATE_CLICKHOUSE_READER_USER:$TOOLGATE_CLICKHOUSE_READER_PASSWORD@$CH_ADDR
 export TOOLGATE_JAEGER_QUERY=http://$JAEGER_QUERY
 EOF
 }
