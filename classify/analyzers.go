@@ -24,8 +24,6 @@ func (r *run) analyze(name string, a *actx) traits {
 		return r.anSort(a)
 	case "uniq":
 		if ops := operands(a.args[1:], "-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"); len(ops) >= 2 {
-			a.level = review
-			a.reason = "writes its output operand"
 			r.writePath(ops[1], "uniq", a.cx)
 			a.files, a.filesSet = ops[:1], true
 		}
@@ -152,6 +150,14 @@ func (r *run) analyze(name string, a *actx) traits {
 		}
 	case "systemctl":
 		r.anSystemctl(a)
+	case "capture":
+		if _, ok := flagValue(a.args[1:], "-r", "--read-file"); ok {
+			a.level, a.reason = safe, "reads a capture file"
+			if w, ok := flagValue(a.args[1:], "-w"); ok {
+				a.level = review
+				r.writePath(w, a.key+" -w", a.cx)
+			}
+		}
 	case "jq":
 		for _, f := range operands(a.args[1:], "--arg", "--argjson", "--slurpfile", "--rawfile", "-f", "--from-file", "--indent", "--args", "--jsonargs") {
 			if f.s == "env" || strings.Contains(f.s, "$ENV") || strings.Contains(f.s, "env.") || strings.HasPrefix(f.s, "env") && len(f.s) < 6 {
@@ -329,7 +335,9 @@ func (r *run) anSed(a *actx) traits {
 	}
 	a.files, a.filesSet = files, true
 	if inplace {
-		a.level, a.reason, a.id = review, "edits files in place", "sed.in-place"
+		if len(files) == 0 {
+			a.level, a.reason, a.id = review, "edits files in place", "sed.in-place"
+		}
 		for _, f := range files {
 			r.writePath(f, "sed -i", a.cx)
 		}
@@ -466,7 +474,6 @@ func sedActions(sc string) (execs, writes, reads []string) {
 func (r *run) anSort(a *actx) traits {
 	args := a.args[1:]
 	if v, ok := flagValue(args, "-o", "--output"); ok {
-		a.level, a.reason, a.id = review, "writes its output file", "sort.output"
 		r.writePath(v, "sort -o", a.cx)
 	}
 	if v, ok := flagValue(args, "--compress-program"); ok {
@@ -573,6 +580,7 @@ func (r *run) anCopy(a *actx) traits {
 			if r.readPath(s, a.cx) == high {
 				continue
 			}
+			r.writePath(s, "mv (source)", a.cx)
 		} else {
 			r.readPath(s, a.cx)
 		}

@@ -18,14 +18,15 @@ const (
 
 // config is what Options set.
 type config struct {
-	rules       *Rules
-	workspace   string
-	home        string
-	untrusted   bool
-	strictReads bool
-	maxBytes    int
-	maxDepth    int
-	maxCommands int
+	rules        *Rules
+	workspace    string
+	home         string
+	untrusted    bool
+	strictReads  bool
+	scopedWrites gate.RiskLevel
+	maxBytes     int
+	maxDepth     int
+	maxCommands  int
 }
 
 // Option configures a Classifier (and Bash, Path, BashGate, PathGate).
@@ -61,6 +62,20 @@ func WithHome(dir string) Option {
 // read commands are review, not safe: repository config can make them run
 // programs (core.fsmonitor, core.pager). Default: trusted.
 func WithTrustedWorkspace(trusted bool) Option { return func(c *config) { c.untrusted = !trusted } }
+
+// WithScopedWrites sets the level of writing, creating or truncating
+// files inside the workspace or a temp directory (redirects, tee, sed -i,
+// cp, touch, …). The labelling policy's default is review; a deployment
+// whose workspace is disposable or under version control may choose safe
+// (like an "accept edits" mode). Sensitive paths (.git/hooks, .env, …) and
+// deletions are unaffected. Levels other than safe and review are ignored.
+func WithScopedWrites(level gate.RiskLevel) Option {
+	return func(c *config) {
+		if level == gate.RiskSafe || level == gate.RiskReview {
+			c.scopedWrites = level
+		}
+	}
+}
 
 // WithStrictReads makes Path send reads outside the workspace to review.
 func WithStrictReads(strict bool) Option { return func(c *config) { c.strictReads = strict } }
@@ -122,7 +137,7 @@ type Classifier struct {
 // New returns a Classifier. It fails when the rules do not validate
 // (errors wrap ErrRules).
 func New(opts ...Option) (*Classifier, error) {
-	cfg := config{maxBytes: DefaultMaxBytes, maxDepth: DefaultMaxDepth, maxCommands: DefaultMaxCommands}
+	cfg := config{scopedWrites: review, maxBytes: DefaultMaxBytes, maxDepth: DefaultMaxDepth, maxCommands: DefaultMaxCommands}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -159,5 +174,3 @@ func (cr *compiled) systemDir(dir string) bool {
 	}
 	return false
 }
-
-var _ = gate.RiskSafe

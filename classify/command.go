@@ -258,12 +258,13 @@ func (r *run) writePath(f field, what string, cx *callCtx) gate.RiskLevel {
 	}
 	switch r.c.res.where(rp) {
 	case locWorkspace, locWorkspaceRoot:
-		r.add(cx, review, "write.workspace", what+" writes a workspace file")
+		r.add(cx, r.c.cfg.scopedWrites, "write.workspace", what+" writes a workspace file")
+		return r.c.cfg.scopedWrites
 	case locTemp, locTempRoot:
-		r.add(cx, review, "write.temp", what+" writes a temp file")
-	default:
-		r.add(cx, review, "write.outside", what+" writes outside the workspace")
+		r.add(cx, r.c.cfg.scopedWrites, "write.temp", what+" writes a temp file")
+		return r.c.cfg.scopedWrites
 	}
+	r.add(cx, review, "write.outside", what+" writes outside the workspace")
 	return review
 }
 

@@ -13,7 +13,7 @@ var analyzerNames = []string{
 	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
-	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq",
+	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -111,12 +111,14 @@ func DefaultRules() *Rules {
 	c["shred"] = withAnalyzer(cmdr(review, "overwrites files irrecoverably"), "rm")
 	c["srm"] = withAnalyzer(cmdr(review, "securely deletes files"), "rm")
 	for _, n := range []string{"cp", "mv", "install"} {
-		c[n] = withAnalyzer(cmdr(review, "copies or moves files"), "copy")
+		c[n] = withAnalyzer(cmdr(safe, "copies or moves files"), "copy")
 	}
 	c["ln"] = withAnalyzer(cmdr(review, "creates links"), "ln")
-	for _, n := range []string{"touch", "mkdir", "truncate", "mkfifo", "patch"} {
-		c[n] = CommandRule{Level: review, Reason: "creates or changes files", WritesFiles: true}
+	for _, n := range []string{"touch", "mkdir", "mkfifo"} {
+		c[n] = CommandRule{Level: safe, Reason: "creates or changes files", WritesFiles: true, ValueFlags: []string{"-m", "--mode", "-d", "--date", "-r", "--reference", "-t"}}
 	}
+	c["truncate"] = CommandRule{Level: safe, Reason: "truncates files", WritesFiles: true, ValueFlags: []string{"-s", "--size", "-r", "--reference", "-o"}}
+	c["patch"] = cmdr(review, "changes files")
 	c["chmod"] = withAnalyzer(cmdr(review, "changes permissions"), "chmod")
 	c["chown"] = withAnalyzer(cmdr(review, "changes ownership"), "chmod")
 	c["chgrp"] = withAnalyzer(cmdr(review, "changes group"), "chmod")
@@ -233,8 +235,11 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"ping", "dig", "nslookup", "host", "traceroute", "whois", "mtr"} {
 		c[n] = CommandRule{Level: review, Reason: "network query (its arguments leave the machine)", Traits: []string{"network"}}
 	}
-	for _, n := range []string{"tshark", "tcpdump", "nmap", "masscan"} {
-		c[n] = cmdr(review, "network capture or scan")
+	for _, n := range []string{"tshark", "tcpdump"} {
+		c[n] = withAnalyzer(cmdr(review, "captures network traffic"), "capture")
+	}
+	for _, n := range []string{"nmap", "masscan"} {
+		c[n] = cmdr(review, "network scan")
 	}
 	return r
 }
