@@ -209,6 +209,25 @@ func (b *Bridge) Handle(ctx context.Context, ev Event) error {
 	return nil
 }
 
+// AgentContext returns ctx carrying the span context of the invoke_agent
+// span that the agent's (runID, agent, taskID) run will get when its event
+// arrives. Spans started live under it — the executor's execute_tool spans
+// — become children of that bridged agent span, so live and bridged spans
+// form one tree, and deny-only sampling keeps the agent span of a live
+// denial. Call it while the agent runs; ctx's own span, if any, becomes the
+// run's parent when the run is new.
+func (b *Bridge) AgentContext(ctx context.Context, runID, agent, taskID string) context.Context {
+	now := time.Now()
+	b.mu.Lock()
+	run := b.run(ctx, runID)
+	id := run.parentFor(scope{kind: scopeAgent, agent: agent, task: taskID}, now, now)
+	traceID := run.traceID
+	b.mu.Unlock()
+	return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: traceID, SpanID: id, TraceFlags: trace.FlagsSampled,
+	}))
+}
+
 // ToolCalls returns the index of tool calls the bridge checks against.
 func (b *Bridge) ToolCalls() *ToolCallIndex { return b.index }
 
