@@ -165,23 +165,36 @@ func TestFriction(t *testing.T) {
 	require.Less(t, askedEdits, 42.0, "accept-edits friction regressed")
 	askedTuned := pctOf(tuned.counts[gate.RiskReview]+tuned.counts[gate.RiskHigh], n)
 	require.Less(t, askedTuned, 37.0, "tuned friction regressed")
-	// Reads, searches and listings are most of the work; none may be asked about.
+	// Reads, searches and listings are most of the work; none may be asked
+	// about. A command counts as plain reading when every segment of its
+	// chain starts with a reading utility and nothing writes or executes.
 	c, err := classify.New()
 	require.NoError(t, err)
+	readers := map[string]bool{"grep": true, "ls": true, "head": true, "tail": true, "wc": true, "pwd": true, "find": true, "cat": true, "cd": true, "sort": true, "uniq": true, "echo": true}
+	checked := 0
 	for _, rc := range cmds {
-		first := strings.Fields(rc.command)
-		if len(first) == 0 {
+		if strings.ContainsAny(rc.command, ">`$") || strings.Contains(rc.command, "-exec") || strings.Contains(rc.command, "<<") || strings.Contains(rc.command, "-delete") {
 			continue
 		}
-		switch first[0] {
-		case "grep", "ls", "head", "tail", "wc", "pwd", "find":
-			if strings.ContainsAny(rc.command, ">") || strings.Contains(rc.command, "-exec") || strings.Contains(rc.command, "python") || strings.Contains(rc.command, "&& make") {
-				continue
+		plain := true
+		for _, seg := range segSplit.Split(rc.command, -1) {
+			w := strings.Fields(seg)
+			if len(w) > 0 && !readers[w[0]] {
+				plain = false
+				break
 			}
-			require.Equal(t, gate.RiskSafe, c.Bash(rc.command).Level, "read-only real command: %q", rc.command)
 		}
+		if !plain {
+			continue
+		}
+		checked++
+		require.Equal(t, gate.RiskSafe, c.Bash(rc.command).Level, "read-only real command: %q", rc.command)
 	}
+	t.Logf("%d plain reading commands, all safe", checked)
+	require.Greater(t, checked, 200)
 }
+
+var segSplit = regexp.MustCompile(`&&|\|\||;|\||\n`)
 
 func pctOf(a, n int) float64 { return float64(a) * 100 / float64(n) }
 
