@@ -29,8 +29,16 @@ var (
 func parseError(msg string) *Error {
 	msg = strings.TrimRight(msg, "\n")
 	e := &Error{Message: msg}
-	if m := codeRe.FindStringSubmatch(msg); m != nil {
-		e.Code, _ = strconv.Atoi(m[1])
+	if m := codeRe.FindStringSubmatchIndex(msg); m != nil && m[0] == 0 {
+		e.Code, _ = strconv.Atoi(msg[m[2]:m[3]])
+		// Errors rethrown by the engine repeat the prefix:
+		// "Code: 26. DB::Exception: Code: 26. DB::Exception: …".
+		prefix := msg[:m[1]] + " DB::Exception: "
+		for strings.HasPrefix(e.Message, prefix+prefix) {
+			e.Message = e.Message[len(prefix):]
+		}
+	} else if m != nil {
+		e.Code, _ = strconv.Atoi(msg[m[2]:m[3]])
 	}
 	// The name is the last all-caps parenthesised word of the first line
 	// of the message proper; "(version …)" never matches.
