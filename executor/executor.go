@@ -29,6 +29,8 @@ type Executor struct {
 	tracer  trace.Tracer
 	metrics metrics
 	denied  map[string]bool
+	// startOpts is shared by every span start (no per-call option slice).
+	startOpts []trace.SpanStartOption
 }
 
 // New returns an executor over reg. It fails when reg is nil or the meter
@@ -47,7 +49,8 @@ func New(reg *Registry, opts ...Option) (*Executor, error) {
 	if cfg.mp == nil {
 		cfg.mp = otel.GetMeterProvider()
 	}
-	e := &Executor{cfg: cfg, reg: reg, tracer: cfg.tp.Tracer(ScopeName), denied: map[string]bool{}}
+	e := &Executor{cfg: cfg, reg: reg, tracer: cfg.tp.Tracer(ScopeName), denied: map[string]bool{},
+		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}}
 	for _, t := range cfg.denied {
 		e.denied[t] = true
 	}

@@ -35,57 +35,24 @@ func (e *Executor) safeRedact(s string) (out string) {
 
 // finish records the call's outcome on its span, ends it and emits the
 // ToolCallTrace. Nothing here can break the call.
-func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call ToolCall, res *ToolResult, start time.Time) {
+func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call ToolCall, res *ToolResult, start time.Time, toolName, toolType string) {
 	defer func() {
 		if p := recover(); p != nil {
 			otel.Handle(fmt.Errorf("executor: recording tool call %s: %v", call.ID, p))
 		}
 	}()
-	end := time.Now()
 	var input, output string
 	if e.cfg.recordContent {
 		input, output = e.record(string(call.Input)), e.record(res.Content)
 	}
 	g := &res.Gate
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 14)
-		attrs = append(attrs, gate.AttrGated.Bool(g.Gated))
-		if g.Gated {
-			attrs = append(attrs,
-				gate.AttrAction.String(string(g.Action)),
-				gate.AttrSource.String(g.Source),
-				gate.AttrDuration.Int64(int64(g.Duration)))
-			if g.Reason != "" {
-				attrs = append(attrs, gate.AttrReason.String(g.Reason))
-			}
-			if g.ErrorKind != "" {
-				attrs = append(attrs, gate.AttrError.String(g.ErrorKind))
-			}
-			if g.Approval != "" {
-				attrs = append(attrs, gate.AttrApproval.String(g.Approval), gate.AttrApprover.String(g.Approver))
-			}
-			if g.Risk != gate.RiskNone {
-				attrs = append(attrs, gate.AttrRiskLevel.String(string(g.Risk)))
-			}
-			if g.Action == gate.ActionDeny {
-				attrs = append(attrs, gate.AttrSamplingPriority.Int(1))
-			}
-		}
-		if g.OptOut {
-			attrs = append(attrs, gate.AttrOptOut.Bool(true))
-		}
-		if res.ErrorType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
-		}
-		if e.cfg.recordContent {
-			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input), semconv.GenAIToolCallResultKey.String(output))
-		}
-		span.SetAttributes(attrs...)
+		span.SetAttributes(e.spanAttributes(r, call, res, toolName, toolType, input, output)...)
 		if res.IsError {
 			span.SetStatus(codes.Error, res.ErrorType)
 		}
 	}
-	span.End(trace.WithTimestamp(end))
+	span.End()
 	if e.cfg.onTrace == nil {
 		return
 	}
@@ -94,7 +61,7 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 		IsError: res.IsError, ErrorType: res.ErrorType,
 		Gated: g.Gated, GateAction: g.Action, GateReason: g.Reason, GateSource: g.Source, GateError: g.ErrorKind,
 		Approval: g.Approval, Approver: g.Approver, Risk: g.Risk, OptOut: g.OptOut,
-		Start: start, End: end, GateDuration: g.Duration, Input: input, Output: output,
+		Start: start, End: time.Now(), GateDuration: g.Duration, Input: input, Output: output,
 	}
 	if sc := span.SpanContext(); sc.IsValid() {
 		ev.TraceID, ev.SpanID = sc.TraceID().String(), sc.SpanID().String()
@@ -112,4 +79,89 @@ func (e *Executor) emit(ctx context.Context, ev ToolCallTrace) {
 	if err := e.cfg.onTrace(ctx, ev); err != nil {
 		otel.Handle(fmt.Errorf("executor: OnTrace: %w", err))
 	}
+}
+
+// spanAttributes returns every attribute of the call's span, in one slice
+// of exactly the needed length.
+func (e *Executor) spanAttributes(r *Run, call ToolCall, res *ToolResult, toolName, toolType, input, output string) []attribute.KeyValue {
+	g := &res.Gate
+	n := 6 // operation, tool name, call ID, tool type, agent, gated
+	if r.id != "" {
+		n += 2
+	}
+	if r.taskID != "" {
+		n++
+	}
+	if g.Gated {
+		n += 3
+		if g.Reason != "" {
+			n++
+		}
+		if g.ErrorKind != "" {
+			n++
+		}
+		if g.Approval != "" {
+			n += 2
+		}
+		if g.Risk != gate.RiskNone {
+			n++
+		}
+		if g.Action == gate.ActionDeny {
+			n++
+		}
+	}
+	if g.OptOut {
+		n++
+	}
+	if res.ErrorType != "" {
+		n++
+	}
+	if e.cfg.recordContent {
+		n += 2
+	}
+	attrs := make([]attribute.KeyValue, 0, n)
+	attrs = append(attrs,
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(toolName),
+		semconv.GenAIToolCallID(call.ID),
+		semconv.GenAIToolType(toolType),
+		semconv.GenAIAgentName(r.agent.name),
+		gate.AttrGated.Bool(g.Gated))
+	if r.id != "" {
+		attrs = append(attrs, semconv.GenAIConversationID(r.id), gate.AttrRunID.String(r.id))
+	}
+	if r.taskID != "" {
+		attrs = append(attrs, gate.AttrTaskID.String(r.taskID))
+	}
+	if g.Gated {
+		attrs = append(attrs,
+			gate.AttrAction.String(string(g.Action)),
+			gate.AttrSource.String(g.Source),
+			gate.AttrDuration.Int64(int64(g.Duration)))
+		if g.Reason != "" {
+			attrs = append(attrs, gate.AttrReason.String(g.Reason))
+		}
+		if g.ErrorKind != "" {
+			attrs = append(attrs, gate.AttrError.String(g.ErrorKind))
+		}
+		if g.Approval != "" {
+			attrs = append(attrs, gate.AttrApproval.String(g.Approval), gate.AttrApprover.String(g.Approver))
+		}
+		if g.Risk != gate.RiskNone {
+			attrs = append(attrs, gate.AttrRiskLevel.String(string(g.Risk)))
+		}
+		if g.Action == gate.ActionDeny {
+			attrs = append(attrs, gate.AttrSamplingPriority.Int(1))
+		}
+	}
+	if g.OptOut {
+		attrs = append(attrs, gate.AttrOptOut.Bool(true))
+	}
+	if res.ErrorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
+	}
+	if e.cfg.recordContent {
+		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input), semconv.GenAIToolCallResultKey.String(output))
+	}
+	return attrs
 }

@@ -1,0 +1,147 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// discard is a span exporter that drops spans: the benchmarks measure a
+// recording span's cost, not an exporter's.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+func benchProvider() *sdktrace.TracerProvider {
+	return sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSyncer(discard{}))
+}
+
+var benchInput = json.RawMessage(`{"command":"ls -la /tmp"}`)
+
+func benchTool() executor.Tool {
+	return executor.Tool{
+		Name: "bash", InputSchema: json.RawMessage(bashSchema),
+		Execute: func(ctx context.Context, in json.RawMessage) (executor.Result, error) {
+			return executor.Text("ok"), nil
+		},
+	}
+}
+
+// BenchmarkDirect calls the tool function directly: the baseline.
+func BenchmarkDirect(b *testing.B) {
+	t := benchTool()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := t.Execute(ctx, benchInput); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBareSpan is one recording span with no attributes: the unit the
+// executor's overhead is measured in.
+func BenchmarkBareSpan(b *testing.B) {
+	tr := benchProvider().Tracer("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, s := tr.Start(ctx, "execute_tool bash")
+		s.End()
+	}
+}
+
+// BenchmarkExecutor runs the call through the executor with a recording
+// span and no gate, one allow gate, or a chain of three allow gates.
+func BenchmarkExecutor(b *testing.B) {
+	allow := func(name string) gate.Gate {
+		return gate.Named(name, gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
+			return gate.Decision{Action: gate.ActionAllow}, nil
+		}))
+	}
+	cases := []struct {
+		name  string
+		gates []gate.Gate
+	}{
+		{"NoGate", nil},
+		{"AllowGate", []gate.Gate{allow("a")}},
+		{"Chain3", []gate.Gate{allow("a"), allow("b"), allow("c")}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			reg, err := executor.NewRegistry(benchTool())
+			if err != nil {
+				b.Fatal(err)
+			}
+			ex, err := executor.New(reg, executor.WithTracerProvider(benchProvider()), executor.WithGates(tc.gates...))
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, err := ex.Agent("bench", executor.AgentAllow("bash"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := a.Run("run-1", executor.WithTask("task-1"))
+			c := executor.ToolCall{ID: "call_1", Name: "bash", Input: benchInput}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := run.Execute(ctx, c); res.IsError {
+					b.Fatal(res.Content)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSpanWithCallAttributes is one recording span carrying the same
+// 13 attributes the executor records on an allowed call: the telemetry
+// part of the executor's cost, which the attribute contract fixes.
+func BenchmarkSpanWithCallAttributes(b *testing.B) {
+	tr := benchProvider().Tracer("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, s := tr.Start(ctx, "execute_tool bash", trace.WithSpanKind(trace.SpanKindInternal))
+		s.SetAttributes(
+			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName("bash"), semconv.GenAIToolCallID("call_1"),
+			semconv.GenAIToolType("function"), semconv.GenAIAgentName("bench"), gate.AttrGated.Bool(true),
+			semconv.GenAIConversationID("run-1"), gate.AttrRunID.String("run-1"), gate.AttrTaskID.String("task-1"),
+			gate.AttrAction.String("allow"), gate.AttrSource.String("a"), gate.AttrDuration.Int64(120))
+		s.End()
+	}
+}
+
+// BenchmarkDecodeAndValidate is the input handling every call needs:
+// encoding/json into a map and jsonschema/v6 validation of the same schema.
+func BenchmarkDecodeAndValidate(b *testing.B) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(bashSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("urn:bench", doc); err != nil {
+		b.Fatal(err)
+	}
+	s := c.MustCompile("urn:bench")
+	b.ReportAllocs()
+	for b.Loop() {
+		var m map[string]any
+		if err := json.Unmarshal(benchInput, &m); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Validate(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
