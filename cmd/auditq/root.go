@@ -48,6 +48,7 @@ func newRootCmd(io stdio) *cobra.Command {
 		newVersionCmd(io),
 		newServeCmd(io),
 		newDecisionsCmd(io), newStatsCmd(io), newTraceCmd(io), newTailCmd(io), newExportCmd(io), newMigrateCmd(io),
+		newClassifyCmd(io),
 	)
 	return root
 }

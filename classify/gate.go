@@ -1,0 +1,220 @@
+package classify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Gate sources, recorded as Decision.Source (gate.source).
+const (
+	SourceBash = "classify.bash"
+	SourcePath = "classify.path"
+)
+
+// gateConfig is what GateOptions set.
+type gateConfig struct {
+	classifier []Option
+	highAction gate.Action
+	fields     []string
+	toolOps    map[string]Op
+}
+
+// GateOption configures BashGate and PathGate.
+type GateOption func(*gateConfig)
+
+// WithClassifierOptions passes options (rules, workspace, trust, limits)
+// to the gate's classifier.
+func WithClassifierOptions(opts ...Option) GateOption {
+	return func(c *gateConfig) { c.classifier = append(c.classifier, opts...) }
+}
+
+// WithHighAction sets what a high verdict becomes: gate.ActionDeny (the
+// default) or gate.ActionAsk (a human may still approve it). Other values
+// keep deny.
+func WithHighAction(a gate.Action) GateOption {
+	return func(c *gateConfig) {
+		if a == gate.ActionAsk || a == gate.ActionDeny {
+			c.highAction = a
+		}
+	}
+}
+
+// WithInputFields sets the input fields the gate reads, in order of
+// preference: the command for BashGate (default "command", "cmd"), the
+// path for PathGate (default "path", "file_path"; every present one is
+// classified).
+func WithInputFields(names ...string) GateOption {
+	return func(c *gateConfig) { c.fields = append([]string(nil), names...) }
+}
+
+// WithToolOps maps PathGate's tool names to file operations, replacing
+// the defaults (read_file, view, cat → read; write_file, edit, create,
+// str_replace_editor, … → write; delete_file, rm → delete).
+func WithToolOps(ops map[string]Op) GateOption {
+	return func(c *gateConfig) { c.toolOps = ops }
+}
+
+func newGateConfig(opts []GateOption, fields []string) gateConfig {
+	c := gateConfig{highAction: gate.ActionDeny, fields: fields}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// decision turns a verdict into a gate decision: safe → allow, review →
+// ask (the executor resolves it with its Approver and denies when there is
+// none), high → deny (or ask, see WithHighAction).
+func (g *gateConfig) decision(r Risk, source string) gate.Decision {
+	var d gate.Decision
+	switch r.Level {
+	case gate.RiskSafe:
+		d = gate.Allow()
+		d.Reason = r.Reason
+	case gate.RiskReview:
+		d = gate.Ask(r.Reason)
+	default:
+		if g.highAction == gate.ActionAsk {
+			d = gate.Ask(r.Reason)
+		} else {
+			d = gate.Deny(r.Reason)
+		}
+	}
+	if d.Reason == "" {
+		d.Reason = string(r.Level)
+	}
+	return d.WithRisk(r.Level.Max(gate.RiskSafe)).WithSource(source)
+}
+
+func inputOf(call gate.ToolCallContext) (map[string]any, error) {
+	if call.Input != nil {
+		return call.Input, nil
+	}
+	if len(call.RawInput) == 0 {
+		return nil, fmt.Errorf("no input")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(call.RawInput, &m); err != nil {
+		return nil, fmt.Errorf("input is not a JSON object: %w", err)
+	}
+	return m, nil
+}
+
+// failClosed is the verdict for input the gate cannot read.
+func failClosed(source, reason string) gate.Decision {
+	return gate.Deny(reason).WithRisk(gate.RiskHigh).WithSource(source)
+}
+
+type bashGate struct {
+	c   *Classifier
+	cfg gateConfig
+}
+
+// BashGate returns a gate.Gate for shell tools: it classifies the input's
+// command field with Bash and allows safe commands, asks about review ones
+// and denies high ones. A call without a string command is denied. It
+// fails when the classifier options do not validate.
+func BashGate(opts ...GateOption) (gate.Gate, error) {
+	cfg := newGateConfig(opts, []string{"command", "cmd"})
+	c, err := New(cfg.classifier...)
+	if err != nil {
+		return nil, err
+	}
+	return &bashGate{c: c, cfg: cfg}, nil
+}
+
+// Decide implements gate.Gate.
+func (g *bashGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return gate.Decision{}, err
+	}
+	in, err := inputOf(call)
+	if err != nil {
+		return failClosed(SourceBash, "classify.bash: "+err.Error()), nil
+	}
+	for _, f := range g.cfg.fields {
+		if cmd, ok := in[f].(string); ok {
+			return g.cfg.decision(g.c.Bash(cmd), SourceBash), nil
+		}
+	}
+	return failClosed(SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(g.cfg.fields, " or "))), nil
+}
+
+type pathGate struct {
+	c   *Classifier
+	cfg gateConfig
+}
+
+// defaultToolOps maps common file-tool names to operations.
+func defaultToolOps() map[string]Op {
+	return map[string]Op{
+		"read_file": OpRead, "read": OpRead, "view": OpRead, "cat": OpRead, "view_file": OpRead, "open_file": OpRead,
+		"list_dir": OpRead, "glob": OpRead, "grep": OpRead,
+		"write_file": OpWrite, "write": OpWrite, "create_file": OpWrite, "create": OpWrite, "edit": OpWrite,
+		"edit_file": OpWrite, "str_replace": OpWrite, "str_replace_editor": OpWrite, "apply_patch": OpWrite,
+		"multi_edit": OpWrite, "multiedit": OpWrite, "insert": OpWrite, "append_file": OpWrite,
+		"delete_file": OpDelete, "delete": OpDelete, "remove_file": OpDelete, "rm": OpDelete,
+	}
+}
+
+// PathGate returns a gate.Gate for file tools: the operation comes from
+// the tool name (see WithToolOps) or, for editor tools with a "command"
+// field (str_replace_editor: view, create, str_replace, insert,
+// undo_edit), from that field; every present path field ("path",
+// "file_path") is classified with Path and the highest level decides.
+// A call with no path or an unknown operation is denied.
+func PathGate(opts ...GateOption) (gate.Gate, error) {
+	cfg := newGateConfig(opts, []string{"path", "file_path"})
+	if cfg.toolOps == nil {
+		cfg.toolOps = defaultToolOps()
+	}
+	c, err := New(cfg.classifier...)
+	if err != nil {
+		return nil, err
+	}
+	return &pathGate{c: c, cfg: cfg}, nil
+}
+
+// Decide implements gate.Gate.
+func (g *pathGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return gate.Decision{}, err
+	}
+	in, err := inputOf(call)
+	if err != nil {
+		return failClosed(SourcePath, "classify.path: "+err.Error()), nil
+	}
+	op, ok := g.cfg.toolOps[call.ToolName]
+	if sub, isStr := in["command"].(string); isStr {
+		switch sub {
+		case "view":
+			op, ok = OpRead, true
+		case "create", "str_replace", "insert", "undo_edit", "write", "append":
+			op, ok = OpWrite, true
+		case "delete":
+			op, ok = OpDelete, true
+		}
+	}
+	if !ok {
+		return failClosed(SourcePath, fmt.Sprintf("classify.path: unknown file operation for tool %q", call.ToolName)), nil
+	}
+	var best *Risk
+	for _, f := range g.cfg.fields {
+		p, isStr := in[f].(string)
+		if !isStr {
+			continue
+		}
+		r := g.c.Path(op, p)
+		if best == nil || r.Level.Rank() > best.Level.Rank() {
+			best = &r
+		}
+	}
+	if best == nil {
+		return failClosed(SourcePath, fmt.Sprintf("classify.path: input has no string field %s", strings.Join(g.cfg.fields, " or "))), nil
+	}
+	return g.cfg.decision(*best, SourcePath), nil
+}
