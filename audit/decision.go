@@ -159,9 +159,20 @@ type DecisionPage struct {
 	Next *Cursor
 }
 
+// narrowWindows are the look-back windows Decisions tries, from the
+// newest end of the range, before it reads the whole range: the newest page
+// of a large range is almost always inside the last hour, and a narrower
+// time range reads far fewer granules.
+var narrowWindows = []time.Duration{time.Hour, 24 * time.Hour, 7 * 24 * time.Hour, 31 * 24 * time.Hour}
+
 // Decisions lists the decisions matching f, newest first (by Timestamp,
 // then SpanID descending), one page at a time. Duplicated spans appear
 // once (the query reads FINAL).
+//
+// A page is looked for in growing windows back from the newest end of the
+// range (the cursor, Until, or now): the newest Limit+1 decisions within a
+// window [lo, …) that holds at least Limit+1 are the newest overall, so the
+// first window that fills the page answers exactly.
 func (s *Store) Decisions(ctx context.Context, f Filter, pg Page) (DecisionPage, error) {
 	limit := pg.Limit
 	switch {
@@ -170,41 +181,73 @@ func (s *Store) Decisions(ctx context.Context, f Filter, pg Page) (DecisionPage,
 	case limit < 0 || limit > MaxLimit:
 		return DecisionPage{}, fmt.Errorf("audit: page limit %d out of range 1..%d", limit, MaxLimit)
 	}
+	anchor := time.Now()
+	switch {
+	case pg.After != nil:
+		anchor = pg.After.Timestamp
+	case !f.Until.IsZero():
+		anchor = f.Until
+	}
+	for _, w := range narrowWindows {
+		lo := anchor.Add(-w)
+		if !f.Since.IsZero() && !lo.After(f.Since) {
+			break // the window is the whole range: query it once below
+		}
+		nf := f
+		nf.Since = lo
+		page, n, err := s.decisionsPage(ctx, nf, pg.After, limit)
+		if err != nil || n > limit {
+			return page, err
+		}
+	}
+	page, _, err := s.decisionsPage(ctx, f, pg.After, limit)
+	return page, err
+}
+
+// decisionsPage runs one page query; n is the number of rows read (up to
+// limit+1).
+func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limit int) (DecisionPage, int, error) {
 	p := clickhouse.Parameters{}
 	where := f.where(p)
-	if pg.After != nil {
+	if after != nil {
 		cond := "(Timestamp, SpanId) < (fromUnixTimestamp64Nano({after_ts:Int64}), {after_span:String})"
 		if where == "" {
 			where = "\nWHERE " + cond
 		} else {
 			where += "\n  AND " + cond
 		}
-		p["after_ts"] = strconv.FormatInt(pg.After.Timestamp.UnixNano(), 10)
-		p["after_span"] = pg.After.SpanID
+		p["after_ts"] = strconv.FormatInt(after.Timestamp.UnixNano(), 10)
+		p["after_span"] = after.SpanID
 	}
 	p["limit"] = strconv.Itoa(limit + 1)
 	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + where +
-		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}"
+		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}" + finalSettings
 	rows, err := s.query(ctx, "decisions", sql, p)
 	if err != nil {
-		return DecisionPage{}, err
+		return DecisionPage{}, 0, err
 	}
 	defer rows.Close()
 	var out DecisionPage
 	for rows.Next() {
 		d, err := scanDecision(rows)
 		if err != nil {
-			return DecisionPage{}, s.wrap("decisions", err)
+			return DecisionPage{}, 0, s.wrap("decisions", err)
 		}
 		out.Decisions = append(out.Decisions, d)
 	}
 	if err := rows.Err(); err != nil {
-		return DecisionPage{}, s.wrap("decisions", err)
+		return DecisionPage{}, 0, s.wrap("decisions", err)
 	}
-	if len(out.Decisions) > limit {
+	n := len(out.Decisions)
+	if n > limit {
 		out.Decisions = out.Decisions[:limit]
 		last := out.Decisions[limit-1]
 		out.Next = &Cursor{Timestamp: last.Timestamp, SpanID: last.SpanID}
 	}
-	return out, nil
+	return out, n, nil
 }
+
+// finalSettings is appended to queries that read FINAL: copies of one span
+// always share a partition (the partition key is the span's own
+// Timestamp), so FINAL need not merge across partitions.
+const finalSettings = "\nSETTINGS do_not_merge_across_partitions_select_final = 1"

@@ -148,7 +148,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 			order = append(order, d.column())
 		}
 	}
-	sql += "\nORDER BY " + strings.Join(order, ", ")
+	sql += "\nORDER BY " + strings.Join(order, ", ") + finalSettings
 	rows, err := s.query(ctx, "stats", sql, p)
 	if err != nil {
 		return out, err

@@ -77,7 +77,7 @@ func (s *Store) Trace(ctx context.Context, traceID string) (*TraceTree, error) {
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("trace", err)
 	}
-	page, err := s.Decisions(ctx, Filter{TraceID: traceID}, Page{Limit: MaxTraceSpans})
+	page, _, err := s.decisionsPage(ctx, Filter{TraceID: traceID}, nil, MaxTraceSpans)
 	if err != nil {
 		return nil, err
 	}
