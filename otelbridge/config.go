@@ -61,8 +61,8 @@ type Config struct {
 	ServiceName    string
 	ServiceVersion string
 
-	// Sampling is the sampling setting; the zero value is
-	// [DefaultSampling]() ("decisions").
+	// Sampling is the sampling setting. Unset: TOOLGATE_SAMPLING
+	// ([EnvSampling]), else [DefaultSampling]() ("decisions").
 	Sampling Sampling
 
 	// Metrics also sets up a MeterProvider exporting with otlpmetricgrpc to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
@@ -12,6 +13,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/grpc/credentials"
 )
+
+// EnvSampling is the environment variable [Setup] reads the sampling
+// setting from when Config.Sampling is zero (text form of [Sampling]).
+const EnvSampling = "TOOLGATE_SAMPLING"
 
 // Provider is the tracer provider [Setup] returns. It embeds the SDK's
 // *sdktrace.TracerProvider (so it is a trace.TracerProvider) and adds the
@@ -50,6 +55,15 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() }
 // Shutdown flushes: it exports every queued span (bounded by its context)
 // and returns the export error, if any.
 func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
+	if cfg.Sampling == (Sampling{}) {
+		if v := os.Getenv(EnvSampling); v != "" {
+			s, err := ParseSampling(v)
+			if err != nil {
+				return nil, fmt.Errorf("otelbridge: %s: %w", EnvSampling, err)
+			}
+			cfg.Sampling = s
+		}
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

@@ -187,6 +187,37 @@ func TestSetupMetricsExport(t *testing.T) {
 	}
 }
 
+func TestSetupSamplingFromEnvironment(t *testing.T) {
+	tests := []struct {
+		env, cfg string
+		want     string
+		wantErr  bool
+	}{
+		{"", "", "decisions", false},
+		{"deny-only", "", "deny-only", false},
+		{"ratio:0.5", "", "ratio:0.5", false},
+		{"deny-only", "all", "all", false}, // Config wins
+		{"sometimes", "", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env+"/"+tt.cfg, func(t *testing.T) {
+			t.Setenv(EnvSampling, tt.env)
+			var s Sampling
+			if tt.cfg != "" {
+				s = MustParseSampling(tt.cfg)
+			}
+			p, err := Setup(context.Background(), Config{Sampling: s}, WithSpanExporter(discard{}))
+			if tt.wantErr {
+				require.ErrorIs(t, err, ErrInvalidSampling)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, p.Sampling().String())
+			require.NoError(t, p.Shutdown(context.Background()))
+		})
+	}
+}
+
 func TestSetupRejectsBadConfig(t *testing.T) {
 	tests := []struct {
 		name string
