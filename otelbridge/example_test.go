@@ -6,9 +6,9 @@ import (
 	"log"
 	"sort"
 
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/gate"
