@@ -136,8 +136,10 @@ func TestPipelinesUseGateConstants(t *testing.T) {
 	op := string(semconv.GenAIOperationNameKey)
 
 	base := parse(t, otelcollector.Config())
-	assert.Equal(t, []string{fmt.Sprintf(`span.attributes[%q] == nil and span.attributes[%q] == nil and span.attributes[%q] != %q`,
-		string(gate.AttrAction), string(gate.AttrGated), op, invokeAgent)},
+	assert.Equal(t, []string{fmt.Sprintf(
+		`span.attributes[%q] == nil and span.attributes[%q] != true and span.attributes[%q] != true and span.attributes[%q] != %q and span.attributes[%q] != %q`,
+		string(gate.AttrAction), string(gate.AttrGated), string(gate.AttrOptOut), op, invokeAgent,
+		op, semconv.GenAIOperationNameInvokeWorkflow.Value.AsString())},
 		strs(t, dig(t, base, "processors", "filter/audit", "trace_conditions")))
 
 	policies := dig(t, base, "processors", "tail_sampling", "policies").([]any)

@@ -1,0 +1,325 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/otelbridge"
+)
+
+// stack is one real pipeline: embedded ClickHouse with the audit schema,
+// Jaeger and our collector, each its own process.
+type stack struct {
+	ch        *testenv.ClickHouse
+	jaeger    *testenv.Jaeger
+	collector *testenv.Collector
+	store     *audit.Store // the reader's connection
+}
+
+type stackConfig struct {
+	collectorOpts []testenv.CollectorOption
+	noJaeger      bool
+}
+
+type stackOption func(*stackConfig)
+
+func withCollector(opts ...testenv.CollectorOption) stackOption {
+	return func(c *stackConfig) { c.collectorOpts = append(c.collectorOpts, opts...) }
+}
+
+func withoutJaeger() stackOption { return func(c *stackConfig) { c.noJaeger = true } }
+
+func startStack(t testing.TB, opts ...stackOption) *stack {
+	t.Helper()
+	var cfg stackConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ctx := context.Background()
+	s := &stack{ch: testenv.StartClickHouse(t)}
+	w, err := audit.Open(ctx, s.ch.WriterDSN)
+	require.NoError(t, err)
+	_, err = w.Migrate(ctx)
+	require.NoError(t, err, "auditq migrate")
+	require.NoError(t, w.Close())
+	s.store, err = audit.Open(ctx, s.ch.ReaderDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.store.Close() })
+
+	copts := []testenv.CollectorOption{
+		testenv.WithClickHouse(s.ch.URL, s.ch.Writer.Name, s.ch.Writer.Password, ""),
+		testenv.WithDecisionWait(time.Second),
+	}
+	if !cfg.noJaeger {
+		s.jaeger = testenv.StartJaeger(t)
+		copts = append(copts, testenv.WithJaegerOTLP(s.jaeger.OTLPGRPC))
+	}
+	s.collector = testenv.StartCollector(t, append(copts, cfg.collectorOpts...)...)
+	return s
+}
+
+// provider sets up otelbridge exporting to the stack's collector.
+func (s *stack) provider(t testing.TB, service string, sampling string, opts ...otelbridge.Option) *otelbridge.Provider {
+	t.Helper()
+	return s.providerCfg(t, otelbridge.Config{ServiceName: service, Sampling: otelbridge.MustParseSampling(sampling)}, opts...)
+}
+
+func (s *stack) providerCfg(t testing.TB, cfg otelbridge.Config, opts ...otelbridge.Option) *otelbridge.Provider {
+	t.Helper()
+	cfg.Endpoint = s.collector.GRPCEndpoint
+	cfg.Insecure = true
+	if cfg.BatchTimeout == 0 {
+		cfg.BatchTimeout = 100 * time.Millisecond
+	}
+	p, err := otelbridge.Setup(context.Background(), cfg, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = p.Shutdown(ctx)
+	})
+	return p
+}
+
+// commands are real shell commands (testdata/real/commands.txt).
+func commands(t testing.TB) []string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	f, err := os.Open(filepath.Join(filepath.Dir(file), "..", "testdata", "real", "commands.txt"))
+	require.NoError(t, err)
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, out)
+	return out
+}
+
+// denyPolicy is the workload's gate: it denies commands that delete, fetch
+// from the network or escalate, and allows the rest.
+func denyPolicy() gate.Gate {
+	return gate.Named("e2e.policy", gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+		cmd, _ := c.Input["command"].(string)
+		for _, bad := range []string{"rm ", "curl ", "wget ", "sudo "} {
+			if strings.Contains(cmd, bad) {
+				return gate.Deny("command uses " + strings.TrimSpace(bad)), nil
+			}
+		}
+		return gate.Allow(), nil
+	}))
+}
+
+// newExecutor builds the executor under test on tp: a bash tool (echo
+// only, nothing runs) behind denyPolicy.
+func newExecutor(t testing.TB, tp trace.TracerProvider, concurrency int) *executor.Executor {
+	t.Helper()
+	reg, err := executor.NewRegistry(executor.Tool{
+		Name:        "bash",
+		Description: "run a shell command (echoed, never run, in tests)",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string","minLength":1}},"required":["command"]}`),
+		Execute: func(_ context.Context, in json.RawMessage) (executor.Result, error) {
+			return executor.Text(string(in)), nil
+		},
+	}, executor.Tool{
+		Name: "web_fetch",
+		Execute: func(_ context.Context, in json.RawMessage) (executor.Result, error) {
+			return executor.Text("fetched"), nil
+		},
+	})
+	require.NoError(t, err)
+	opts := []executor.Option{executor.WithTracerProvider(tp), executor.WithGates(denyPolicy())}
+	if concurrency > 0 {
+		opts = append(opts, executor.WithConcurrency(concurrency))
+	}
+	ex, err := executor.New(reg, opts...)
+	require.NoError(t, err)
+	return ex
+}
+
+// outcome is what a workload did, from the executor's own results.
+type outcome struct {
+	mu sync.Mutex
+	// calls by tool call ID → the gate's action ("" when no gate ran).
+	calls map[string]gate.Action
+	// traceOf maps each tool call ID to its trace ID.
+	traceOf map[string]string
+	// agentSpans are the invoke_agent spans made, by trace ID.
+	agentSpans map[string]string
+	// chatSpans are the ungated LLM spans made.
+	chatSpans int
+	// ungated counts calls refused before any gate (unreachable tool).
+	ungated int
+}
+
+func newOutcome() *outcome {
+	return &outcome{calls: map[string]gate.Action{}, traceOf: map[string]string{}, agentSpans: map[string]string{}}
+}
+
+func (o *outcome) count(action gate.Action) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, a := range o.calls {
+		if a == action {
+			n++
+		}
+	}
+	return n
+}
+
+// ids returns the tool call IDs with one of the actions.
+func (o *outcome) ids(actions ...gate.Action) map[string]bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]bool{}
+	for id, a := range o.calls {
+		for _, want := range actions {
+			if a == want {
+				out[id] = true
+			}
+		}
+	}
+	return out
+}
+
+// runAgent plays one agent run the way a framework would: an invoke_agent
+// span, an LLM call (chat span) and then the calls, one after another, and
+// one call of a tool the agent cannot reach (refused before any gate).
+func runAgent(ctx context.Context, t testing.TB, tp trace.TracerProvider, ex *executor.Executor, o *outcome,
+	agentName, runID string, cmds []string) {
+	tr := tp.Tracer("github.com/toolgate/toolgate/e2e")
+	a, err := ex.Agent(agentName, executor.AgentAllow("bash"))
+	require.NoError(t, err)
+	actx, agent := tr.Start(ctx, "invoke_agent "+agentName, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agentName),
+			semconv.GenAIConversationID(runID)))
+	defer agent.End()
+	_, chat := tr.Start(actx, "chat model-e2e", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(semconv.GenAIOperationNameChat, attribute.String("gen_ai.request.model", "model-e2e")))
+	chat.End()
+	run := a.Run(runID)
+	traceID := agent.SpanContext().TraceID().String()
+	results := make([]executor.ToolResult, 0, len(cmds)+1)
+	for i, c := range cmds {
+		in, _ := json.Marshal(map[string]string{"command": c})
+		results = append(results, run.Execute(actx, executor.ToolCall{ID: fmt.Sprintf("%s-c%d", runID, i), Name: "bash", Input: in}))
+	}
+	results = append(results, run.Execute(actx, executor.ToolCall{ID: runID + "-unreachable", Name: "web_fetch", Input: json.RawMessage(`{}`)}))
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.agentSpans[traceID] = agentName
+	o.chatSpans++
+	for _, r := range results {
+		if !r.Gate.Gated {
+			o.ungated++
+			continue
+		}
+		o.calls[r.ToolCallID] = r.Gate.Action
+		o.traceOf[r.ToolCallID] = traceID
+	}
+}
+
+// decisionRow is one gate_decisions row.
+type decisionRow struct {
+	ToolCallID, Action, Agent, TraceID, Reason string
+}
+
+// decisions reads gate_decisions (deduplicated with FINAL) for a service.
+func (s *stack) decisions(ctx context.Context, t testing.TB, service string) []decisionRow {
+	t.Helper()
+	rows, err := s.store.Conn().Query(withParam(ctx, "s", service), "SELECT ToolCallId, Action, Agent, TraceId, Reason FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String}")
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []decisionRow
+	for rows.Next() {
+		var r decisionRow
+		require.NoError(t, rows.Scan(&r.ToolCallID, &r.Action, &r.Agent, &r.TraceID, &r.Reason))
+		out = append(out, r)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// countRows runs a SELECT count() query with one String parameter s.
+func (s *stack) countRows(ctx context.Context, t testing.TB, sql, service string) uint64 {
+	t.Helper()
+	var n uint64
+	require.NoError(t, s.store.Conn().QueryRow(withParam(ctx, "s", service), sql).Scan(&n))
+	return n
+}
+
+// spanNames lists otel_traces' span names for a service with their distinct span counts.
+func (s *stack) spanNames(ctx context.Context, t testing.TB, service string) map[string]uint64 {
+	t.Helper()
+	rows, err := s.store.Conn().Query(withParam(ctx, "s", service), "SELECT SpanName, uniqExact(SpanId) FROM otel.otel_traces WHERE ServiceName = {s:String} GROUP BY SpanName")
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[string]uint64{}
+	for rows.Next() {
+		var name string
+		var n uint64
+		require.NoError(t, rows.Scan(&name, &n))
+		out[name] = n
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// waitDecisions polls until gate_decisions has want rows for service, or the
+// timeout passes; it returns the last count.
+func (s *stack) waitDecisions(ctx context.Context, t testing.TB, service string, want int, timeout time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		n := int(s.countRows(ctx, t, "SELECT count() FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String}", service))
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// dupExporter exports every batch twice, as an SDK does when it retries an
+// export whose acknowledgement was lost: the collector receives each span
+// twice and writes it to otel_traces twice.
+type dupExporter struct{ sdktrace.SpanExporter }
+
+func (d dupExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	if err := d.SpanExporter.ExportSpans(ctx, spans); err != nil {
+		return err
+	}
+	return d.SpanExporter.ExportSpans(ctx, spans)
+}
+
+// withParam binds the server-side query parameter {name:String}.
+func withParam(ctx context.Context, name, value string) context.Context {
+	return clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{name: value}))
+}
+
+func short() bool { return os.Getenv("TOOLGATE_E2E_SHORT") == "1" }
