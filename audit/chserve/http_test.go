@@ -173,6 +173,16 @@ func TestAnonymous(t *testing.T) {
 		got := do(t, ch, httpCall{body: refused})
 		assert.Equal(t, "497", got.code, refused+": "+got.body)
 	}
+	// clickhouse-go without credentials sends the password-less "default"
+	// user, which is anonymous here as on a fresh ClickHouse server.
+	ctx := context.Background()
+	c := open(t, "http://"+ch.Addr+"/default?compress=lz4")
+	require.NoError(t, c.Ping(ctx))
+	require.NoError(t, c.Exec(ctx, "INSERT INTO a VALUES (2)"))
+	var ex *clickhouse.Exception
+	require.ErrorAs(t, c.Exec(ctx, "DROP TABLE a"), &ex)
+	assert.Equal(t, int32(497), ex.Code)
+
 	got := do(t, ch, httpCall{user: &ch.Writer, body: "DROP TABLE a"})
 	assert.Equal(t, 200, got.status, "a rw user still can: "+got.body)
 }

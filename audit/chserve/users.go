@@ -113,6 +113,11 @@ func credentials(r *http.Request) (name, password string, ok bool) {
 // authenticate returns the role of the request's user, or an exception.
 func (s *Server) authenticate(r *http.Request) (Role, string, *Exception) {
 	name, password, ok := credentials(r)
+	if ok && name == "default" && password == "" && s.opts.allowAnonymous && !s.hasUser("default") {
+		// ClickHouse clients send the password-less "default" user when
+		// given no credentials (clickhouse-go does).
+		ok = false
+	}
 	if !ok {
 		if s.opts.allowAnonymous {
 			return RoleAnonymous, "", nil
@@ -129,4 +134,13 @@ func (s *Server) authenticate(r *http.Request) (Role, string, *Exception) {
 	}
 	return 0, "", &Exception{Code: codeAuthenticationFailed, Name: "AUTHENTICATION_FAILED",
 		Text: name + ": Authentication failed: password is incorrect, or there is no user with such name"}
+}
+
+func (s *Server) hasUser(name string) bool {
+	for _, u := range s.opts.users {
+		if u.Name == name {
+			return true
+		}
+	}
+	return false
 }
