@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	chproto "github.com/ClickHouse/ch-go/proto"
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/column"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
-	chproto "github.com/ClickHouse/ch-go/proto"
 
 	"github.com/toolgate/toolgate/audit/chdb"
 	"github.com/toolgate/toolgate/audit/chserve"
