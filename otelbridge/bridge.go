@@ -41,7 +41,11 @@ const closedPerScope = 8
 // arrives (with [IDGenerator], which Setup installs). A child arriving after
 // its agent event is matched to the ended agent span whose time range
 // contains it. Nothing is buffered, so a lost parent event leaves its
-// children pointing at a span that never comes.
+// children pointing at a span that never comes, and the children of two
+// runs of the same agent on the same task (a retry) that all arrive before
+// either agent event cannot be told apart: they point at a span that never
+// comes. Events reported in completion order, as open-multi-agent does,
+// never hit either case.
 //
 // No duplicates: a tool_call event whose call already has a span — one
 // with SpanID set (the executor's own ToolCallTrace), or one whose

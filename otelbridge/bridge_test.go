@@ -3,7 +3,9 @@ package otelbridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -434,4 +436,41 @@ func FuzzParseEvent(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, ev, back)
 	})
+}
+
+func TestBridgeConcurrentRuns(t *testing.T) {
+	b, p, mem := bridged(t, MustParseSampling("all"))
+	const workers, runs = 8, 40
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for r := range runs {
+				evs := runEvents(fmt.Sprintf("w%d-r%d", w, r))
+				rand.New(rand.NewPCG(uint64(w), uint64(r))).Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+				for _, ev := range evs {
+					if err := b.Handle(context.Background(), ev); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	spans := flushed(t, p, mem)
+	require.Len(t, spans, workers*runs*6)
+	ids := map[trace.SpanID]tracetest.SpanStub{}
+	for _, s := range spans {
+		ids[s.SpanContext.SpanID()] = s
+	}
+	for _, s := range spans {
+		if !s.Parent.IsValid() {
+			assert.Equal(t, "task clean up", s.Name)
+			continue
+		}
+		parent, ok := ids[s.Parent.SpanID()]
+		require.True(t, ok, "parent of %s emitted", s.Name)
+		assert.Equal(t, s.SpanContext.TraceID(), parent.SpanContext.TraceID())
+		assert.Equal(t, attrMap(s.Attributes)[gate.AttrRunID], attrMap(parent.Attributes)[gate.AttrRunID], "same run")
+	}
+	assert.Zero(t, b.Stats().Misparented)
 }

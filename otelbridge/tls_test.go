@@ -1,0 +1,86 @@
+package otelbridge
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// selfSigned returns a server certificate for 127.0.0.1 and a pool that
+// trusts it.
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "otelbridge test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
+}
+
+func TestSetupTLS(t *testing.T) {
+	cert, pool := selfSigned(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r := &receiver{addr: lis.Addr().String(),
+		srv: grpc.NewServer(grpc.Creds(credentials.NewServerTLSFromCert(&cert)))}
+	coltracepb.RegisterTraceServiceServer(r.srv, traceService{r: r})
+	go func() { _ = r.srv.Serve(lis) }()
+	t.Cleanup(r.srv.Stop)
+
+	tests := []struct {
+		name   string
+		tls    *tls.Config
+		wantOK bool
+	}{
+		{"trusted CA", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, true},
+		{"unknown CA", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			before := len(r.spans())
+			p, err := Setup(ctx, Config{Endpoint: r.addr, TLS: tt.tls, Timeout: 2 * time.Second,
+				Sampling: MustParseSampling("all")})
+			require.NoError(t, err)
+			leaf(ctx, p.Tracer("test"), "execute_tool x")
+			err = p.Shutdown(ctx)
+			if tt.wantOK {
+				require.NoError(t, err)
+				assert.Len(t, r.spans(), before+1)
+				assert.Equal(t, int64(1), p.Stats().Batch.Exported)
+			} else {
+				require.Error(t, err, "the handshake fails: the span is lost and counted")
+				assert.Len(t, r.spans(), before)
+				assert.Equal(t, int64(1), p.Stats().Batch.ExportFailed)
+			}
+		})
+	}
+}
