@@ -1,0 +1,219 @@
+package exportertest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/clickhouseexporter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// newExporter starts the contrib clickhouse exporter against ch, writing
+// into database with create_schema: true. The queue and retries are off so
+// that ConsumeTraces returns only once the insert is done (or failed).
+func newExporter(t *testing.T, ch *testenv.ClickHouse, database, compress string) exporter.Traces {
+	t.Helper()
+	f := clickhouseexporter.NewFactory()
+	cfg := f.CreateDefaultConfig().(*clickhouseexporter.Config)
+	cfg.Endpoint = ch.URL
+	cfg.Username = ch.Writer.Name
+	cfg.Password = configopaque.String(ch.Writer.Password)
+	cfg.Database = database
+	cfg.CreateSchema = true
+	cfg.Compress = compress
+	cfg.QueueSettings = configoptional.None[exporterhelper.QueueBatchConfig]()
+	cfg.BackOffConfig.Enabled = false
+	cfg.TimeoutSettings.Timeout = 30 * time.Second
+	require.NoError(t, cfg.Validate())
+	exp, err := f.CreateTraces(context.Background(), exportertest.NewNopSettings(f.Type()), cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { assert.NoError(t, exp.Shutdown(context.Background())) })
+	return exp
+}
+
+// toolCall is one execute_tool span of a run.
+type toolCall struct {
+	span   [8]byte
+	tool   string
+	action gate.Action
+	reason string
+	risk   gate.RiskLevel
+}
+
+// agentRun builds one trace the way the executor records it: an
+// invoke_agent span and its execute_tool children, with typed attributes
+// (bool gate.gated, int gate.duration_ns) that the exporter stringifies.
+func agentRun(trace [16]byte, root [8]byte, agent string, start time.Time, calls []toolCall) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "toolgate-exportertest")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("github.com/toolgate/toolgate/executor")
+	sp := ss.Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID(trace))
+	sp.SetSpanID(pcommon.SpanID(root))
+	sp.SetName("invoke_agent " + agent)
+	sp.SetKind(ptrace.SpanKindInternal)
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Second)))
+	sp.Attributes().PutStr(string(semconv.GenAIOperationNameKey), "invoke_agent")
+	sp.Attributes().PutStr(string(semconv.GenAIAgentNameKey), agent)
+	for i, c := range calls {
+		s := ss.Spans().AppendEmpty()
+		s.SetTraceID(pcommon.TraceID(trace))
+		s.SetSpanID(pcommon.SpanID(c.span))
+		s.SetParentSpanID(pcommon.SpanID(root))
+		s.SetName("execute_tool " + c.tool)
+		s.SetKind(ptrace.SpanKindInternal)
+		at := start.Add(time.Duration(i+1) * 100 * time.Millisecond)
+		s.SetStartTimestamp(pcommon.NewTimestampFromTime(at))
+		s.SetEndTimestamp(pcommon.NewTimestampFromTime(at.Add(7 * time.Millisecond)))
+		a := s.Attributes()
+		a.PutStr(string(semconv.GenAIOperationNameKey), "execute_tool")
+		a.PutStr(string(semconv.GenAIToolNameKey), c.tool)
+		a.PutStr(string(semconv.GenAIToolCallIDKey), "call_"+c.tool)
+		a.PutStr(string(semconv.GenAIAgentNameKey), agent)
+		a.PutStr(string(gate.AttrRunID), "run-"+agent)
+		a.PutBool(string(gate.AttrGated), true)
+		a.PutStr(string(gate.AttrAction), string(c.action))
+		a.PutInt(string(gate.AttrDuration), 1500)
+		if c.reason != "" {
+			a.PutStr(string(gate.AttrReason), c.reason)
+		}
+		if c.risk != "" {
+			a.PutStr(string(gate.AttrRiskLevel), string(c.risk))
+		}
+		if c.action == gate.ActionDeny {
+			a.PutStr(string(semconv.ErrorTypeKey), gate.ErrorTypeGateDenied)
+			s.Status().SetCode(ptrace.StatusCodeError)
+			s.Status().SetMessage(c.reason)
+		}
+	}
+	return td
+}
+
+var (
+	trace1 = [16]byte{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c}
+	trace2 = [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
+)
+
+func batches(start time.Time) (first, second ptrace.Traces) {
+	first = agentRun(trace1, [8]byte{1, 1, 1, 1, 1, 1, 1, 1}, "coder", start, []toolCall{
+		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 1}, tool: "bash", action: gate.ActionAllow, risk: gate.RiskSafe},
+		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 2}, tool: "bash", action: gate.ActionDeny, reason: "rm -rf outside the workspace", risk: gate.RiskHigh},
+	})
+	second = agentRun(trace2, [8]byte{2, 2, 2, 2, 2, 2, 2, 2}, "reviewer", start.Add(time.Minute), []toolCall{
+		{span: [8]byte{2, 0, 0, 0, 0, 0, 0, 1}, tool: "http_get", action: gate.ActionDeny, reason: "network egress blocked", risk: gate.RiskHigh},
+		{span: [8]byte{2, 0, 0, 0, 0, 0, 0, 2}, tool: "read_file", action: gate.ActionAllow, risk: gate.RiskSafe},
+		{span: [8]byte{2, 0, 0, 0, 0, 0, 0, 3}, tool: "grep", action: gate.ActionAllow},
+	})
+	return first, second
+}
+
+func TestExporterWritesDecisions(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	ctx := context.Background()
+	wopts, err := clickhouse.ParseDSN(ch.WriterDSN)
+	require.NoError(t, err)
+	writer, err := clickhouse.Open(wopts)
+	require.NoError(t, err)
+	defer writer.Close()
+	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+
+	tests := []struct {
+		name     string
+		database string
+		compress string
+		// migrateFirst runs the migrations before the exporter creates
+		// its schema; otherwise the exporter's spans of the first batch
+		// exist before the view and reach gate_decisions by the backfill.
+		migrateFirst bool
+	}{
+		{name: "exporter first, backfill", database: "otel_exporter_first", compress: "lz4"},
+		{name: "migrations first", database: "otel_migrations_first", compress: "zstd", migrateFirst: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := []audit.Option{audit.WithDatabase(tc.database)}
+			if tc.migrateFirst {
+				_, err := audit.Migrate(ctx, writer, opts...)
+				require.NoError(t, err)
+			}
+			exp := newExporter(t, ch, tc.database, tc.compress)
+			first, second := batches(start)
+			require.NoError(t, exp.ConsumeTraces(ctx, first))
+			if !tc.migrateFirst {
+				res, err := audit.Migrate(ctx, writer, opts...)
+				require.NoError(t, err)
+				assert.Equal(t, []int{1, 2, 3}, res.Applied)
+			}
+			require.NoError(t, exp.ConsumeTraces(ctx, second))
+			// The exporter retries a batch it believes failed: the same
+			// spans arrive again.
+			require.NoError(t, exp.ConsumeTraces(ctx, second))
+
+			var spans uint64
+			require.NoError(t, writer.QueryRow(ctx, "SELECT count() FROM `"+tc.database+"`.otel_traces").Scan(&spans))
+			assert.EqualValues(t, 3+4+4, spans, "the exporter wrote every span, the re-sent batch twice")
+
+			st, err := audit.Open(ctx, ch.ReaderDSN, opts...)
+			require.NoError(t, err)
+			defer st.Close()
+			page, err := st.Decisions(ctx, audit.Filter{Since: start.Add(-time.Minute)}, audit.Page{})
+			require.NoError(t, err)
+			require.Len(t, page.Decisions, 5, "one decision per gated span, the re-sent ones once")
+			byTool := map[string]audit.Decision{}
+			for _, d := range page.Decisions {
+				byTool[d.ToolName+"/"+d.Action] = d
+			}
+			d := byTool["http_get/deny"]
+			assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", d.TraceID, "lowercase hex trace ID")
+			assert.Equal(t, "0200000000000001", d.SpanID)
+			assert.Equal(t, "0202020202020202", d.ParentSpanID)
+			assert.Equal(t, "toolgate-exportertest", d.ServiceName)
+			assert.Equal(t, "reviewer", d.Agent)
+			assert.Equal(t, "run-reviewer", d.RunID)
+			assert.Equal(t, "network egress blocked", d.Reason)
+			assert.Equal(t, "high", d.RiskLevel)
+			assert.True(t, d.Gated, "bool attribute stored as 'true'")
+			assert.EqualValues(t, 1500, d.GateDuration, "int attribute stored as a decimal string")
+			assert.EqualValues(t, 7*time.Millisecond, d.DurationNs)
+			assert.True(t, d.IsError)
+			assert.Equal(t, gate.ErrorTypeGateDenied, d.ErrorType)
+			assert.True(t, d.Timestamp.Equal(start.Add(time.Minute+100*time.Millisecond)), d.Timestamp)
+
+			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByAction}})
+			require.NoError(t, err)
+			assert.EqualValues(t, 5, s.Total)
+			assert.EqualValues(t, 2, s.TotalDenied)
+
+			tree, err := st.Trace(ctx, "0af7651916cd43dd8448eb211c80319c")
+			require.NoError(t, err)
+			require.Len(t, tree.Roots, 1)
+			assert.Equal(t, "invoke_agent coder", tree.Roots[0].Name)
+			assert.Equal(t, "Internal", tree.Roots[0].Kind)
+			require.Len(t, tree.Roots[0].Children, 2)
+			for _, c := range tree.Roots[0].Children {
+				require.NotNil(t, c.Decision, c.Name)
+			}
+			assert.Equal(t, "Error", tree.Roots[0].Children[1].StatusCode)
+		})
+	}
+}
