@@ -540,8 +540,15 @@ func (r *run) anTar(a *actx) traits {
 		}
 	}
 	arch, hasArch := flagValue(args, "-f", "--file")
-	if !hasArch && len(args) > 0 && !strings.HasPrefix(args[0].s, "-") && strings.Contains(args[0].s, "f") && len(args) > 1 {
-		arch, hasArch = args[1], true
+	for i, f := range args {
+		if hasArch || i+1 >= len(args) || strings.HasPrefix(f.s, "--") {
+			continue
+		}
+		if i == 0 && !strings.HasPrefix(f.s, "-") || strings.HasPrefix(f.s, "-") && len(f.s) > 2 {
+			if strings.HasSuffix(f.s, "f") {
+				arch, hasArch = args[i+1], true
+			}
+		}
 	}
 	switch mode {
 	case 't':
@@ -827,12 +834,14 @@ func (r *run) anWget(a *actx) traits {
 
 func (r *run) anKill(a *actx) traits {
 	args := a.args[1:]
-	if hasFlag(args, "-l", "-L", "--list") {
-		a.level = safe
-		return 0
+	for _, f := range args {
+		if f.s == "-l" || f.s == "-L" || f.s == "--list" || f.s == "--table" {
+			a.level = safe
+			return 0
+		}
 	}
 	pids := 0
-	sig0 := false
+	sig0, all := false, false
 	for i := 0; i < len(args); i++ {
 		s := args[i].s
 		switch {
@@ -849,12 +858,15 @@ func (r *run) anKill(a *actx) traits {
 		default:
 			pids++
 			if s == "-1" || s == "1" {
-				r.add(a.cx, high, "kill.all", "kill -1 signals every process the user owns (or init)")
+				all = true
 			}
 		}
 	}
-	if sig0 {
+	switch {
+	case sig0:
 		a.level = safe
+	case all:
+		r.add(a.cx, high, "kill.all", "kill -1 signals every process the user owns (or init)")
 	}
 	return 0
 }

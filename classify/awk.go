@@ -92,7 +92,7 @@ func (r *run) awkProgram(p string, a *actx) {
 			case inPrint || i+1 < len(toks) && toks[i+1] == "getline":
 				r.add(a.cx, review, "awk.pipe", "awk runs a command named at run time")
 			}
-		case t == "<" && i > 0 && toks[i-1] == "getline":
+		case t == "<" && (i > 0 && toks[i-1] == "getline" || i > 1 && toks[i-2] == "getline"):
 			if i+1 < len(toks) && isAwkString(toks[i+1]) {
 				r.readPath(field{s: awkUnquote(toks[i+1])}, a.cx)
 			}

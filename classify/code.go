@@ -58,7 +58,7 @@ func stringLiterals(code string) []string {
 	var out []string
 	for i := 0; i < len(code); i++ {
 		q := code[i]
-		if q != '\'' && q != '"' {
+		if q != '\'' && q != '"' && q != '`' {
 			continue
 		}
 		var sb strings.Builder

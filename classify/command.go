@@ -276,6 +276,15 @@ func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *cal
 			r.add(cx, high, "delete.unset-prefix", what+": if the variable is empty this deletes from / ("+clip(f.s, 40)+")")
 		case recursive && f.glob:
 			r.add(cx, high, "delete.dynamic-glob", what+": recursive delete of a glob under a run-time path")
+		case severe && strings.Contains(f.s[:max(0, strings.IndexByte(f.s, '$'))], "/"):
+			pre := f.s[:strings.IndexByte(f.s, '$')]
+			dir := r.c.res.resolve(r.cwd, path.Dir(pre+"x"))
+			switch r.c.res.where(dir) {
+			case locRoot, locHome, locHomeSub, locParent, locOutside, locTempRoot:
+				r.add(cx, high, "delete.dynamic-outside", what+": deletes a run-time name below "+clip(path.Dir(pre+"x"), 40)+", outside the workspace")
+				return
+			}
+			r.add(cx, review, "delete.dynamic", what+": deletes a path computed at run time")
 		default:
 			r.add(cx, review, "delete.dynamic", what+": deletes a path computed at run time")
 		}

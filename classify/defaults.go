@@ -444,6 +444,7 @@ func defaultPaths() []PathRule {
 		{Pattern: "~/.*_history", Read: review, Write: high, ID: "path.shell-history", Reason: "history file"},
 		// Persistence and tampering: writing is high.
 		persist("~/.ssh/**", "path.ssh", "SSH configuration or authorized keys"),
+		persist("~/.ssh", "path.ssh", "SSH configuration directory"),
 		persist("~/.bashrc", "path.shell-rc", "shell startup file"),
 		persist("~/.bash_profile", "path.shell-rc", "shell startup file"),
 		persist("~/.bash_login", "path.shell-rc", "shell startup file"),

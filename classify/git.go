@@ -174,7 +174,7 @@ func (r *run) anGit(a *actx) traits {
 	case "restore":
 		staged := hasFlag(rest, "-S", "--staged") && !hasFlag(rest, "-W", "--worktree")
 		if !staged {
-			for _, o := range ops {
+			for _, o := range operands(rest, "-s", "--source", "--pathspec-from-file") {
 				if o.s == "." || o.s == "*" || o.s == ":/" || o.s == "./" {
 					hi("git.restore-all", "discards all uncommitted changes")
 					break
@@ -242,7 +242,7 @@ func (r *run) anGit(a *actx) traits {
 }
 
 func (r *run) anGitConfig(a *actx, rest []field) {
-	read := false
+	read, write := false, false
 	scoped := ""
 	var ops []field
 	for i := 0; i < len(rest); i++ {
@@ -259,7 +259,7 @@ func (r *run) anGitConfig(a *actx, rest []field) {
 			scoped = s
 			i++
 		case "--unset", "--unset-all", "--rename-section", "--remove-section", "--add", "--replace-all", "--edit", "-e":
-			a.level, a.reason = review, "changes git config"
+			write = true
 		default:
 			ops = append(ops, rest[i])
 		}
@@ -267,7 +267,7 @@ func (r *run) anGitConfig(a *actx, rest []field) {
 	if len(ops) > 0 && (ops[0].s == "get" || ops[0].s == "list") {
 		read = true
 	}
-	if read || len(ops) == 1 {
+	if !write && (read || len(ops) == 1) {
 		a.level, a.reason = safe, "reads git config"
 		return
 	}
