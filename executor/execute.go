@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/gate"
 )
@@ -36,9 +38,13 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	} else if len(toolName) > maxNameAttr {
 		toolName = toolName[:runeStart(toolName, maxNameAttr)]
 	}
-	// All attributes are set once, when the call ends (see finish): one
-	// allocation in the SDK instead of a start set plus a grown copy.
-	ctx, span := e.tracer.Start(ctx, spanName, e.startOpts...)
+	// The call's identity is on the span from its start (samplers and span
+	// processors such as otelbridge's ToolCallIndex see it in OnStart);
+	// everything else is set once, when the call ends (see finish).
+	ctx, span := e.tracer.Start(ctx, spanName, e.startOpts[0], trace.WithAttributes(
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(toolName),
+		semconv.GenAIToolCallID(call.ID)))
 	defer e.finish(ctx, span, r, call, &res, start, toolName, toolType)
 	defer func() {
 		if p := recover(); p != nil {

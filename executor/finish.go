@@ -85,7 +85,7 @@ func (e *Executor) emit(ctx context.Context, ev ToolCallTrace) {
 // of exactly the needed length.
 func (e *Executor) spanAttributes(r *Run, call ToolCall, res *ToolResult, toolName, toolType, input, output string) []attribute.KeyValue {
 	g := &res.Gate
-	n := 6 // operation, tool name, call ID, tool type, agent, gated
+	n := 3 // tool type, agent, gated (operation, tool name and call ID are set at start)
 	if r.id != "" {
 		n += 2
 	}
@@ -121,9 +121,6 @@ func (e *Executor) spanAttributes(r *Run, call ToolCall, res *ToolResult, toolNa
 	}
 	attrs := make([]attribute.KeyValue, 0, n)
 	attrs = append(attrs,
-		semconv.GenAIOperationNameExecuteTool,
-		semconv.GenAIToolName(toolName),
-		semconv.GenAIToolCallID(call.ID),
 		semconv.GenAIToolType(toolType),
 		semconv.GenAIAgentName(r.agent.name),
 		gate.AttrGated.Bool(g.Gated))
