@@ -30,16 +30,14 @@ type params struct {
 	readonly bool
 }
 
-// handlerParams are URL parameters the HTTP interface itself consumes;
-// they are never applied as settings.
-var handlerParams = map[string]bool{
-	"query": true, "database": true, "default_format": true, "user": true, "password": true,
-	"query_id": true, "quota_key": true, "session_id": true, "session_timeout": true, "session_check": true,
-	"compress": true, "decompress": true, "client_protocol_version": true, "buffer_size": true,
-	"wait_end_of_query": true, "enable_http_compression": true, "http_zlib_compression_level": true,
-	"http_native_compression_disable_checksumming_on_decompress": true,
-	"network_compression_method":                                 true, "network_zstd_compression_level": true, "readonly": true,
-	"role": true, "stacktrace": true,
+// isHandlerParam reports URL parameters the HTTP interface itself
+// consumes; they are never applied as settings.
+func isHandlerParam(name string) bool {
+	switch name {
+	case "query", "database", "default_format", "user", "password", "query_id", "quota_key", "session_id", "session_timeout", "session_check", "compress", "decompress", "client_protocol_version", "buffer_size", "wait_end_of_query", "enable_http_compression", "http_zlib_compression_level", "http_native_compression_disable_checksumming_on_decompress", "network_compression_method", "network_zstd_compression_level", "readonly", "role", "stacktrace":
+		return true
+	}
+	return false
 }
 
 // parseParams reads the URL parameters the way ClickHouse's HTTP interface
@@ -84,7 +82,7 @@ func parseParams(q url.Values) (*params, *Exception) {
 		switch {
 		case strings.HasPrefix(k, "param_"):
 			p.bind[strings.TrimPrefix(k, "param_")] = v
-		case handlerParams[k]:
+		case isHandlerParam(k):
 		default:
 			if !validSettingName(k) {
 				return nil, &Exception{Code: 115, Name: "UNKNOWN_SETTING", Text: "Unknown setting " + strconv.Quote(k)}

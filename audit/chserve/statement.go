@@ -171,12 +171,20 @@ func (t token) is(s, kw string) bool {
 	return t.word && strings.EqualFold(t.text(s), kw)
 }
 
-var kindByKeyword = map[string]Kind{
-	"SELECT": KindRead, "WITH": KindRead, "SHOW": KindRead, "DESCRIBE": KindRead, "DESC": KindRead,
-	"EXPLAIN": KindRead, "EXISTS": KindRead, "(": KindRead,
-	"INSERT": KindInsert,
-	"CREATE": KindCreate,
-	"SET":    KindSession, "USE": KindSession,
+// kindOf classifies a leading keyword (upper case). Unknown keywords are
+// KindSchema, the most restricted kind a client may be granted.
+func kindOf(keyword string) Kind {
+	switch keyword {
+	case "SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "EXISTS", "(":
+		return KindRead
+	case "INSERT":
+		return KindInsert
+	case "CREATE":
+		return KindCreate
+	case "SET", "USE":
+		return KindSession
+	}
+	return KindSchema
 }
 
 // Analyze lexes one SQL text. It never fails: unknown leading keywords are
@@ -189,11 +197,7 @@ func Analyze(sql string) Statement {
 		return st
 	}
 	st.Keyword = strings.ToUpper(first.text(sql))
-	if k, known := kindByKeyword[st.Keyword]; known {
-		st.Kind = k
-	} else {
-		st.Kind = KindSchema
-	}
+	st.Kind = kindOf(st.Keyword)
 	st.End = first.end
 	if st.Kind == KindInsert {
 		analyzeInsert(&st, &lx)
