@@ -88,14 +88,11 @@ func WithProviderName(name string) BridgeOption { return func(b *Bridge) { b.pro
 // DefaultBridgeRuns; values below 1 mean the default).
 func WithMaxRuns(n int) BridgeOption { return func(b *Bridge) { b.maxRuns = n } }
 
-// TracerProvider is what NewBridge needs: any trace.TracerProvider.
-type TracerProvider = trace.TracerProvider
-
 // NewBridge returns a bridge emitting spans through tp under the
 // instrumentation scope [ScopeName]. tp must use [IDGenerator] for
 // out-of-order parentage (a *Provider from Setup does); spans whose preset
 // ID was not honoured are counted in BridgeStats.Misparented.
-func NewBridge(tp TracerProvider, opts ...BridgeOption) *Bridge {
+func NewBridge(tp trace.TracerProvider, opts ...BridgeOption) *Bridge {
 	b := &Bridge{
 		tracer:  tp.Tracer(ScopeName),
 		maxRuns: DefaultBridgeRuns,

@@ -13,14 +13,31 @@
 //     one sampling setting ("all", "decisions", "deny-only", "ratio:R") and
 //     the span processor that applies it at span end, by the gate.*
 //     attributes of package gate.
-//   - [Accounting] (accounting.go): a bounded hand-off in front of the SDK's
-//     batch span processor and a counting exporter wrapper, so that spans
+//   - [BatchProcessor] (batch.go): the SDK's batch span processor behind a
+//     bounded hand-off and with a counting exporter wrapper, so that spans
 //     dropped on a full queue and spans whose export failed are counted
-//     ([Stats]) and exported as OTel metrics (metrics.go).
-//   - [Bridge] (bridge.go, event.go, idgen.go): after-the-fact events become
-//     spans with their real start and end times and the parentage
-//     invoke_agent {agent} -> chat {model} | execute_tool {tool}, without
-//     duplicating the execute_tool spans the executor already made.
+//     ([Stats]) and recorded as OTel metrics ([RegisterMetrics], metrics.go).
+//   - [Bridge] (bridge.go, event.go, idgen.go, toolcalls.go): after-the-fact
+//     events become spans with their real start and end times and the
+//     parentage invoke_agent {agent} -> chat {model} | execute_tool {tool},
+//     without duplicating the execute_tool spans the executor already made.
+//
+// Typical use:
+//
+//	p, err := otelbridge.Setup(ctx, otelbridge.Config{
+//		Endpoint: "127.0.0.1:4317", Insecure: true,
+//		ServiceName: "agent-runner", ServiceVersion: version,
+//		Sampling: otelbridge.MustParseSampling("decisions"),
+//	})
+//	if err != nil { ... }
+//	defer p.Shutdown(context.Background()) // flushes
+//	ex, _ := executor.New(reg, executor.WithTracerProvider(p), ...)
+//	b := otelbridge.NewBridge(p)           // for framework events
+//	ctx = b.AgentContext(ctx, runID, agent, taskID) // live calls join the bridged agent span
+//	_ = b.Handle(ctx, event)               // or b.HandleJSON(ctx, line)
+//	log.Printf("lost %d spans", p.Stats().Lost())
+//
+// See docs/sampling.md for which sampling mode to use where.
 //
 // Attribute names: GenAI keys come from go.opentelemetry.io/otel/semconv/v1.41.0
 // (the last semconv release with GenAI constants); gate keys come only from
