@@ -597,6 +597,12 @@ func (r *run) anCopy(a *actx) traits {
 		return 0
 	}
 	r.writePath(dest, a.key, a.cx)
+	if a.cx.stdinArg {
+		// xargs appends operands: every operand here may be a source.
+		for _, s := range srcs {
+			r.writePath(s, a.key+" (under xargs)", a.cx)
+		}
+	}
 	if len(srcs) > 0 && !srcs[0].dyn && srcs[0].s == "/dev/null" {
 		r.add(a.cx, review, "write.truncate", a.key+" empties a file")
 	}
@@ -613,8 +619,15 @@ func (r *run) anLn(a *actx) traits {
 			r.add(a.cx, high, "ln.secret", "links a secret file to where it can be read")
 		}
 	}
-	if len(ops) >= 2 {
-		r.writePath(ops[len(ops)-1], "ln", a.cx)
+	if len(ops) >= 2 || a.cx.stdinArg {
+		for _, o := range ops[max(0, len(ops)-1):] {
+			r.writePath(o, "ln", a.cx)
+		}
+		if a.cx.stdinArg {
+			for _, o := range ops[:max(0, len(ops)-1)] {
+				r.writePath(o, "ln (under xargs)", a.cx)
+			}
+		}
 	}
 	return 0
 }
@@ -1108,7 +1121,12 @@ func (r *run) anPrintenv(a *actx) traits {
 				return tSecret
 			}
 		}
-	case "set", "declare", "export", "typeset":
+	case "set":
+		if len(ops) == 0 {
+			a.level, a.reason, a.id = review, "dumps shell variables, which may hold tokens", "env.dump"
+			return tEnvDump
+		}
+	case "declare", "export", "typeset":
 		if len(ops) == 0 || len(ops) == 1 && (ops[0].s == "-p" || ops[0].s == "-x") {
 			a.level, a.reason, a.id = review, "dumps shell variables, which may hold tokens", "env.dump"
 			return tEnvDump

@@ -126,6 +126,15 @@ func (r *run) script(src string, outer *Finding) {
 	r.sc = scope{src: src, outer: outer}
 	defer func() { r.sc = saved; r.depth-- }()
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil && strings.Contains(src, "$((") {
+		// Bash reads "$((cmd) | x)" as a command substitution when it is
+		// not valid arithmetic; so do we.
+		if f2, err2 := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(strings.ReplaceAll(src, "$((", "$( (")), ""); err2 == nil {
+			f, err = f2, nil
+			src = strings.ReplaceAll(src, "$((", "$( (")
+			r.sc.src = src
+		}
+	}
 	if err != nil {
 		fnd := Finding{Level: review, Rule: "parse.error", Reason: "not valid bash: " + clip(err.Error(), 80), Command: clip(src, 120), Line: 1, Col: 1}
 		var pe syntax.ParseError

@@ -186,7 +186,8 @@ func (r *run) wrapEnv(args []field, cx *callCtx) traits {
 }
 
 // wrapXargs: xargs [options] [command [initial-arguments]]; the command
-// gets more operands from stdin.
+// gets more operands from stdin, which analyzers see as stdinArg (they
+// then treat every operand as possibly a destination).
 func (r *run) wrapXargs(args []field, cx *callCtx) traits {
 	vf := []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "-I", "-L", "-l", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars", "--process-slot-var", "--eof", "--max-lines", "--replace"}
 	i := 1
@@ -216,7 +217,6 @@ func (r *run) wrapXargs(args []field, cx *callCtx) traits {
 	if len(sub) == 0 {
 		sub = []field{{s: "echo"}}
 	}
-	sub = append(sub[:len(sub):len(sub)], field{s: "$XARGS", dyn: true})
 	inner := &callCtx{stmt: cx.stmt, pos: cx.pos, end: cx.end, stdinArg: true}
 	return r.argv(sub, inner)
 }
