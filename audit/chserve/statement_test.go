@@ -218,3 +218,33 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseParams checks that URL parsing never panics and that only
+// well-formed names become settings (they are spliced into SET).
+func FuzzParseParams(f *testing.F) {
+	for _, s := range []string{
+		"query=SELECT+1&default_format=Native&client_protocol_version=54460&async_insert=1",
+		"compress=1&decompress=1&network_compression_method=ZSTD&param_x=1",
+		"max_threads%3D1=2", "session_id=x", "client_protocol_version=-1", "a=1&a=2&=3",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		p, ex := parseParams(q)
+		if ex != nil {
+			if ex.Code == 0 || !strings.HasPrefix(ex.Error(), "Code: ") {
+				t.Fatalf("malformed exception %q", ex.Error())
+			}
+			return
+		}
+		for k := range p.settings {
+			if !validSettingName(k) || isHandlerParam(k) || strings.HasPrefix(k, "param_") {
+				t.Fatalf("bad setting name %q accepted", k)
+			}
+		}
+	})
+}
