@@ -36,7 +36,7 @@ func (l *Library) Connect(args ...string) (*Conn, error) {
 	ptr := l.connect(int32(len(args)+1), argv)
 	runtime.KeepAlive(argv)
 	if ptr == nil || *ptr == nil {
-		return nil, fmt.Errorf("chdb: connect %v failed (is another data path already open in this process?)", args)
+		return nil, fmt.Errorf("chdb: connect %v failed: the engine refused (is another process using the data directory, or another data path open in this process?); the engine's own message is on stderr", args)
 	}
 	return &Conn{lib: l, ptr: ptr, args: args}, nil
 }
