@@ -52,7 +52,7 @@ func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, gc *gate.Tool
 	if d.Action != gate.ActionAllow {
 		runRaw = nil
 	}
-	e.metrics.record(ctx, gc.ToolName, info.Action, info.Duration)
+	e.metrics.record(ctx, ent, info.Action, info.Duration)
 	return info, runRaw
 }
 

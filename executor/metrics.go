@@ -27,12 +27,14 @@ const (
 type metrics struct {
 	decisions metric.Int64Counter
 	duration  metric.Float64Histogram
-	sets      *sync.Map // metricKey -> metric.MeasurementOption
+	sets      *sync.Map // *entry -> *[2]measureOpts (allow, deny)
 }
 
-type metricKey struct {
-	tool   string
-	action gate.Action
+// measureOpts are prebuilt option slices: passing them with ... does not
+// allocate per call.
+type measureOpts struct {
+	add    []metric.AddOption
+	record []metric.RecordOption
 }
 
 func newMetrics(m metric.Meter) (metrics, error) {
@@ -49,16 +51,23 @@ func newMetrics(m metric.Meter) (metrics, error) {
 	return metrics{decisions: d, duration: h, sets: &sync.Map{}}, nil
 }
 
-// record counts one decision. Attribute sets are cached per tool and action
-// (registered tool names only, so the cache is bounded).
-func (m metrics) record(ctx context.Context, tool string, action gate.Action, d time.Duration) {
-	k := metricKey{tool, action}
-	opt, ok := m.sets.Load(k)
+// record counts one decision. Attribute sets are built once per registered
+// tool (keyed by its registry entry, so the cache is bounded and lookups do
+// not allocate).
+func (m metrics) record(ctx context.Context, ent *entry, action gate.Action, d time.Duration) {
+	v, ok := m.sets.Load(ent)
 	if !ok {
-		opt, _ = m.sets.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(
-			semconv.GenAIToolName(tool), gate.AttrAction.String(string(action)))))
+		mk := func(a gate.Action) measureOpts {
+			o := metric.WithAttributeSet(attribute.NewSet(semconv.GenAIToolName(ent.tool.Name), gate.AttrAction.String(string(a))))
+			return measureOpts{add: []metric.AddOption{o}, record: []metric.RecordOption{o}}
+		}
+		v, _ = m.sets.LoadOrStore(ent, &[2]measureOpts{mk(gate.ActionAllow), mk(gate.ActionDeny)})
 	}
-	o := opt.(metric.MeasurementOption)
-	m.decisions.Add(ctx, 1, o)
-	m.duration.Record(ctx, d.Seconds(), o)
+	i := 0
+	if action != gate.ActionAllow {
+		i = 1
+	}
+	o := &v.(*[2]measureOpts)[i]
+	m.decisions.Add(ctx, 1, o.add...)
+	m.duration.Record(ctx, d.Seconds(), o.record...)
 }

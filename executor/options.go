@@ -52,10 +52,11 @@ func WithGates(gates ...gate.Gate) Option {
 	return func(c *config) { c.gates = append(c.gates, gates...) }
 }
 
-// WithGateTimeout bounds each gate (executor- and agent-level) that has no
-// timeout of its own: a gate that takes longer denies the call with
-// gate.error=timeout. 0 (default) means no executor-imposed bound; use
-// gate.WithTimeout for a per-gate bound.
+// WithGateTimeout bounds each gate (executor- and agent-level): a gate
+// that takes longer denies the call with gate.error=timeout. A gate wrapped
+// with its own gate.WithTimeout is bound by the shorter of the two. 0
+// (default) means no executor-imposed bound. Bounding a gate runs it on its
+// own goroutine (see gate.WithTimeout).
 func WithGateTimeout(d time.Duration) Option {
 	return func(c *config) { c.gateTimeout = d }
 }
