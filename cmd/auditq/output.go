@@ -192,7 +192,7 @@ func (t *table) render(w io.Writer, term terminal) error {
 				b.WriteString(strings.Repeat(" ", pad+2))
 			}
 		}
-		return b.String() + "\n"
+		return strings.TrimRight(b.String(), " ") + "\n"
 	}
 	var b strings.Builder
 	b.WriteString(line(t.header, true))

@@ -91,11 +91,15 @@ func structRecord(v any, loc *time.Location) record {
 	return r
 }
 
+// timeLayout is RFC 3339 with all nine fractional digits, so values sort
+// as text and line up.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
 // timeValue renders a time for json/csv: RFC 3339 with nanoseconds in loc,
 // "" for the zero time.
 func timeValue(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.In(loc).Format(time.RFC3339Nano)
+	return t.In(loc).Format(timeLayout)
 }

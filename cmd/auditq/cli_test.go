@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEveryCommandHasAnExample(t *testing.T) {
+	root := newRootCmd(stdio{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &bytes.Buffer{}})
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		assert.Contains(t, c.Example, "auditq "+c.Name(), "%s --help needs a real example", c.Name())
+	}
+}
+
+func TestQueryCommandUsageErrors(t *testing.T) {
+	// Nothing listens on port 1; a usage error must be caught before
+	// connecting (exit 2), a connection failure is exit 1.
+	dsn := []string{"--dsn", "http://127.0.0.1:1"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"bad action", []string{"decisions", "--action", "maybe"}, 2, `--action "maybe": want allow or deny`},
+		{"bad risk", []string{"decisions", "--risk", "extreme"}, 2, "--risk"},
+		{"bad since", []string{"decisions", "--since", "yesterday"}, 2, "--since"},
+		{"since after until", []string{"decisions", "--since", "1h", "--until", "2h"}, 2, "must be before"},
+		{"bad format", []string{"decisions", "--format", "xml"}, 2, "--format"},
+		{"bad limit", []string{"decisions", "--limit", "0"}, 2, "--limit"},
+		{"bad page token", []string{"decisions", "--after", "!!"}, 2, "--after"},
+		{"bad dimension", []string{"stats", "--by", "colour"}, 2, "unknown dimension"},
+		{"bad bucket", []string{"stats", "--every", "500ms"}, 2, "--every"},
+		{"trace needs an id", []string{"trace"}, 2, "exactly one trace ID"},
+		{"trace id shape", []string{"trace", "xyz"}, 2, "32 hex digits"},
+		{"tail json array", []string{"tail", "--format", "json"}, 2, "--format"},
+		{"export needs output", []string{"export"}, 2, "--output"},
+		{"export format", []string{"export", "--format", "table", "--output", "x"}, 2, "--format"},
+		{"migrate bad cluster", []string{"migrate", "--cluster", "a b", "--print"}, 2, "invalid cluster"},
+		{"migrate bad retention", []string{"migrate", "--retention", "soon", "--print"}, 2, "--retention"},
+		{"unreachable", []string{"decisions"}, 1, "no ClickHouse server at 127.0.0.1:1 (tried --dsn http://127.0.0.1:1)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var out bytes.Buffer
+			code, stderr := execAuditq(t, ctx, &out, append(tc.args, dsn...)...)
+			assert.Equal(t, tc.code, code, stderr)
+			assert.Contains(t, stderr, tc.msg)
+			assert.Empty(t, out.String(), "errors go to stderr only")
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+		})
+	}
+}
+
+func TestUnreachableSaysHowToStart(t *testing.T) {
+	var out bytes.Buffer
+	code, stderr := execAuditq(t, context.Background(), &out, "stats", "--dsn", "http://127.0.0.1:1")
+	require.Equal(t, 1, code)
+	assert.Contains(t, stderr, "make demo")
+	assert.Contains(t, stderr, "auditq serve")
+	assert.Contains(t, stderr, "AUDITQ_DSN")
+}
+
+func TestShellCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		var out bytes.Buffer
+		code, stderr := execAuditq(t, context.Background(), &out, "completion", shell)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, out.String(), "auditq")
+	}
+	// Flag values complete too.
+	var out bytes.Buffer
+	code, _ := execAuditq(t, context.Background(), &out, "__complete", "decisions", "--action", "")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out.String(), "allow\ndeny\n")
+}
+
+func TestParseTimeFlag(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Time
+		err  bool
+	}{
+		{"", time.Time{}, false},
+		{"24h", now.Add(-24 * time.Hour), false},
+		{"90m", now.Add(-90 * time.Minute), false},
+		{"7d", now.Add(-7 * 24 * time.Hour), false},
+		{"2w", now.Add(-14 * 24 * time.Hour), false},
+		{"2026-11-28T10:00:00Z", time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC), false},
+		{"2026-11-28T10:00:00+09:00", time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC), false},
+		{"-1h", time.Time{}, true},
+		{"yesterday", time.Time{}, true},
+		{"1.5d", time.Time{}, true},
+	}
+	for _, tc := range tests {
+		got, err := parseTimeFlag("since", tc.in, now)
+		if tc.err {
+			assert.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.True(t, tc.want.Equal(got), "%s: %v", tc.in, got)
+	}
+}

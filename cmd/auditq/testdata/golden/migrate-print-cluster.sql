@@ -1,0 +1,141 @@
+-- migration 1: otel_traces
+CREATE TABLE IF NOT EXISTS `otel`.`otel_traces` ON CLUSTER `audit` (
+    Timestamp DateTime64(9) CODEC(Delta, ZSTD(1)),
+    TraceId String CODEC(ZSTD(1)),
+    SpanId String CODEC(ZSTD(1)),
+    ParentSpanId String CODEC(ZSTD(1)),
+    TraceState String CODEC(ZSTD(1)),
+    SpanName LowCardinality(String) CODEC(ZSTD(1)),
+    SpanKind LowCardinality(String) CODEC(ZSTD(1)),
+    ServiceName LowCardinality(String) CODEC(ZSTD(1)),
+    ResourceAttributes Map(LowCardinality(String), String) CODEC(ZSTD(1)),
+    ScopeName String CODEC(ZSTD(1)),
+    ScopeVersion String CODEC(ZSTD(1)),
+    SpanAttributes Map(LowCardinality(String), String) CODEC(ZSTD(1)),
+    Duration UInt64 CODEC(ZSTD(1)),
+    StatusCode LowCardinality(String) CODEC(ZSTD(1)),
+    StatusMessage String CODEC(ZSTD(1)),
+    Events Nested (
+        Timestamp DateTime64(9),
+        Name LowCardinality(String),
+        Attributes Map(LowCardinality(String), String)
+    ) CODEC(ZSTD(1)),
+    Links Nested (
+        TraceId String,
+        SpanId String,
+        TraceState String,
+        Attributes Map(LowCardinality(String), String)
+    ) CODEC(ZSTD(1)),
+    INDEX idx_trace_id TraceId TYPE bloom_filter(0.001) GRANULARITY 1,
+    INDEX idx_res_attr_key mapKeys(ResourceAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_res_attr_value mapValues(ResourceAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_span_attr_key mapKeys(SpanAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_span_attr_value mapValues(SpanAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_duration Duration TYPE minmax GRANULARITY 1
+) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+PARTITION BY toDate(Timestamp)
+ORDER BY (ServiceName, SpanName, toDateTime(Timestamp))
+TTL toDateTime(Timestamp) + toIntervalDay(365)
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1;
+
+-- migration 2: gate_decisions
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions` ON CLUSTER `audit` (
+    Timestamp DateTime64(9) CODEC(Delta, ZSTD(1)),
+    InsertedAt DateTime64(9) CODEC(Delta, ZSTD(1)),
+    TraceId String CODEC(ZSTD(1)),
+    SpanId String CODEC(ZSTD(1)),
+    ParentSpanId String CODEC(ZSTD(1)),
+    ServiceName LowCardinality(String) CODEC(ZSTD(1)),
+    Agent LowCardinality(String) CODEC(ZSTD(1)),
+    RunId String CODEC(ZSTD(1)),
+    TaskId String CODEC(ZSTD(1)),
+    ToolName LowCardinality(String) CODEC(ZSTD(1)),
+    ToolCallId String CODEC(ZSTD(1)),
+    Gated Bool,
+    OptOut Bool,
+    Action LowCardinality(String) CODEC(ZSTD(1)),
+    Reason String CODEC(ZSTD(1)),
+    Source LowCardinality(String) CODEC(ZSTD(1)),
+    RiskLevel LowCardinality(String) CODEC(ZSTD(1)),
+    Approval LowCardinality(String) CODEC(ZSTD(1)),
+    Approver LowCardinality(String) CODEC(ZSTD(1)),
+    ErrorKind LowCardinality(String) CODEC(ZSTD(1)),
+    ErrorType LowCardinality(String) CODEC(ZSTD(1)),
+    IsError Bool,
+    StatusMessage String CODEC(ZSTD(1)),
+    Duration UInt64 CODEC(ZSTD(1)),
+    GateDuration UInt64 CODEC(ZSTD(1)),
+    Input String CODEC(ZSTD(3)),
+    Version UInt64 MATERIALIZED bitNot(toUInt64(toUnixTimestamp64Nano(InsertedAt))),
+    INDEX idx_trace_id TraceId TYPE bloom_filter(0.001) GRANULARITY 1,
+    INDEX idx_inserted_at InsertedAt TYPE minmax GRANULARITY 1
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', Version)
+PARTITION BY toDate(Timestamp)
+PRIMARY KEY (Action, Agent, ToolName, Timestamp)
+ORDER BY (Action, Agent, ToolName, Timestamp, SpanId)
+TTL toDateTime(Timestamp) + toIntervalDay(365)
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1;
+
+-- migration 3: gate_decisions_mv
+CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_mv` ON CLUSTER `audit` TO `otel`.`gate_decisions` AS
+SELECT
+    Timestamp AS Timestamp,
+    now64(9) AS InsertedAt,
+    TraceId AS TraceId,
+    SpanId AS SpanId,
+    ParentSpanId AS ParentSpanId,
+    ServiceName AS ServiceName,
+    SpanAttributes['gen_ai.agent.name'] AS Agent,
+    SpanAttributes['toolgate.run.id'] AS RunId,
+    SpanAttributes['toolgate.task.id'] AS TaskId,
+    SpanAttributes['gen_ai.tool.name'] AS ToolName,
+    SpanAttributes['gen_ai.tool.call.id'] AS ToolCallId,
+    SpanAttributes['gate.gated'] = 'true' AS Gated,
+    SpanAttributes['gate.opt_out'] = 'true' AS OptOut,
+    SpanAttributes['gate.action'] AS Action,
+    SpanAttributes['gate.reason'] AS Reason,
+    SpanAttributes['gate.source'] AS Source,
+    SpanAttributes['gate.risk.level'] AS RiskLevel,
+    SpanAttributes['gate.approval'] AS Approval,
+    SpanAttributes['gate.approver'] AS Approver,
+    SpanAttributes['gate.error'] AS ErrorKind,
+    SpanAttributes['error.type'] AS ErrorType,
+    StatusCode = 'Error' AS IsError,
+    StatusMessage AS StatusMessage,
+    Duration AS Duration,
+    toUInt64OrZero(SpanAttributes['gate.duration_ns']) AS GateDuration,
+    SpanAttributes['gen_ai.tool.call.arguments'] AS Input
+FROM `otel`.`otel_traces`
+WHERE (mapContains(SpanAttributes, 'gate.action') OR mapContains(SpanAttributes, 'gate.gated'));
+
+INSERT INTO `otel`.`gate_decisions` (Timestamp, InsertedAt, TraceId, SpanId, ParentSpanId, ServiceName, Agent, RunId, TaskId, ToolName, ToolCallId, Gated, OptOut, Action, Reason, Source, RiskLevel, Approval, Approver, ErrorKind, ErrorType, IsError, StatusMessage, Duration, GateDuration, Input)
+SELECT
+    Timestamp AS Timestamp,
+    now64(9) AS InsertedAt,
+    TraceId AS TraceId,
+    SpanId AS SpanId,
+    ParentSpanId AS ParentSpanId,
+    ServiceName AS ServiceName,
+    SpanAttributes['gen_ai.agent.name'] AS Agent,
+    SpanAttributes['toolgate.run.id'] AS RunId,
+    SpanAttributes['toolgate.task.id'] AS TaskId,
+    SpanAttributes['gen_ai.tool.name'] AS ToolName,
+    SpanAttributes['gen_ai.tool.call.id'] AS ToolCallId,
+    SpanAttributes['gate.gated'] = 'true' AS Gated,
+    SpanAttributes['gate.opt_out'] = 'true' AS OptOut,
+    SpanAttributes['gate.action'] AS Action,
+    SpanAttributes['gate.reason'] AS Reason,
+    SpanAttributes['gate.source'] AS Source,
+    SpanAttributes['gate.risk.level'] AS RiskLevel,
+    SpanAttributes['gate.approval'] AS Approval,
+    SpanAttributes['gate.approver'] AS Approver,
+    SpanAttributes['gate.error'] AS ErrorKind,
+    SpanAttributes['error.type'] AS ErrorType,
+    StatusCode = 'Error' AS IsError,
+    StatusMessage AS StatusMessage,
+    Duration AS Duration,
+    toUInt64OrZero(SpanAttributes['gate.duration_ns']) AS GateDuration,
+    SpanAttributes['gen_ai.tool.call.arguments'] AS Input
+FROM `otel`.`otel_traces`
+WHERE (mapContains(SpanAttributes, 'gate.action') OR mapContains(SpanAttributes, 'gate.gated'));
+
