@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -290,4 +291,65 @@ func BenchmarkServeLoad1M(b *testing.B) {
 	b.ReportMetric(float64(startRSS)/(1<<20), "start-RSS-MiB")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 	b.ReportMetric(float64(b.N*10*benchRows)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkQueryLatency measures audit-style queries through the server
+// with clickhouse-go over 1,000,000 decision rows: a filtered count with a
+// bound parameter, a grouped count, and a page of rows. It reports p50 and
+// p95 per query shape (goal: p50 < 100 ms).
+func BenchmarkQueryLatency(b *testing.B) {
+	conn := benchEngine(b)
+	body := nativeBody(b, benchRows)
+	file := filepath.Join(b.TempDir(), "batch.native")
+	if err := os.WriteFile(file, body, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := conn.Query([]byte("INSERT INTO decisions FROM INFILE '"+file+"' FORMAT Native"), "TabSeparated"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := conn.Query([]byte("OPTIMIZE TABLE decisions FINAL"), "TabSeparated"); err != nil {
+		b.Fatal(err)
+	}
+	ts := benchServer(b, conn)
+	opts, err := clickhouse.ParseDSN(ts.URL + "/default?compress=lz4")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := clickhouse.Open(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := clickhouse.Context(context.Background(), clickhouse.WithParameters(clickhouse.Parameters{"tool": "bash", "action": "deny"}))
+	shapes := []struct{ name, sql string }{
+		{"count", "SELECT count() FROM decisions WHERE ToolName = {tool:String} AND Action = {action:String}"},
+		{"group", "SELECT ToolName, Action, count() FROM decisions GROUP BY ToolName, Action ORDER BY ToolName, Action"},
+		{"page", "SELECT Timestamp, TraceId, SpanId, Agent, ToolName, Action, Reason, Duration, Attributes FROM decisions WHERE ToolName = {tool:String} ORDER BY Timestamp DESC LIMIT 100"},
+	}
+	for _, shape := range shapes {
+		b.Run(shape.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				rows, err := c.Query(ctx, shape.sql)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for rows.Next() {
+					n++
+				}
+				if err := rows.Err(); err != nil || n == 0 {
+					b.Fatalf("rows %d, err %v", n, err)
+				}
+				rows.Close()
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+		})
+	}
 }
