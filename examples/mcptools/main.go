@@ -16,6 +16,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
@@ -59,10 +60,16 @@ type mcpResult struct {
 }
 
 // server stands in for the MCP client session: CallTool sends tools/call.
-type server struct{ calls []string }
+// Calls of one batch arrive concurrently.
+type server struct {
+	mu    sync.Mutex
+	calls []string
+}
 
 func (s *server) CallTool(_ context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	s.mu.Lock()
 	s.calls = append(s.calls, name)
+	s.mu.Unlock()
 	text := fmt.Sprintf("%s(%s): done", name, args)
 	if name == "get_forecast" {
 		text = "Sunny, 21°C"
@@ -190,6 +197,8 @@ func run(ctx context.Context, out io.Writer) error {
 			fmt.Fprintf(out, "  %s %-13s %s\n", r.ToolCallID, r.ToolName, verdict)
 		}
 	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
 	slices.Sort(srv.calls)
 	fmt.Fprintf(out, "server saw: %s\n", strings.Join(srv.calls, ", "))
 	return nil
