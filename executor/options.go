@@ -147,9 +147,11 @@ func WithRedactor(f func(string) string) Option {
 	}
 }
 
-// OnTrace sets a hook that receives one ToolCallTrace per call. Its errors
-// and panics are reported to otel.Handle and never affect execution. The
-// hook runs synchronously on the calling goroutine: keep it quick.
+// OnTrace sets a hook that receives one ToolCallTrace per call, after the
+// call's span ended. Its errors and panics are reported to otel.Handle and
+// never affect execution. The hook runs synchronously on the calling
+// goroutine, so keep it quick; the calls of an ExecuteBatch call it
+// concurrently, so it must be safe for concurrent use.
 func OnTrace(f func(context.Context, ToolCallTrace) error) Option {
 	return func(c *config) { c.onTrace = f }
 }

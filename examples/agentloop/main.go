@@ -167,7 +167,21 @@ func tc(id, name, input string) executor.ToolCall {
 	return executor.ToolCall{ID: id, Name: name, Input: json.RawMessage(input)}
 }
 
-func run(ctx context.Context, out io.Writer) error {
+// lockedWriter serialises writes: trace hooks and approvers of one batch
+// run concurrently.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	out := &lockedWriter{w: w}
 	ws := &workspace{files: map[string]string{
 		"NOTES.md": "v1.2: faster gate, new approver",
 		"prod.env": "API_TOKEN=sk-live-abcdefghijklmnopqrstuvwxyz",
