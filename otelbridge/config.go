@@ -139,8 +139,10 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // WithSampler sets the head sampler. Unset: OTEL_TRACES_SAMPLER, else
-// ParentBased(AlwaysSample) — keep it so: a head sampler cannot see the
-// gate's decision and its drops cascade to children.
+// AlwaysSample — not the SDK's ParentBased(AlwaysSample), so that an
+// upstream service's "not sampled" (traceparent flags 00) cannot erase gate
+// decisions. Keep it so: a head sampler cannot see the gate's decision and
+// its drops cascade to children; sample at span end with [Sampling].
 func WithSampler(s sdktrace.Sampler) Option {
 	return func(o *options) { o.sampler = s }
 }

@@ -103,8 +103,14 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(p))
 	}
 	tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sampling))
-	if o.sampler != nil {
+	switch {
+	case o.sampler != nil:
 		tpOpts = append(tpOpts, sdktrace.WithSampler(o.sampler))
+	case os.Getenv("OTEL_TRACES_SAMPLER") == "":
+		// Record everything, whatever an upstream service decided: a
+		// remote parent with the sampled flag off (traceparent ...-00)
+		// must not erase gate decisions. Sampling happens at span end.
+		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
 	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls}
 

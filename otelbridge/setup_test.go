@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func receivedNames(r *receiver) []string {
@@ -216,6 +218,22 @@ func TestSetupSamplingFromEnvironment(t *testing.T) {
 			require.NoError(t, p.Shutdown(context.Background()))
 		})
 	}
+}
+
+func TestSetupRecordsUnderUnsampledRemoteParent(t *testing.T) {
+	// An upstream service decided not to sample (traceparent flags 00):
+	// the gate decision below is recorded and exported all the same.
+	mem := tracetest.NewInMemoryExporter()
+	ctx := context.Background()
+	p, err := Setup(ctx, Config{}, WithSpanExporter(mem))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Shutdown(ctx) })
+	remote := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{9}, SpanID: trace.SpanID{9}, Remote: true}) // not sampled
+	leaf(trace.ContextWithRemoteSpanContext(ctx, remote), p.Tracer("test"), "execute_tool rm", toolAttrs("rm", denied...)...)
+	require.NoError(t, p.ForceFlush(ctx))
+	require.Len(t, mem.GetSpans(), 1)
+	assert.Equal(t, trace.TraceID{9}, mem.GetSpans()[0].SpanContext.TraceID(), "still in the caller's trace")
 }
 
 func TestSetupRejectsBadConfig(t *testing.T) {
