@@ -193,6 +193,13 @@ func (o *outcome) count(action gate.Action) int {
 	return n
 }
 
+// size is the number of gated calls so far.
+func (o *outcome) size() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.calls)
+}
+
 // ids returns the tool call IDs with one of the actions.
 func (o *outcome) ids(actions ...gate.Action) map[string]bool {
 	o.mu.Lock()
