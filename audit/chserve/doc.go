@@ -10,7 +10,8 @@
 //     or the parameter followed by a newline and the body. GET is read-only.
 //   - Output in the FORMAT clause, else default_format, else TabSeparated.
 //     Native output is re-encoded at client_protocol_version (chDB always
-//     writes revision 0) with clickhouse-go's lib/proto.
+//     writes revision 0) with clickhouse-go's lib/proto; an empty Native
+//     result gets a header block (columns, no rows) from DESCRIBE (query).
 //   - INSERT … FORMAT f / VALUES with the data after the statement: the data
 //     is spooled to a temporary file and inserted with INSERT … FROM INFILE
 //     (chDB fails on large inline data).

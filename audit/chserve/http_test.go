@@ -302,3 +302,25 @@ func TestGoneClientNotExecuted(t *testing.T) {
 	got = do(t, ch, httpCall{user: &ch.Reader, body: "SELECT count() FROM gone"})
 	assert.Equal(t, "0\n", got.body, "the abandoned insert must not run")
 }
+
+// TestEmptyResultColumns checks that an empty result still tells
+// clickhouse-go its columns and types, as a server's header block does.
+func TestEmptyResultColumns(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	ctx := clickhouse.Context(context.Background(), clickhouse.WithParameters(clickhouse.Parameters{"n": "5"}))
+	for _, compression := range []string{"", "lz4"} {
+		c := open(t, ch.DSN(ch.Reader, "default", "compress="+compression))
+		rows, err := c.Query(ctx, "SELECT number AS n, toString(number) AS s, map('k', 'v') AS m FROM numbers(10) WHERE number > {n:UInt64} * 100")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"n", "s", "m"}, rows.Columns())
+		types := rows.ColumnTypes()
+		require.Len(t, types, 3)
+		assert.Equal(t, "UInt64", types[0].DatabaseTypeName())
+		assert.Equal(t, "Map(String, String)", types[2].DatabaseTypeName())
+		assert.False(t, rows.Next())
+		require.NoError(t, rows.Err())
+		rows.Close()
+	}
+	got := do(t, ch, httpCall{user: &ch.Reader, body: "SELECT 1 WHERE 0"})
+	assert.Equal(t, "", got.body, "TabSeparated stays empty")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	chproto "github.com/ClickHouse/ch-go/proto"
@@ -39,4 +40,35 @@ func reencodeNative(data []byte, revision uint64) ([]byte, error) {
 		}
 	}
 	return out.Buf, nil
+}
+
+// emptyNativeHeader builds the header block (the columns, no rows) of the
+// request's query, at revision 0 like the engine's own output: it asks the
+// engine to DESCRIBE the query and encodes the block with clickhouse-go.
+func emptyNativeHeader(eng Engine, req *request) ([]byte, error) {
+	cut := req.st.End
+	if req.st.FormatPos >= 0 {
+		cut = req.st.FormatPos
+	}
+	q := "DESCRIBE (" + req.text[:cut] + "\n) SETTINGS readonly = 1"
+	res, err := eng.QueryWithParams([]byte(q), "TabSeparatedRaw", req.p.bind)
+	if err != nil {
+		return nil, err
+	}
+	sc := column.ServerContext{Timezone: time.UTC}
+	block := proto.Block{ServerContext: &sc}
+	for _, line := range strings.Split(strings.TrimRight(string(res.Data), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 2 {
+			return nil, fmt.Errorf("unexpected DESCRIBE line %q", line)
+		}
+		if err := block.AddColumn(f[0], column.Type(f[1])); err != nil {
+			return nil, err
+		}
+	}
+	var buf chproto.Buffer
+	if err := block.Encode(&buf, 0); err != nil {
+		return nil, err
+	}
+	return buf.Buf, nil
 }

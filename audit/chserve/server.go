@@ -277,10 +277,34 @@ func (s *Server) execute(ctx context.Context, sess *session, req *request, sql, 
 	if err := sess.prepare(req.p.settings, req.p.database); err != nil {
 		return nil, err
 	}
-	if len(req.p.bind) > 0 {
-		return sess.eng.QueryWithParams([]byte(sql), format, req.p.bind)
+	res, err := sess.eng.QueryWithParams([]byte(sql), format, req.p.bind)
+	if err == nil && len(res.Data) == 0 && req.wantsNativeHeader(format) {
+		// chDB writes nothing for an empty Native result; a client still
+		// needs the column names and types, which a header block carries.
+		if header, herr := emptyNativeHeader(sess.eng, req); herr == nil {
+			res.Data = header
+		} else {
+			s.opts.logger.Debug("no header for an empty result", "err", herr)
+		}
 	}
-	return sess.eng.Query([]byte(sql), format)
+	return res, err
+}
+
+// wantsNativeHeader reports a query whose result is Native and has
+// columns worth describing (a SELECT; not SHOW, DESCRIBE or EXISTS).
+func (r *request) wantsNativeHeader(format string) bool {
+	out := r.st.Format
+	if out == "" {
+		out = format
+	}
+	if !strings.EqualFold(out, "Native") {
+		return false
+	}
+	switch r.st.Keyword {
+	case "SELECT", "WITH", "(":
+		return true
+	}
+	return false
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, ex *Exception) {
