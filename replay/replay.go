@@ -1,0 +1,164 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/executor"
+)
+
+// instrumentation is the replay's tracer name.
+const instrumentation = "github.com/toolgate/toolgate/replay"
+
+// config is what Options set.
+type config struct {
+	tp         trace.TracerProvider
+	execOpts   []executor.Option
+	policy     *Policy
+	policyName string
+	classify   []classify.Option
+	onCall     func(Call, executor.ToolResult)
+}
+
+// Option configures a Replayer.
+type Option func(*config)
+
+// WithTracerProvider sets where the replay's invoke_agent spans and the
+// executor's execute_tool spans go (default: the global provider).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tp = tp }
+}
+
+// WithExecutorOptions adds executor options (meter provider, record
+// content, redactor, …). The replay sets the tracer provider and the
+// approver itself.
+func WithExecutorOptions(opts ...executor.Option) Option {
+	return func(c *config) { c.execOpts = append(c.execOpts, opts...) }
+}
+
+// WithPolicy sets the policy that answers review-level calls, named name
+// in gate.approver ("policy:"+name). Default: DefaultPolicy, named
+// "default".
+func WithPolicy(p *Policy, name string) Option {
+	return func(c *config) { c.policy, c.policyName = p, name }
+}
+
+// WithClassifierOptions adds options to every run's classifiers (rules,
+// trust, limits). The workspace is inferred per run (InferWorkspace).
+func WithClassifierOptions(opts ...classify.Option) Option {
+	return func(c *config) { c.classify = append(c.classify, opts...) }
+}
+
+// OnCall registers a callback run after each call, in order (for progress
+// output).
+func OnCall(f func(Call, executor.ToolResult)) Option {
+	return func(c *config) { c.onCall = f }
+}
+
+// Replayer replays recorded runs through a gated executor.
+type Replayer struct {
+	cfg    config
+	ex     *executor.Executor
+	tracer trace.Tracer
+}
+
+// New builds a Replayer: a registry of the dry-run Tools, an executor with
+// the policy's approver, and a tracer for the invoke_agent spans.
+func New(opts ...Option) (*Replayer, error) {
+	cfg := config{policy: DefaultPolicy(), policyName: "default"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.tp == nil {
+		cfg.tp = otel.GetTracerProvider()
+	}
+	reg, err := executor.NewRegistry(Tools()...)
+	if err != nil {
+		return nil, fmt.Errorf("replay: registry: %w", err)
+	}
+	execOpts := append([]executor.Option{
+		executor.WithTracerProvider(cfg.tp),
+		executor.WithApprover(cfg.policy.Approver(cfg.policyName)),
+	}, cfg.execOpts...)
+	ex, err := executor.New(reg, execOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("replay: executor: %w", err)
+	}
+	return &Replayer{cfg: cfg, ex: ex, tracer: cfg.tp.Tracer(instrumentation)}, nil
+}
+
+// AgentName is the gen_ai.agent.name of a recorded run: its framework, the
+// run ID's prefix before ":" (mini-swe-agent, swe-agent, openhands, aider).
+func AgentName(r Run) string {
+	if i := strings.IndexByte(r.ID, ':'); i > 0 {
+		return r.ID[:i]
+	}
+	return "replay"
+}
+
+// Replay feeds each run's calls, in order, through the executor, each run
+// under its own invoke_agent span (a trace of its own), and returns what
+// happened. It stops early only when ctx ends; a call that fails is data
+// (an error ToolResult), not an error.
+func (r *Replayer) Replay(ctx context.Context, runs []Run) (*Summary, error) {
+	s := newSummary()
+	start := time.Now()
+	defer func() {
+		s.Wall = time.Since(start)
+		s.finish()
+	}()
+	for _, run := range runs {
+		if err := ctx.Err(); err != nil {
+			return s, fmt.Errorf("replay: %w", err)
+		}
+		if err := r.replayRun(ctx, run, s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+func (r *Replayer) replayRun(ctx context.Context, run Run, s *Summary) error {
+	ws := InferWorkspace(run)
+	g, err := runGates(ws, r.cfg.classify)
+	if err != nil {
+		return err
+	}
+	name := AgentName(run)
+	agent, err := r.ex.Agent(name, executor.AgentPresets(executor.PresetAll), executor.AgentGates(g))
+	if err != nil {
+		return fmt.Errorf("replay: agent %s: %w", name, err)
+	}
+	// A new root per run: each recorded run is its own trace.
+	ctx, span := r.tracer.Start(ctx, semconv.GenAIOperationNameInvokeAgent.Value.AsString()+" "+name,
+		trace.WithNewRoot(),
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(
+			semconv.GenAIOperationNameInvokeAgent,
+			semconv.GenAIAgentName(name),
+			semconv.GenAIConversationID(run.ID),
+			attribute.String("toolgate.replay.model", run.Agent),
+			attribute.String("toolgate.replay.workspace", ws),
+		))
+	ex := agent.Run(run.ID)
+	rs := s.startRun(run, span.SpanContext().TraceID().String())
+	for _, c := range run.Calls {
+		call := executor.ToolCall{ID: fmt.Sprintf("%s#%d", run.ID, c.Seq), Name: c.Tool, Input: c.Input}
+		res := ex.Execute(ctx, call)
+		s.add(rs, c, res)
+		if r.cfg.onCall != nil {
+			r.cfg.onCall(c, res)
+		}
+	}
+	span.SetAttributes(attribute.Int("toolgate.replay.calls", rs.Calls), attribute.Int("toolgate.replay.denied", rs.Denied))
+	span.End()
+	return nil
+}

@@ -1,0 +1,85 @@
+package replay
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+func spanAttr(s sdktrace.ReadOnlySpan, k attribute.Key) (attribute.Value, bool) {
+	for _, kv := range s.Attributes() {
+		if kv.Key == k {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// TestReplayRealTranscript replays all 1,091 recorded calls and checks the
+// replay's own invariants against the spans it produced: every call is
+// gated and yields exactly one execute_tool span under its run's
+// invoke_agent span; the summary's counts equal the spans' gate.action and
+// gate.risk.level counts; and commands that must never pass do not.
+func TestReplayRealTranscript(t *testing.T) {
+	runs, err := ReadTranscriptFile("../testdata/real/trajectories.jsonl")
+	require.NoError(t, err)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	r, err := New(WithTracerProvider(tp))
+	require.NoError(t, err)
+	s, err := r.Replay(context.Background(), runs)
+	require.NoError(t, err)
+	require.NoError(t, tp.ForceFlush(context.Background()))
+
+	assert.Equal(t, 1091, s.Calls)
+	assert.Equal(t, s.Calls, s.Gated, "every call reaches the gate; ungated: %v", s.Ungated)
+	assert.Equal(t, s.Calls, s.Allowed+s.Denied)
+	assert.Len(t, s.Runs, 38)
+
+	spans := exp.GetSpans().Snapshots()
+	agents := map[string]sdktrace.ReadOnlySpan{}
+	var tools []sdktrace.ReadOnlySpan
+	for _, sp := range spans {
+		switch v, _ := spanAttr(sp, "gen_ai.operation.name"); v.AsString() {
+		case "invoke_agent":
+			agents[sp.SpanContext().SpanID().String()] = sp
+		case "execute_tool":
+			tools = append(tools, sp)
+		}
+	}
+	assert.Len(t, agents, 38)
+	require.Len(t, tools, 1091)
+	actions := map[string]int{}
+	risks := map[string]int{}
+	for _, sp := range tools {
+		parent, ok := agents[sp.Parent().SpanID().String()]
+		require.True(t, ok, "execute_tool span %s has an invoke_agent parent", sp.Name())
+		assert.Equal(t, parent.SpanContext().TraceID(), sp.SpanContext().TraceID())
+		a, _ := spanAttr(sp, gate.AttrAction)
+		actions[a.AsString()]++
+		rl, _ := spanAttr(sp, gate.AttrRiskLevel)
+		risks[rl.AsString()]++
+	}
+	assert.Equal(t, map[string]int{"allow": s.Allowed, "deny": s.Denied}, actions)
+	for lvl, n := range s.ByRisk {
+		assert.Equal(t, n, risks[string(lvl)], "risk %q", lvl)
+	}
+	most := s.MostDenied()
+	require.NotNil(t, most)
+	assert.Positive(t, most.Denied)
+	t.Logf("replayed %d calls: %d allowed, %d denied (%d approved, %d declined asks); by risk %v; %.0f calls/s",
+		s.Calls, s.Allowed, s.Denied, s.Approved, s.Declined, s.ByRisk, s.CallsPerSecond())
+	for i, rc := range s.DenyReasons {
+		if i == 10 {
+			break
+		}
+		t.Logf("deny %3d × %s", rc.Count, rc.Reason)
+	}
+}
