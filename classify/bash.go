@@ -53,6 +53,7 @@ type run struct {
 	fetched  map[string]bool // files written by a download earlier in the command
 	funcs    map[string]bool
 	substs   map[syntax.Node]traits
+	inGlob   bool
 }
 
 // Bash classifies a shell command with the default rules and opts. It
@@ -808,23 +809,36 @@ func (r *run) dynamicName(args []field, cx *callCtx) traits {
 	return tShell
 }
 
-// globName handles a command name with glob characters (/bin/r[m]).
+// globName handles a command name with glob characters (/bin/r[m]): it
+// is at least review, and as bad as any known command it can match. A
+// pattern matching many commands (*) only gets review.
 func (r *run) globName(args []field, cx *callCtx) traits {
 	r.add(cx, review, "name.glob", "command name contains glob characters")
-	dir, pat := path.Split(args[0].s)
-	_ = dir
-	var t traits
+	if r.inGlob {
+		return tShell
+	}
+	_, pat := path.Split(args[0].s)
+	pat = strings.ToLower(pat)
+	var names []string
 	for name := range r.cr.Commands {
-		if ok, _ := path.Match(strings.ToLower(pat), name); ok {
-			alt := append([]field{{s: name}}, args[1:]...)
-			t |= r.argv(alt, cx)
+		if ok, _ := path.Match(pat, name); ok {
+			names = append(names, name)
 		}
 	}
 	for name := range r.cr.Wrappers {
-		if ok, _ := path.Match(strings.ToLower(pat), name); ok {
-			alt := append([]field{{s: name}}, args[1:]...)
-			t |= r.argv(alt, cx)
+		if ok, _ := path.Match(pat, name); ok {
+			names = append(names, name)
 		}
+	}
+	if len(names) > 16 {
+		return tShell
+	}
+	r.inGlob = true
+	defer func() { r.inGlob = false }()
+	var t traits
+	for _, name := range names {
+		alt := append([]field{{s: name}}, args[1:]...)
+		t |= r.argv(alt, cx)
 	}
 	return t
 }

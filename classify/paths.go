@@ -48,32 +48,49 @@ func splitPath(p string) []string {
 }
 
 // matchSegs matches path segments against pattern segments; "**" matches
-// zero or more segments.
+// zero or more segments (but a pattern ending in "**" needs at least one).
+// It runs in O(len(pat)·len(segs)) time.
 func matchSegs(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			rest := pat[1:]
-			if len(rest) == 0 {
-				return len(segs) > 0
-			}
-			for i := 0; i <= len(segs); i++ {
-				if matchSegs(rest, segs[i:]) {
-					return true
+	// reach[j]: pattern prefix pat[:i] can consume segs[:j].
+	reach := make([]bool, len(segs)+1)
+	reach[0] = true
+	for i, p := range pat {
+		next := make([]bool, len(segs)+1)
+		if p == "**" {
+			// next[j]: some k <= j reachable (k < j for a trailing **,
+			// which must match at least one segment).
+			strict := i == len(pat)-1
+			seen := false
+			for j := range reach {
+				if !strict {
+					seen = seen || reach[j]
+				}
+				next[j] = seen
+				if strict {
+					seen = seen || reach[j]
 				}
 			}
-			return false
-		}
-		if len(segs) == 0 {
-			return false
-		}
-		if pat[0] != segs[0] {
-			if ok, _ := path.Match(pat[0], segs[0]); !ok || pat[0] == "/" || segs[0] == "/" {
-				return false
+		} else {
+			for j := 0; j < len(segs); j++ {
+				if reach[j] && segMatch(p, segs[j]) {
+					next[j+1] = true
+				}
 			}
 		}
-		pat, segs = pat[1:], segs[1:]
+		reach = next
 	}
-	return len(segs) == 0
+	return reach[len(segs)]
+}
+
+func segMatch(p, s string) bool {
+	if p == s {
+		return true
+	}
+	if p == "/" || s == "/" {
+		return false
+	}
+	ok, _ := path.Match(p, s)
+	return ok
 }
 
 // pathVerdict is the path rules' answer for one access.
