@@ -27,7 +27,16 @@ func (r *Run) Execute(ctx context.Context, call ToolCall) ToolResult {
 	return r.agent.ex.execute(ctx, r, call)
 }
 
+// maxNameAttr caps an unregistered tool name (model output) where it is
+// recorded or echoed.
 const maxNameAttr = 256
+
+func shortName(s string) string {
+	if len(s) <= maxNameAttr {
+		return s
+	}
+	return s[:runeStart(s, maxNameAttr)]
+}
 
 func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res ToolResult) {
 	start := time.Now()
@@ -35,8 +44,8 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	spanName, toolType, toolName := "execute_tool", ToolTypeFunction, call.Name
 	if known {
 		spanName, toolType = ent.spanName, ent.toolType
-	} else if len(toolName) > maxNameAttr {
-		toolName = toolName[:runeStart(toolName, maxNameAttr)]
+	} else {
+		toolName = shortName(toolName)
 	}
 	// The call's identity is on the span from its start (samplers and span
 	// processors such as otelbridge's ToolCallIndex see it in OnStart);
@@ -70,8 +79,9 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 			fmt.Sprintf("Tool %q was not run: this run was stopped after a denied tool call.", call.Name))
 	}
 	if !known {
-		return errorResult(call, ErrorTypeToolNotFound, fmt.Errorf("%w: %q", ErrUnknownTool, call.Name),
-			fmt.Sprintf("Tool %q is not registered. Use only the tools you were given.", call.Name))
+		name := shortName(call.Name)
+		return errorResult(call, ErrorTypeToolNotFound, fmt.Errorf("%w: %q", ErrUnknownTool, name),
+			fmt.Sprintf("Tool %q is not registered. Use only the tools you were given.", name))
 	}
 	if !a.Reachable(call.Name) {
 		return errorResult(call, ErrorTypeNotReachable, fmt.Errorf("%w: %q for agent %q", ErrNotReachable, call.Name, a.name),

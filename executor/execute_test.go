@@ -33,6 +33,15 @@ func TestExecuteRules(t *testing.T) {
 	wrongHash := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
 		return gate.ApprovalResult{Approved: true, Approver: "bot", CallHash: "deadbeef"}, nil
 	})
+	panicApprover := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		panic("approver bug")
+	})
+	errApprover := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return gate.ApprovalResult{Approver: "bot"}, errors.New("ui offline")
+	})
+	contradictory := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return gate.ApprovalResult{Approved: true, Outcome: gate.ApprovalDeclined, Approver: "bot"}, nil
+	})
 	errGate := gate.Named("err-policy", gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
 		return gate.Decision{}, errors.New("policy store unreachable")
 	}))
@@ -155,6 +164,14 @@ func TestExecuteRules(t *testing.T) {
 			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: executor.ApproverNone}},
 		{name: "approval for another call denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(wrongHash)}, call: call("c1", "bash", `{"command":"ls"}`),
 			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "bot", errorKind: gate.ErrorKindInvalid}},
+		{name: "approver panic denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(panicApprover)}, call: call("c1", "bash", `{"command":"ls"}`),
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "approver", errorKind: gate.ErrorKindError, content: []string{"approver bug"}}},
+		{name: "approver error denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(errApprover)}, call: call("c1", "bash", `{"command":"ls"}`),
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "bot", errorKind: gate.ErrorKindError, content: []string{"ui offline"}}},
+		{name: "contradictory approval denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(contradictory)}, call: call("c1", "bash", `{"command":"ls"}`),
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "bot", errorKind: gate.ErrorKindInvalid}},
+		{name: "tool's own error result", call: call("c1", "soft", `{}`),
+			want: want{isError: true, errorType: executor.ErrorTypeToolError, ran: 1, content: []string{"quota exceeded"}}},
 		{name: "ask then deny: deny wins, nobody asked", opts: []executor.Option{executor.WithGates(ask, deny), executor.WithApprover(gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
 			panic("approver must not be asked")
 		}))}, call: call("c1", "bash", `{"command":"ls"}`),

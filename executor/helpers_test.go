@@ -47,6 +47,7 @@ func testTools(calls map[string]*atomic.Int64) []executor.Tool {
 	fail := count("fail")
 	big := count("big")
 	typed := count("typed")
+	soft := count("soft")
 	no := false
 	return []executor.Tool{
 		{Name: "bash", Description: "run a shell command", InputSchema: json.RawMessage(bashSchema),
@@ -81,6 +82,10 @@ func testTools(calls map[string]*atomic.Int64) []executor.Tool {
 		{Name: "big", MaxOutputBytes: 200, Execute: func(ctx context.Context, in json.RawMessage) (executor.Result, error) {
 			big.Add(1)
 			return executor.Text("HEAD" + strings.Repeat("x", 9992) + "TAIL"), nil
+		}},
+		{Name: "soft", Execute: func(ctx context.Context, in json.RawMessage) (executor.Result, error) {
+			soft.Add(1)
+			return executor.Result{Content: "quota exceeded", IsError: true}, nil
 		}},
 		{Name: "typed", OutputSchema: json.RawMessage(`{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"out":{"type":"string"}}}`),

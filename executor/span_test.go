@@ -263,3 +263,14 @@ func TestMetrics(t *testing.T) {
 	assert.Equal(t, map[string]int64{"bash/deny": 3, "read/allow": 1}, counts)
 	assert.EqualValues(t, 4, histCount)
 }
+
+func TestUnregisteredNameIsBounded(t *testing.T) {
+	h := newHarness(t)
+	long := strings.Repeat("x", 5000)
+	res := h.agent(t).Run("r").Execute(context.Background(), call("c", long, `{}`))
+	assert.ErrorIs(t, res.Err, executor.ErrUnknownTool)
+	assert.Less(t, len(res.Content), 400)
+	got := attrMap(h.lastSpan(t).Attributes)
+	assert.Len(t, got[semconv.GenAIToolNameKey].AsString(), 256)
+	assert.Equal(t, "execute_tool", h.lastSpan(t).Name)
+}
