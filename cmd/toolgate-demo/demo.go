@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/replay"
+)
+
+// demo replays the transcript, exports its spans, and (with verify)
+// checks ClickHouse and Jaeger against the replay before printing the
+// summary.
+func demo(ctx context.Context, o options, out, errw io.Writer) error {
+	sampling, err := otelbridge.ParseSampling(o.sampling)
+	if err != nil {
+		return err
+	}
+	runs, err := replay.ReadTranscriptFile(o.transcript)
+	if err != nil {
+		return err
+	}
+	policy, policyName := replay.DefaultPolicy(), "default"
+	if o.policy != "" {
+		if policy, err = replay.LoadPolicy(o.policy); err != nil {
+			return err
+		}
+		policyName = o.policy
+	}
+	ncalls := 0
+	for _, r := range runs {
+		ncalls += len(r.Calls)
+	}
+	fmt.Fprintf(errw, "demo: replaying %d tool calls from %d recorded agent runs (%s)\n", ncalls, len(runs), o.transcript)
+
+	p, err := otelbridge.Setup(ctx, otelbridge.Config{
+		Endpoint:       o.endpoint,
+		ServiceName:    "toolgate-demo",
+		ServiceVersion: "replay",
+		Sampling:       sampling,
+		QueueSize:      16384,
+		BatchTimeout:   200 * time.Millisecond,
+	})
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	start := time.Now()
+	done := 0
+	rp, err := replay.New(
+		replay.WithTracerProvider(p),
+		replay.WithPolicy(policy, policyName),
+		replay.OnCall(func(c replay.Call, _ executor.ToolResult) {
+			if done++; done%250 == 0 {
+				fmt.Fprintf(errw, "demo: %d/%d calls\n", done, ncalls)
+			}
+		}),
+	)
+	if err != nil {
+		return err
+	}
+	sum, err := rp.Replay(ctx, runs)
+	if err != nil {
+		return err
+	}
+	flushCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = p.Shutdown(flushCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("telemetry: flushing spans to %s: %w", o.endpoint, err)
+	}
+	st := p.Stats()
+	if lost := st.Lost(); lost > 0 {
+		return fmt.Errorf("telemetry: %d spans were lost on the way to the collector at %s", lost, o.endpoint)
+	}
+
+	rep := report{Summary: sum, Sampling: sampling.String(), Endpoint: o.endpoint, Policy: policyName, JaegerURL: strings.TrimRight(o.jaegerURL, "/")}
+	if o.verify {
+		if err := verifyClickHouse(ctx, o, start, sum, &rep, errw); err != nil {
+			return err
+		}
+		if err := verifyJaeger(ctx, o, sum, &rep, errw); err != nil {
+			return err
+		}
+	}
+	rep.print(out)
+	return nil
+}
+
+// verifyClickHouse waits until gate_decisions holds one decision per
+// replayed call (the collector batches and retries) and checks the counts
+// by action, risk level and tool against the replay's — the numbers
+// `auditq stats` reports.
+func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay.Summary, rep *report, errw io.Writer) error {
+	store, err := audit.Open(ctx, o.dsn)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	defer store.Close()
+	f := audit.Filter{Since: since.Add(-time.Second)}
+	deadline := time.Now().Add(o.wait)
+	var total audit.Stats
+	for {
+		total, err = store.Stats(ctx, audit.StatsQuery{Filter: f})
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		if total.Total >= uint64(s.Gated) || time.Now().After(deadline) {
+			break
+		}
+		fmt.Fprintf(errw, "demo: waiting for ClickHouse: %d of %d decisions stored\n", total.Total, s.Gated)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if total.Total != uint64(s.Gated) {
+		return fmt.Errorf("verify: ClickHouse holds %d decisions since the replay started, the replay made %d", total.Total, s.Gated)
+	}
+	byAction, err := store.Stats(ctx, audit.StatsQuery{Filter: f, By: []audit.Dimension{audit.ByAction}})
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	byRisk, err := store.Stats(ctx, audit.StatsQuery{Filter: f, By: []audit.Dimension{audit.ByRisk}})
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	byTool, err := store.Stats(ctx, audit.StatsQuery{Filter: f, By: []audit.Dimension{audit.ByTool}})
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	got := map[string]uint64{}
+	for _, r := range byAction.Rows {
+		got["action="+r.Keys[0]] = r.Count
+	}
+	for _, r := range byRisk.Rows {
+		got["risk="+r.Keys[0]] = r.Count
+	}
+	for _, r := range byTool.Rows {
+		got["tool="+r.Keys[0]] = r.Count
+		got["tool-denied="+r.Keys[0]] = r.Denied
+	}
+	want := map[string]uint64{"action=allow": uint64(s.Allowed), "action=deny": uint64(s.Denied)}
+	for lvl, n := range s.ByRisk {
+		want["risk="+string(lvl)] = uint64(n)
+	}
+	for tool, c := range s.ByTool {
+		want["tool="+tool] = uint64(c.Calls)
+		want["tool-denied="+tool] = uint64(c.Denied)
+	}
+	for k, w := range want {
+		if w == 0 && got[k] == 0 {
+			continue
+		}
+		if got[k] != w {
+			return fmt.Errorf("verify: ClickHouse says %s is %d, the replay says %d", k, got[k], w)
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok && g != 0 {
+			return fmt.Errorf("verify: ClickHouse has %s = %d, which the replay never produced", k, g)
+		}
+	}
+	rep.StoredDecisions = total.Total
+	rep.Database = store.Database()
+	return nil
+}
+
+// verifyJaeger fetches the trace of the run with the most denials from
+// Jaeger's HTTP query API and checks it holds the run's invoke_agent span
+// and one execute_tool span per call.
+func verifyJaeger(ctx context.Context, o options, s *replay.Summary, rep *report, errw io.Writer) error {
+	run := s.MostDenied()
+	if run == nil {
+		return nil
+	}
+	api := strings.TrimRight(o.jaegerURL, "/") + "/api/traces/" + url.PathEscape(run.TraceID)
+	want := run.Calls + 1
+	deadline := time.Now().Add(o.wait)
+	var got int
+	for {
+		n, err := jaegerSpanCount(ctx, api)
+		if err == nil {
+			got = n
+			if n >= want {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("verify: Jaeger: %w", err)
+			}
+			return fmt.Errorf("verify: Jaeger holds %d spans of trace %s, want %d", got, run.TraceID, want)
+		}
+		fmt.Fprintf(errw, "demo: waiting for Jaeger: %d of %d spans of trace %s\n", got, want, run.TraceID)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	if got != want {
+		return fmt.Errorf("verify: Jaeger holds %d spans of trace %s, want %d", got, run.TraceID, want)
+	}
+	rep.JaegerSpans = got
+	return nil
+}
+
+// jaegerSpanCount returns the number of spans Jaeger's /api/traces/{id}
+// returns for one trace.
+func jaegerSpanCount(ctx context.Context, api string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, api, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return 0, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return 0, fmt.Errorf("GET %s: %s: %s", api, resp.Status, strings.TrimSpace(string(b)))
+	}
+	var body struct {
+		Data []struct {
+			Spans []json.RawMessage `json:"spans"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, fmt.Errorf("GET %s: %w", api, err)
+	}
+	n := 0
+	for _, t := range body.Data {
+		n += len(t.Spans)
+	}
+	return n, nil
+}

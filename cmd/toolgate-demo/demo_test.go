@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// TestDemoEndToEnd is the main job for real: all 1,091 recorded calls
+// through the gated executor → OTLP → our collector → the embedded
+// ClickHouse and Jaeger, each its own process. The demo itself verifies
+// that ClickHouse holds exactly one decision per call with the replay's
+// counts by action, risk and tool, and that Jaeger holds the most-denied
+// run's whole trace; this test checks that it said so, and compares the
+// summary's numbers with what `auditq stats` computes.
+func TestDemoEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	ch := testenv.StartClickHouse(t)
+	w, err := audit.Open(ctx, ch.WriterDSN)
+	require.NoError(t, err)
+	_, err = w.Migrate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	jaeger := testenv.StartJaeger(t)
+	col := testenv.StartCollector(t,
+		testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, ""),
+		testenv.WithJaegerOTLP(jaeger.OTLPGRPC),
+		testenv.WithDecisionWait(time.Second),
+	)
+
+	var out, errw bytes.Buffer
+	code := run(ctx, []string{
+		"--transcript", "../../testdata/real/trajectories.jsonl",
+		"--otlp-endpoint", "http://" + col.GRPCEndpoint,
+		"--dsn", ch.ReaderDSN,
+		"--jaeger-url", jaeger.QueryURL,
+		"--wait", "90s",
+	}, &out, &errw)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errw.String())
+	require.Equal(t, 0, code)
+
+	o := out.String()
+	assert.Contains(t, o, "1091 tool calls from 38 recorded agent runs")
+	assert.Contains(t, o, "ClickHouse: 1091 decisions in otel.gate_decisions")
+	assert.Regexp(t, `API: http://\S+/api/traces/[0-9a-f]{32} \(\d+ spans\)`, o)
+
+	// The summary's numbers equal `auditq stats` over the same store.
+	r, err := audit.Open(ctx, ch.ReaderDSN)
+	require.NoError(t, err)
+	defer r.Close()
+	st, err := r.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByAction}})
+	require.NoError(t, err)
+	stored := map[string]uint64{}
+	for _, row := range st.Rows {
+		stored[row.Keys[0]] = row.Count
+	}
+	assert.Equal(t, uint64(1091), st.Total)
+	for _, action := range []string{"allowed", "denied"} {
+		m := regexp.MustCompile(`(?m)^\s+` + action + `\s+(\d+)`).FindStringSubmatch(o)
+		require.NotNil(t, m, "summary line %q", action)
+		n, _ := strconv.ParseUint(m[1], 10, 64)
+		key := map[string]string{"allowed": "allow", "denied": "deny"}[action]
+		assert.Equal(t, stored[key], n, fmt.Sprintf("%s in the summary vs auditq stats", action))
+	}
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--bogus"}, 2},
+		{[]string{"extra"}, 2},
+		{[]string{"-h"}, 0},
+		{[]string{"--sampling", "sometimes", "--transcript", "../../testdata/real/trajectories.jsonl"}, 1},
+		{[]string{"--transcript", "does-not-exist.jsonl"}, 1},
+	}
+	for _, tt := range tests {
+		var out, errw bytes.Buffer
+		assert.Equal(t, tt.code, run(context.Background(), tt.args, &out, &errw), "%v: %s", tt.args, errw.String())
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/replay"
+)
+
+// report is what the demo prints.
+type report struct {
+	Summary         *replay.Summary
+	Sampling        string
+	Endpoint        string
+	Policy          string
+	JaegerURL       string
+	Database        string
+	StoredDecisions uint64
+	JaegerSpans     int
+}
+
+// ruleID finds the first "[rule.id]" a classifier reason carries.
+var ruleID = regexp.MustCompile(`\[([a-z0-9][a-z0-9_.-]*)\]`)
+
+// ruleCount groups deny reasons by the classifier rule behind them.
+type ruleCount struct {
+	Rule    string
+	Count   int
+	Example string
+}
+
+// byRule groups the summary's deny reasons by rule ID, most frequent
+// first; a reason without a rule ID is its own group.
+func byRule(s *replay.Summary) []ruleCount {
+	idx := map[string]int{}
+	var out []ruleCount
+	for _, rc := range s.DenyReasons {
+		key := rc.Reason
+		if m := ruleID.FindStringSubmatch(rc.Reason); m != nil {
+			key = m[1]
+		}
+		i, ok := idx[key]
+		if !ok {
+			i = len(out)
+			idx[key] = i
+			out = append(out, ruleCount{Rule: key, Example: rc.Reason})
+		}
+		out[i].Count += rc.Count
+	}
+	slices.SortStableFunc(out, func(a, b ruleCount) int { return cmp.Compare(b.Count, a.Count) })
+	return out
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+func (r report) print(w io.Writer) {
+	s := r.Summary
+	fmt.Fprintf(w, "\ntoolgate demo: %d tool calls from %d recorded agent runs, replayed in %.2f s (%.0f calls/s)\n\n",
+		s.Calls, len(s.Runs), s.Wall.Seconds(), s.CallsPerSecond())
+	fmt.Fprintf(w, "  %-15s %5d  (gated %d)\n", "calls", s.Calls, s.Gated)
+	fmt.Fprintf(w, "  %-15s %5d  (%d of them approved by policy %q)\n", "allowed", s.Allowed, s.Approved, r.Policy)
+	fmt.Fprintf(w, "  %-15s %5d  (%d declined by policy %q, %d high risk)\n", "denied", s.Denied, s.Declined, r.Policy, s.ByRisk[gate.RiskHigh])
+	fmt.Fprintf(w, "  %-15s safe %d · review %d · high %d\n", "by risk", s.ByRisk[gate.RiskSafe], s.ByRisk[gate.RiskReview], s.ByRisk[gate.RiskHigh])
+	tools := make([]string, 0, len(s.ByTool))
+	for t := range s.ByTool {
+		tools = append(tools, t)
+	}
+	slices.SortFunc(tools, func(a, b string) int {
+		return cmp.Or(cmp.Compare(s.ByTool[b].Calls, s.ByTool[a].Calls), cmp.Compare(a, b))
+	})
+	var parts []string
+	for _, t := range tools {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", t, s.ByTool[t].Denied, s.ByTool[t].Calls))
+	}
+	fmt.Fprintf(w, "  %-15s %s\n", "denied by tool", strings.Join(parts, " · "))
+
+	if rules := byRule(s); len(rules) > 0 {
+		fmt.Fprintf(w, "\n  top deny reasons (by classifier rule):\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for i, rc := range rules {
+			if i == 8 {
+				break
+			}
+			fmt.Fprintf(tw, "    %d\t%s\te.g. %s\n", rc.Count, rc.Rule, clip(rc.Example, 90))
+		}
+		tw.Flush()
+	}
+	if sl := s.Slowest; sl.Tool != "" {
+		fmt.Fprintf(w, "\n  slowest gate: %s for %s call %d of %s\n", sl.Duration.Round(1000), sl.Tool, sl.Seq, sl.Run)
+	}
+	if r.StoredDecisions > 0 {
+		fmt.Fprintf(w, "\n  ClickHouse: %d decisions in %s.gate_decisions; counts by action, risk and tool match the replay\n", r.StoredDecisions, r.Database)
+	}
+	if run := s.MostDenied(); run != nil {
+		fmt.Fprintf(w, "  Jaeger: the run with the most denials is %s (%d of %d calls denied)\n", run.ID, run.Denied, run.Calls)
+		fmt.Fprintf(w, "    %s/trace/%s\n", r.JaegerURL, run.TraceID)
+		if r.JaegerSpans > 0 {
+			fmt.Fprintf(w, "    API: %s/api/traces/%s (%d spans)\n", r.JaegerURL, run.TraceID, r.JaegerSpans)
+		}
+		fmt.Fprintf(w, "\n  Look further:\n")
+		fmt.Fprintf(w, "    source .demo/env\n")
+		fmt.Fprintf(w, "    bin/auditq stats --by action,risk\n")
+		fmt.Fprintf(w, "    bin/auditq decisions --since 1h --action deny --limit 20\n")
+		fmt.Fprintf(w, "    bin/auditq trace %s --jaeger-url %s\n", run.TraceID, r.JaegerURL)
+		fmt.Fprintf(w, "    bin/auditq tail --action deny\n")
+		fmt.Fprintf(w, "    make stop\n")
+	}
+}
