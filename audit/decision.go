@@ -221,7 +221,7 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 	}
 	p["limit"] = strconv.Itoa(limit + 1)
 	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + where +
-		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}" + finalSettings
+		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}"
 	rows, err := s.query(ctx, "decisions", sql, p)
 	if err != nil {
 		return DecisionPage{}, 0, err
@@ -247,7 +247,3 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 	return out, n, nil
 }
 
-// finalSettings is appended to queries that read FINAL: copies of one span
-// always share a partition (the partition key is the span's own
-// Timestamp), so FINAL need not merge across partitions.
-const finalSettings = "\nSETTINGS do_not_merge_across_partitions_select_final = 1"

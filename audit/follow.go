@@ -98,7 +98,7 @@ func (f *Follower) Poll(ctx context.Context) ([]Decision, error) {
 		p["cur_span"] = curSpan
 		p["limit"] = strconv.Itoa(f.batch)
 		sql := "SELECT " + selectList() + "\nFROM " + f.s.cfg.table(DecisionsTable) + " FINAL" + where +
-			"\nORDER BY InsertedAt, SpanId\nLIMIT {limit:UInt32}" + finalSettings
+			"\nORDER BY InsertedAt, SpanId\nLIMIT {limit:UInt32}"
 		rows, err := f.s.query(ctx, "follow", sql, p)
 		if err != nil {
 			return out, err

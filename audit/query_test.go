@@ -163,6 +163,10 @@ func TestQueries(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, s.Rows, 1)
 		assert.True(t, s.Rows[0].Bucket.Equal(time.Date(2026, 11, 28, 0, 0, 0, 0, tokyo)), s.Rows[0].Bucket)
+		// time.Local ("Local" to Go) is resolved to a zone ClickHouse knows.
+		s, err = st.Stats(ctx, audit.StatsQuery{Every: time.Hour, Location: time.Local})
+		require.NoError(t, err)
+		assert.EqualValues(t, audittest.FixtureDecisions, s.Total)
 		_, err = st.Stats(ctx, audit.StatsQuery{Every: 1500 * time.Millisecond})
 		assert.Error(t, err)
 	})

@@ -124,7 +124,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 			loc = time.UTC
 		}
 		p["every"] = strconv.FormatInt(int64(n), 10)
-		p["tz"] = loc.String()
+		p["tz"] = zoneName(loc)
 		sel = append(sel, "toInt64(toUnixTimestamp(toStartOfInterval(toDateTime(Timestamp, {tz:String}), toInterval"+unit+"({every:UInt32}), {tz:String}))) AS Bucket")
 		group = append(group, "Bucket")
 	}
@@ -148,7 +148,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 			order = append(order, d.column())
 		}
 	}
-	sql += "\nORDER BY " + strings.Join(order, ", ") + finalSettings
+	sql += "\nORDER BY " + strings.Join(order, ", ")
 	rows, err := s.query(ctx, "stats", sql, p)
 	if err != nil {
 		return out, err
