@@ -246,4 +246,3 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 	}
 	return out, n, nil
 }
-
