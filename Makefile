@@ -1,51 +1,84 @@
 # toolgate: the two set-up commands are `make demo` and `make test`.
-# Everything is installed into the project (bin/, .cache/); nothing global.
+# Everything is installed into the project (bin/, .cache/, .stack/); each step
+# reuses what is already there, so a second run takes seconds.
 SHELL := /bin/bash
 GO ?= go
 ROOT := $(CURDIR)
 BIN := $(ROOT)/bin
 export TOOLGATE_LIBCHDB ?= $(ROOT)/.cache/chdb/libchdb.so
+export TOOLGATE_OTELCOL ?= $(BIN)/otelcol-toolgate
+export TOOLGATE_JAEGER ?= $(BIN)/jaeger
+export TOOLGATE_AUDITQ ?= $(BIN)/auditq
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all demo test stop deps libchdb build vet unit fmt bench clean
+.PHONY: all demo test stop status deps modules libchdb collector jaeger build vet unit race exportertest bench fuzz clean
 
 all: build
 
-## deps: Go modules and libchdb (idempotent)
-deps: libchdb
-	@echo "==> go mod download"
-	@$(GO) mod download
-
-libchdb:
-	@echo "==> libchdb (embedded ClickHouse engine)"
-	@scripts/install-libchdb.sh >/dev/null
-
-## build: the project's binaries into bin/
-build:
-	@mkdir -p $(BIN)
-	@echo "==> go build ./cmd/..."
-	@$(GO) build -o $(BIN)/ ./cmd/...
-
-vet:
-	@echo "==> gofmt + go vet"
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	@$(GO) vet ./...
-
-## test: everything the tests need, then the whole suite
-test: deps vet
-	@echo "==> go test ./... (integration tests required)"
-	TOOLGATE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 20m ./...
-
-## demo: the main job on the embedded default
+## demo: start the local stack and replay real agent runs through the gate
 demo: deps build
-	@echo "==> demo"
-	@$(BIN)/toolgate-demo
+	@scripts/demo.sh
+
+## test: install and build what the tests need, then run the whole suite
+test: deps build vet
+	@echo "==> go test ./... (integration tests use the real ClickHouse engine, collector and Jaeger)"
+	TOOLGATE_INTEGRATION=1 $(GO) test -count=1 -timeout 25m ./...
+	@echo "==> go test -race (executor, gate, otelbridge, replay)"
+	TOOLGATE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 10m ./executor/... ./gate/... ./otelbridge/... ./replay/...
+	@$(MAKE) --no-print-directory exportertest
 
 ## stop: end the stack the demo leaves running
 stop:
-	@echo "==> stop"
+	@scripts/stack.sh stop
+
+status:
+	@scripts/stack.sh status
+
+## deps: Go modules, libchdb, our collector and Jaeger (cached after the first run)
+deps: modules libchdb collector jaeger
+
+modules:
+	@echo "==> Go modules"
+	@$(GO) mod download
+
+libchdb:
+	@echo "==> libchdb (the embedded ClickHouse engine, npm @chdb/lib-linux-x64-gnu)"
+	@scripts/install-libchdb.sh >/dev/null
+
+collector:
+	@echo "==> OpenTelemetry Collector (our build, bin/otelcol-toolgate)"
+	@scripts/build-collector.sh
+
+jaeger:
+	@echo "==> Jaeger v2 (bin/jaeger)"
+	@scripts/build-jaeger.sh
+
+## build: our binaries into bin/
+build:
+	@mkdir -p $(BIN)
+	@echo "==> go build ./cmd/... -> bin/"
+	@$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+vet:
+	@echo "==> gofmt, go vet"
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [[ -n "$$out" ]]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@$(GO) vet ./...
+
+exportertest:
+	@echo "==> audit/exportertest (the collector's clickhouseexporter against the embedded server)"
+	cd audit/exportertest && TOOLGATE_INTEGRATION=1 $(GO) test -count=1 -timeout 10m ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## fuzz: a short run of every fuzz target
+fuzz:
+	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "==> $$t $$f"; $(GO) test $$t -run '^$$' -fuzz "^$$f$$" -fuzztime 20s || exit 1; \
+	  done; \
+	done
+
 clean:
-	rm -rf $(BIN) .demo .stack
+	rm -rf $(BIN) .demo

@@ -37,7 +37,7 @@ func versionString() string {
 		}
 		return "devel+" + rev + dirty
 	}
-	if v == "" {
+	if v == "" || v == "(devel)" {
 		return "devel"
 	}
 	return v
