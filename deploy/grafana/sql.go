@@ -1,0 +1,46 @@
+package grafana
+
+import (
+	"regexp"
+	"strings"
+)
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func identifier(s string) bool { return identRE.MatchString(s) }
+
+// sqlSet is the dashboard's SQL, over db.gate_decisions (columns: package
+// audit, gate_decisions). FINAL collapses duplicated decisions that have not
+// been merged yet.
+type sqlSet struct {
+	agents, tools                                string
+	total, denied, denyRate, agentCount          string
+	overTime, topReasons, byToolAgent, denied200 string
+}
+
+func queries(db string) sqlSet {
+	from := "FROM " + db + ".gate_decisions FINAL"
+	where := `WHERE $__timeFilter(Timestamp)
+  AND $__conditionalAll(Agent IN (${agent:singlequote}), $agent)
+  AND $__conditionalAll(ToolName IN (${tool:singlequote}), $tool)`
+	q := func(lines ...string) string { return strings.Join(lines, "\n") }
+	return sqlSet{
+		agents:     q("SELECT DISTINCT Agent", from, "WHERE $__timeFilter(Timestamp) AND Agent != ''", "ORDER BY Agent"),
+		tools:      q("SELECT DISTINCT ToolName", from, "WHERE $__timeFilter(Timestamp)", "ORDER BY ToolName"),
+		total:      q("SELECT count() AS decisions", from, where),
+		denied:     q("SELECT countIf(Action = 'deny') AS denied", from, where),
+		denyRate:   q("SELECT if(count() = 0, 0, countIf(Action = 'deny') / count()) AS deny_rate", from, where),
+		agentCount: q("SELECT uniqExact(Agent) AS agents", from, where),
+		overTime: q("SELECT $__timeInterval(Timestamp) AS time, Action AS action, count() AS decisions", from, where,
+			"GROUP BY time, action", "ORDER BY time"),
+		topReasons: q("SELECT Reason AS reason, count() AS denials", from, where, "  AND Action = 'deny'",
+			"GROUP BY reason", "ORDER BY denials DESC, reason", "LIMIT 10"),
+		byToolAgent: q("SELECT Agent AS agent, ToolName AS tool, count() AS decisions,",
+			"  countIf(Action = 'allow') AS allowed, countIf(Action = 'deny') AS denied,",
+			"  round(denied / decisions, 3) AS deny_rate", from, where,
+			"GROUP BY agent, tool", "ORDER BY denied DESC, decisions DESC, agent, tool"),
+		denied200: q("SELECT Timestamp AS time, Agent AS agent, ToolName AS tool, Reason AS reason,",
+			"  Source AS policy, RiskLevel AS risk, RunId AS run_id, ToolCallId AS tool_call_id, TraceId AS trace_id", from, where,
+			"  AND Action = 'deny'", "ORDER BY Timestamp DESC", "LIMIT 200"),
+	}
+}
