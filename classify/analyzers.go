@@ -974,12 +974,8 @@ func (r *run) anInterp(a *actx) traits {
 	if strings.HasPrefix(lang, "python") || lang == "pypy" || lang == "pypy3" || lang == "ipython" {
 		lang = "python"
 	}
-	codeFlags := map[string][]string{
-		"python": {"-c"}, "node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
-		"deno": {"eval"}, "bun": {"-e", "--eval", "-p", "--print"}, "perl": {"-e", "-E"}, "ruby": {"-e"},
-		"php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"}, "osascript": {"-e"}, "rscript": {"-e"}, "Rscript": {"-e"}, "julia": {"-e", "--eval"},
-	}[lang]
-	valueFlags := []string{"-m", "-W", "-X", "-r", "--require", "-M", "-I", "-f", "-Q", "--import", "-C"}
+	codeFlags := interpCodeFlags(lang)
+	valueFlags := interpValueFlags
 	if len(args) == 1 && (args[0].s == "-V" || args[0].s == "-v" && lang != "perl" && lang != "python") {
 		a.level = safe
 		return 0
@@ -1075,6 +1071,34 @@ func (r *run) anInterp(a *actx) traits {
 	return tShell
 }
 
+// interpCodeFlags returns the flags that take inline code for a language.
+func interpCodeFlags(lang string) []string {
+	switch lang {
+	case "python":
+		return []string{"-c"}
+	case "node", "nodejs", "bun":
+		return []string{"-e", "--eval", "-p", "--print"}
+	case "deno":
+		return []string{"eval"}
+	case "perl":
+		return []string{"-e", "-E"}
+	case "php":
+		return []string{"-r"}
+	case "julia":
+		return []string{"-e", "--eval"}
+	case "ruby", "lua", "luajit", "osascript", "rscript":
+		return []string{"-e"}
+	}
+	return nil
+}
+
+// Read-only flag tables of the analyzers.
+var (
+	interpValueFlags = []string{"-m", "-W", "-X", "-r", "--require", "-M", "-I", "-f", "-Q", "--import", "-C"}
+	rgValueFlags     = []string{"-e", "--regexp", "-f", "--file", "-m", "--max-count", "-A", "-B", "-C", "--after-context", "--before-context", "--context", "-d", "-D", "--include", "--exclude", "--exclude-dir", "--label", "-t", "--type", "-g", "--glob", "-T", "--type-not", "-j", "--threads", "--pre", "--pre-glob", "-M", "--max-columns", "--color", "--colors", "--sort", "--sortr", "-E", "--encoding", "--max-depth", "--maxdepth", "--engine", "--field-match-separator", "-r", "--replace", "--path-separator", "--context-separator"}
+	grepValueFlags   = []string{"-e", "--regexp", "-f", "--file", "-m", "--max-count", "-A", "-B", "-C", "--after-context", "--before-context", "--context", "-d", "-D", "--include", "--exclude", "--exclude-dir", "--label", "--color", "--colors"}
+)
+
 func (r *run) anEval(a *actx) traits {
 	ops := a.args[1:]
 	if len(ops) == 0 {
@@ -1165,10 +1189,9 @@ func (r *run) anGrep(a *actx) traits {
 			pattern += " " + s
 		}
 	}
-	vf := []string{"-e", "--regexp", "-f", "--file", "-m", "--max-count", "-A", "-B", "-C", "--after-context", "--before-context", "--context", "-d", "-D", "--include", "--exclude", "--exclude-dir", "--label", "-t", "--type", "-g", "--glob", "-T", "--type-not", "-j", "--threads", "--pre", "--pre-glob", "-M", "--max-columns", "--color", "--colors", "--sort", "--sortr", "-E", "--encoding", "--max-depth", "--maxdepth", "--engine", "--field-match-separator", "-r", "--replace", "--path-separator", "--context-separator"}
-	if a.key != "rg" {
-		vf = append(vf[:len(vf):len(vf)], "-E")
-		vf = slicesDelete(vf, "-r", "-E", "-M", "-j", "-T", "-t", "-g")
+	vf := grepValueFlags
+	if a.key == "rg" {
+		vf = rgValueFlags
 	}
 	ops := operands(args, vf...)
 	if !explicit && len(ops) > 0 {
@@ -1181,22 +1204,6 @@ func (r *run) anGrep(a *actx) traits {
 		t |= tSecretFilter
 	}
 	return t
-}
-
-func slicesDelete(s []string, del ...string) []string {
-	out := s[:0:0]
-	for _, x := range s {
-		keep := true
-		for _, d := range del {
-			if x == d {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func secretPattern(p string) bool {

@@ -42,7 +42,6 @@ type run struct {
 	cr       *compiled
 	sc       scope
 	findings []Finding
-	seen     map[string]bool
 	commands int
 	depth    int
 	limitHit bool
@@ -221,20 +220,15 @@ func (r *run) addAt(l gate.RiskLevel, rule, reason string, pos, end syntax.Pos) 
 }
 
 func (r *run) addFinding(f Finding) {
-	key := fmt.Sprintf("%s\x00%d\x00%s", f.Rule, f.Offset, f.Command)
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
-	if r.seen[key] {
-		for i := range r.findings {
-			fi := &r.findings[i]
-			if fi.Rule == f.Rule && fi.Offset == f.Offset && fi.Command == f.Command && f.Level.Rank() > fi.Level.Rank() {
+	for i := range r.findings {
+		fi := &r.findings[i]
+		if fi.Rule == f.Rule && fi.Offset == f.Offset && fi.Command == f.Command {
+			if f.Level.Rank() > fi.Level.Rank() {
 				fi.Level, fi.Reason = f.Level, f.Reason
 			}
+			return
 		}
-		return
 	}
-	r.seen[key] = true
 	r.findings = append(r.findings, f)
 }
 
@@ -793,13 +787,10 @@ func (r *run) dynamicName(args []field, cx *callCtx) traits {
 	worst := review
 	for _, cand := range []string{"rm", "sh"} {
 		from := len(r.findings)
-		saved := r.seen
-		r.seen = map[string]bool{}
 		alt := append([]field{{s: cand}}, args[1:]...)
 		r.argv(alt, cx)
 		worst = worst.Max(r.maxLevel(from))
 		r.findings = r.findings[:from]
-		r.seen = saved
 	}
 	if worst == high {
 		r.add(cx, high, "name.dynamic-destructive", "command name computed at run time, with arguments that delete or run code")

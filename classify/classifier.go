@@ -110,11 +110,7 @@ func compileRules(r *Rules) (*compiled, error) {
 	}
 	cr := &compiled{Rules: r}
 	for _, p := range r.Paths {
-		cp := compiledPath{rule: p, segs: compilePattern(p.Pattern)}
-		for _, ex := range p.Except {
-			cp.except = append(cp.except, compilePattern(ex))
-		}
-		cr.paths = append(cr.paths, cp)
+		cr.paths = append(cr.paths, newCompiledPath(p))
 	}
 	if cr.Unknown == "" {
 		cr.Unknown = review

@@ -22,6 +22,26 @@ type compiledPath struct {
 	rule   PathRule
 	segs   []string
 	except [][]string
+	// first and last are the pattern's first and last segments when they
+	// are literal ("" otherwise): a cheap filter before matchSegs.
+	first, last string
+}
+
+func literalSeg(s string) string {
+	if s == "**" || strings.ContainsAny(s, "*?[\\") {
+		return ""
+	}
+	return s
+}
+
+func newCompiledPath(p PathRule) compiledPath {
+	cp := compiledPath{rule: p, segs: compilePattern(p.Pattern)}
+	for _, ex := range p.Except {
+		cp.except = append(cp.except, compilePattern(ex))
+	}
+	cp.first = literalSeg(cp.segs[0])
+	cp.last = literalSeg(cp.segs[len(cp.segs)-1])
+	return cp
 }
 
 func compilePattern(p string) []string {
@@ -51,11 +71,18 @@ func splitPath(p string) []string {
 // zero or more segments (but a pattern ending in "**" needs at least one).
 // It runs in O(len(pat)·len(segs)) time.
 func matchSegs(pat, segs []string) bool {
-	// reach[j]: pattern prefix pat[:i] can consume segs[:j].
-	reach := make([]bool, len(segs)+1)
+	var buf [2 * 34]bool
+	n := len(segs) + 1
+	var reach, next []bool
+	if 2*n <= len(buf) {
+		reach, next = buf[:n], buf[n:2*n]
+	} else {
+		b := make([]bool, 2*n)
+		reach, next = b[:n], b[n:]
+	}
 	reach[0] = true
 	for i, p := range pat {
-		next := make([]bool, len(segs)+1)
+		clear(next)
 		if p == "**" {
 			// next[j]: some k <= j reachable (k < j for a trailing **,
 			// which must match at least one segment).
@@ -77,7 +104,7 @@ func matchSegs(pat, segs []string) bool {
 				}
 			}
 		}
-		reach = next
+		reach, next = next, reach
 	}
 	return reach[len(segs)]
 }
@@ -112,6 +139,9 @@ func (cr *compiled) matchPath(p string, write bool) pathVerdict {
 			l = cp.rule.Write
 		}
 		if l == "" || l.Rank() <= best.level.Rank() {
+			continue
+		}
+		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != segs[len(segs)-1] {
 			continue
 		}
 		if !matchSegs(cp.segs, segs) {

@@ -1,7 +1,7 @@
 package classify
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/gate"
@@ -60,21 +60,24 @@ func summarize(findings []Finding, safeReason string) Risk {
 	r.Level = top.Level
 	more := ""
 	if n := len(findings) - 1; n > 0 {
-		more = fmt.Sprintf(" (+%d more)", n)
+		more = " (+" + strconv.Itoa(n) + " more)"
 	}
-	r.Reason = fmt.Sprintf("%s: %s [%s]%s", clip(top.Command, 80), top.Reason, top.Rule, more)
+	r.Reason = clip(top.Command, 80) + ": " + top.Reason + " [" + top.Rule + "]" + more
 	return r
 }
 
 // clip shortens s to at most n bytes on a rune boundary, flattening
 // newlines so that a reason stays on one line.
 func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		return r
-	}, strings.TrimSpace(s))
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' || r == '\t' {
+				return ' '
+			}
+			return r
+		}, s)
+	}
+	s = strings.TrimSpace(s)
 	if len(s) <= n {
 		return s
 	}
