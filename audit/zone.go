@@ -12,13 +12,17 @@ import (
 // time.Local is named "Local", which ClickHouse does not know, so it is
 // resolved from $TZ or the /etc/localtime link; failing that, a whole-hour
 // offset becomes Etc/GMT±N (note the POSIX sign inversion) and anything
-// else UTC.
+// else UTC. Zones without a loadable name (time.FixedZone) are treated
+// the same way.
 func zoneName(loc *time.Location) string {
 	if loc == nil {
 		return "UTC"
 	}
 	if name := loc.String(); name != "Local" {
-		return name
+		if _, err := time.LoadLocation(name); err == nil && name != "" {
+			return name
+		}
+		return offsetZone(loc)
 	}
 	if tz := strings.TrimPrefix(os.Getenv("TZ"), ":"); tz != "" {
 		if _, err := time.LoadLocation(tz); err == nil && tz != "Local" {
@@ -32,6 +36,11 @@ func zoneName(loc *time.Location) string {
 			}
 		}
 	}
+	return offsetZone(loc)
+}
+
+// offsetZone names loc's current whole-hour offset as Etc/GMT±N, else UTC.
+func offsetZone(loc *time.Location) string {
 	_, off := time.Now().In(loc).Zone()
 	switch {
 	case off == 0:

@@ -34,8 +34,8 @@ func parseDuration(v string) (time.Duration, error) {
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(v, suffix); ok {
 			i, err := strconv.Atoi(n)
-			if err != nil {
-				return 0, fmt.Errorf("bad duration %q", v)
+			if err != nil || i < 0 || i > 100*365 {
+				return 0, fmt.Errorf("bad duration %q (whole days or weeks, at most 100 years)", v)
 			}
 			return time.Duration(i) * unit, nil
 		}
