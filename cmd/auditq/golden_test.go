@@ -150,6 +150,14 @@ func TestGolden(t *testing.T) {
 		}
 	})
 
+	t.Run("export progress on a terminal", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "out.csv")
+		tty := &fakeTTY{width: 80}
+		code := run(ctx, q("export", "--output", file), stdio{in: strings.NewReader(""), out: &bytes.Buffer{}, err: tty})
+		require.Equal(t, 0, code, tty.String())
+		assert.Contains(t, tty.String(), "\r[##############################] 10/10 (100%)\n")
+	})
+
 	t.Run("tail", func(t *testing.T) {
 		for _, format := range []string{"jsonl", "table"} {
 			tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
