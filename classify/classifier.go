@@ -153,7 +153,13 @@ func New(opts ...Option) (*Classifier, error) {
 	for _, t := range cr.TempDirs {
 		temp = append(temp, path.Clean(t))
 	}
-	return &Classifier{cfg: cfg, rules: cr, res: resolver{workspace: cfg.workspace, home: cfg.home, temp: temp}}, nil
+	res := resolver{home: cfg.home, temp: temp}
+	if cfg.workspace != "" {
+		// The workspace in resolved form ("~/app" when it is under home).
+		cfg.workspace = res.resolve("", cfg.workspace)
+		res.workspace = cfg.workspace
+	}
+	return &Classifier{cfg: cfg, rules: cr, res: res}, nil
 }
 
 // configErrorRisk is the fail-closed verdict for a bad configuration.
