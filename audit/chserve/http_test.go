@@ -287,7 +287,12 @@ func TestGoneClientNotExecuted(t *testing.T) {
 	wg.Add(1)
 	go func() { // holds the only session for about two seconds
 		defer wg.Done()
-		do(t, ch, httpCall{user: &ch.Reader, body: "SELECT sleepEachRow(1) FROM numbers(2) FORMAT Null"})
+		req, _ := http.NewRequest(http.MethodPost, ch.URL+"/", strings.NewReader("SELECT sleepEachRow(1) FROM numbers(2) FORMAT Null"))
+		req.SetBasicAuth(ch.Reader.Name, ch.Reader.Password)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
 	}()
 	time.Sleep(300 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -323,4 +328,34 @@ func TestEmptyResultColumns(t *testing.T) {
 	}
 	got := do(t, ch, httpCall{user: &ch.Reader, body: "SELECT 1 WHERE 0"})
 	assert.Equal(t, "", got.body, "TabSeparated stays empty")
+}
+
+// TestGracefulShutdown checks that SIGTERM lets a query in flight finish
+// and answer before the server exits.
+func TestGracefulShutdown(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, ch.URL+"/", strings.NewReader("SELECT sleepEachRow(1), number FROM numbers(2)"))
+		req.SetBasicAuth(ch.Reader.Name, ch.Reader.Password)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- answer{status: resp.StatusCode, body: string(b), err: err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, ch.Stop())
+	got := <-done
+	require.NoError(t, got.err)
+	assert.Equal(t, 200, got.status)
+	assert.Equal(t, "0\t0\n0\t1\n", got.body)
 }
