@@ -137,10 +137,32 @@ func (r *run) analyze(name string, a *actx) traits {
 		}
 	case "printf":
 		ops := operands(a.args[1:], "-v")
+		if len(ops) > 0 && !hasFlag(a.args[1:], "-v") {
+			if dyn, _ := anyDyn(ops); !dyn {
+				args := make([]string, 0, len(ops)-1)
+				for _, o := range ops[1:] {
+					args = append(args, o.s)
+				}
+				r.pipeOut, r.hasPipeOut = printfFormat(ops[0].s, args), true
+			}
+		}
 		if len(ops) > 0 && (strings.Contains(ops[0].s, "\\x") || strings.Contains(ops[0].s, "\\0") || strings.Contains(ops[0].s, "%b") || strings.Contains(ops[0].s, "\\u")) {
 			return tDecode
 		}
 	case "echo":
+		if dyn, _ := anyDyn(a.args[1:]); !dyn {
+			ops := a.args[1:]
+			esc := false
+			for len(ops) > 0 && (ops[0].s == "-n" || ops[0].s == "-e" || ops[0].s == "-E" || ops[0].s == "-ne" || ops[0].s == "-en") {
+				esc = esc || strings.Contains(ops[0].s, "e")
+				ops = ops[1:]
+			}
+			text := joinFields(ops)
+			if esc {
+				text = ansiC(text)
+			}
+			r.pipeOut, r.hasPipeOut = text, true
+		}
 		for _, f := range a.args[1:] {
 			if strings.Contains(f.s, "\\x") || strings.Contains(f.s, "\\0") {
 				if hasFlag(a.args[1:], "-e") {
@@ -554,6 +576,12 @@ func (r *run) anTar(a *actx) traits {
 	case 't':
 		a.level = safe
 	case 'c':
+		for _, src := range operands(args, "-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I", "-F", "-b", "-N", "--newer", "-g", "--exclude", "--transform", "--owner", "--group", "--mode") {
+			if src.s == arch.s || !strings.HasPrefix(args[0].s, "-") && src.s == args[0].s {
+				continue
+			}
+			r.readPath(src, a.cx)
+		}
 		if hasArch && !arch.dyn && (arch.s == "-" || harmlessTarget(arch.s)) {
 			a.level = safe
 		} else if hasArch {
@@ -942,6 +970,10 @@ func (r *run) anShell(a *actx) traits {
 		return 0
 	}
 	a.reason = "runs a script read from stdin"
+	if r.hasPipeIn {
+		a.reason = "runs text piped into a shell"
+		r.nested(a.cx, r.pipeIn)
+	}
 	return tShell
 }
 
@@ -1068,6 +1100,9 @@ func (r *run) anInterp(a *actx) traits {
 		return 0
 	}
 	a.reason = "runs code read from stdin"
+	if r.hasPipeIn {
+		r.inlineCode(r.pipeIn, a.cx)
+	}
 	return tShell
 }
 

@@ -53,6 +53,10 @@ type run struct {
 	funcs    map[string]bool
 	substs   map[syntax.Node]traits
 	inGlob   bool
+	// Static text flowing through a pipe: what an echo or printf stage
+	// writes (pipeOut) and what the current stage reads (pipeIn).
+	pipeIn, pipeOut       string
+	hasPipeIn, hasPipeOut bool
 }
 
 // Bash classifies a shell command with the default rules and opts. It
@@ -348,7 +352,7 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 	default:
 		r.scan(x)
 	}
-	r.redirects(s)
+	r.redirects(s, t)
 	return t
 }
 
@@ -371,8 +375,13 @@ func (r *run) binary(b *syntax.BinaryCmd) traits {
 	flatten(b.Y)
 	var up traits // what flows into the current stage
 	var all traits
+	prevText, hasText := "", false
 	for i, s := range stages {
+		r.pipeIn, r.hasPipeIn = prevText, hasText
+		r.pipeOut, r.hasPipeOut = "", false
 		t := r.stmt(s)
+		prevText, hasText = r.pipeOut, r.hasPipeOut && !stdoutRedirected(s)
+		r.pipeIn, r.hasPipeIn, r.pipeOut, r.hasPipeOut = "", false, "", false
 		if i > 0 {
 			r.composite(up, t, s)
 		}
@@ -545,7 +554,7 @@ func (r *run) envRule(name, val string, known bool, s *syntax.Stmt) {
 }
 
 // redirects classifies a statement's redirections.
-func (r *run) redirects(s *syntax.Stmt) {
+func (r *run) redirects(s *syntax.Stmt, t traits) {
 	for _, rd := range s.Redirs {
 		switch rd.Op {
 		case syntax.Hdoc, syntax.DashHdoc:
@@ -576,6 +585,11 @@ func (r *run) redirects(s *syntax.Stmt) {
 			continue
 		}
 		r.writePath(f, "redirect", &callCtx{stmt: s, pos: rd.Pos(), end: rd.End()})
+		if t&(tFetch|tDecode) != 0 && (rd.N == nil || rd.N.Value == "1") && rd.Op != syntax.DplOut {
+			// A download or decoded payload saved to a file: running
+			// that file later in the command is running it directly.
+			r.markFetched(f)
+		}
 	}
 }
 
