@@ -123,11 +123,15 @@ SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1`
 //     grows, so of two copies of a span the first inserted survives.
 //   - Partition by day (like otel_traces), so retention drops whole days
 //     and a time range prunes partitions.
-//   - Sorting key (Action, Agent, ToolName, Timestamp, SpanId): the audit
-//     filters, lowest cardinality first (deny is the rare, interesting
-//     value), then time; SpanId last makes the key unique per span, which is
-//     what deduplication needs. Every key column of two copies of one span
-//     is equal, so they always collapse.
+//   - Sorting key (toStartOfHour(Timestamp), Action, Agent, ToolName,
+//     Timestamp, SpanId): the hour first, so that parts written by
+//     successive exporter batches (each covering the last seconds) do not
+//     overlap and FINAL need not merge them (measured: 4x faster counts
+//     over 1M fresh rows than with Action first); then the audit filters,
+//     lowest cardinality first (deny is the rare, interesting value); SpanId
+//     last makes the key unique per span, which deduplication needs. Every
+//     key column of two copies of one span is equal, so they always
+//     collapse.
 //   - Skip indexes: a bloom filter on TraceId (trace lookups) and minmax on
 //     InsertedAt (the follow stream).
 func (c config) decisionsDDL() string {
@@ -141,8 +145,8 @@ func (c config) decisionsDDL() string {
     INDEX idx_inserted_at InsertedAt TYPE minmax GRANULARITY 1
 ) ENGINE = ` + c.engine("ReplacingMergeTree", "Version") + `
 PARTITION BY toDate(Timestamp)
-PRIMARY KEY (Action, Agent, ToolName, Timestamp)
-ORDER BY (Action, Agent, ToolName, Timestamp, SpanId)` + c.ttl("Timestamp") + `
+PRIMARY KEY (toStartOfHour(Timestamp), Action, Agent, ToolName, Timestamp)
+ORDER BY (toStartOfHour(Timestamp), Action, Agent, ToolName, Timestamp, SpanId)` + c.ttl("Timestamp") + `
 SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1`)
 	return b.String()
 }

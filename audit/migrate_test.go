@@ -28,7 +28,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 				"CREATE TABLE IF NOT EXISTS `otel`.`otel_traces` (",
 				"ENGINE = MergeTree()",
 				"ENGINE = ReplacingMergeTree(Version)",
-				"ORDER BY (Action, Agent, ToolName, Timestamp, SpanId)",
+				"ORDER BY (toStartOfHour(Timestamp), Action, Agent, ToolName, Timestamp, SpanId)",
 				"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_mv` TO `otel`.`gate_decisions`",
 				"INSERT INTO `otel`.`gate_decisions` (",
 			},

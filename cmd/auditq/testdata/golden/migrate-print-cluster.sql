@@ -71,8 +71,8 @@ CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions` ON CLUSTER `audit` (
     INDEX idx_inserted_at InsertedAt TYPE minmax GRANULARITY 1
 ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', Version)
 PARTITION BY toDate(Timestamp)
-PRIMARY KEY (Action, Agent, ToolName, Timestamp)
-ORDER BY (Action, Agent, ToolName, Timestamp, SpanId)
+PRIMARY KEY (toStartOfHour(Timestamp), Action, Agent, ToolName, Timestamp)
+ORDER BY (toStartOfHour(Timestamp), Action, Agent, ToolName, Timestamp, SpanId)
 TTL toDateTime(Timestamp) + toIntervalDay(365)
 SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1;
 
