@@ -150,6 +150,12 @@ func (r *run) analyze(name string, a *actx) traits {
 			return tDecode
 		}
 	case "echo":
+		var t traits
+		for _, f := range a.args[1:] {
+			if f.dyn && secretVarRef(f.s) {
+				t |= tSecret
+			}
+		}
 		if dyn, _ := anyDyn(a.args[1:]); !dyn {
 			ops := a.args[1:]
 			esc := false
@@ -166,12 +172,15 @@ func (r *run) analyze(name string, a *actx) traits {
 		for _, f := range a.args[1:] {
 			if strings.Contains(f.s, "\\x") || strings.Contains(f.s, "\\0") {
 				if hasFlag(a.args[1:], "-e") {
-					return tDecode
+					return t | tDecode
 				}
 			}
 		}
+		return t
 	case "systemctl":
 		r.anSystemctl(a)
+	case "ssh":
+		r.anSSH(a)
 	case "capture":
 		if _, ok := flagValue(a.args[1:], "-r", "--read-file"); ok {
 			a.level, a.reason = safe, "reads a capture file"
@@ -243,9 +252,13 @@ func (r *run) anFind(a *actx) traits {
 				k++
 			}
 			sub := make([]field, 0, k-j-1)
+			leaf := "{}"
+			if v, ok := flagValue(expr[:j], "-name", "-iname"); ok && !strings.Contains(v.s, "/") && v.s != "" {
+				leaf = v.s
+			}
 			for _, f := range expr[j+1 : k] {
 				if strings.Contains(f.s, "{}") {
-					f.s = strings.ReplaceAll(f.s, "{}", strings.TrimSuffix(starts[0].s, "/")+"/{}")
+					f.s = strings.ReplaceAll(f.s, "{}", strings.TrimSuffix(starts[0].s, "/")+"/"+leaf)
 					f.dyn = f.dyn || starts[0].dyn
 				}
 				sub = append(sub, f)
@@ -1194,6 +1207,25 @@ func (r *run) anPrintenv(a *actx) traits {
 	return 0
 }
 
+// secretVarRef reports whether a field's text refers to a variable with a
+// secret-looking name ($GITHUB_TOKEN).
+func secretVarRef(s string) bool {
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			return false
+		}
+		s = s[i+1:]
+		j := 0
+		for j < len(s) && (s[j] == '_' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		if secretName(s[:j]) {
+			return true
+		}
+	}
+}
+
 func secretName(n string) bool {
 	u := strings.ToUpper(n)
 	for _, k := range []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE", "CREDENTIAL", "ACCESS_KEY", "AUTH"} {
@@ -1237,13 +1269,23 @@ func (r *run) anGrep(a *actx) traits {
 	t := traits(0)
 	if secretPattern(pattern) {
 		t |= tSecretFilter
+		for _, f := range ops {
+			if f.dyn {
+				continue
+			}
+			switch r.c.res.where(r.c.res.resolve(r.cwd, f.s)) {
+			case locRoot, locHome, locHomeSub, locParent, locOutside:
+				r.add(a.cx, high, "grep.secrets", a.key+" searches outside the workspace for keys, tokens or passwords")
+				return t | tSecret
+			}
+		}
 	}
 	return t
 }
 
 func secretPattern(p string) bool {
 	l := strings.ToLower(p)
-	for _, k := range []string{"token", "secret", "passw", "api_key", "apikey", "api-key", "credential", "aws_", "private", "auth"} {
+	for _, k := range []string{"token", "secret", "passw", "api_key", "apikey", "api-key", "credential", "aws_", "private", "auth", "begin rsa", "begin openssh", "ssh-rsa", "ssh-ed25519"} {
 		if strings.Contains(l, k) {
 			return true
 		}
@@ -1371,6 +1413,57 @@ func (r *run) anSystemctl(a *actx) {
 					r.add(a.cx, high, "system.security-service", "stops a security service ("+clip(u.s, 30)+")")
 				}
 			}
+		}
+	}
+}
+
+func (r *run) anSSH(a *actx) {
+	args := a.args[1:]
+	vf := "bcDEeFIiJLlmOopQRSWwB"
+	i := 0
+	for i < len(args) {
+		s := args[i].s
+		if s == "--" {
+			i++
+			break
+		}
+		if len(s) < 2 || s[0] != '-' {
+			break
+		}
+		opt := ""
+		if s[1] == 'o' {
+			if len(s) > 2 {
+				opt = s[2:]
+			} else if i+1 < len(args) {
+				opt = args[i+1].s
+			}
+		}
+		if opt != "" {
+			k, v, _ := strings.Cut(opt, "=")
+			if v == "" {
+				k, v, _ = strings.Cut(opt, " ")
+			}
+			switch strings.ToLower(k) {
+			case "proxycommand", "localcommand", "knownhostscommand":
+				r.add(a.cx, review, "ssh.local-command", "ssh "+k+" runs a local command")
+				r.nested(a.cx, v)
+			}
+		}
+		if strings.IndexByte(vf, s[len(s)-1]) >= 0 && len(s) == 2 {
+			i += 2
+			continue
+		}
+		i++
+	}
+	if i+1 < len(args) {
+		from := len(r.findings)
+		r.nested(a.cx, joinFields(args[i+1:]))
+		// The remote command runs on another machine: only what is
+		// high there (destruction, escalation) matters here.
+		if r.maxLevel(from) != high {
+			r.findings = r.findings[:from]
+		} else {
+			r.add(a.cx, high, "ssh.remote-command", "runs a high-risk command on the remote host")
 		}
 	}
 }

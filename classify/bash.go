@@ -549,6 +549,9 @@ func (r *run) envRule(name, val string, known bool, s *syntax.Stmt) {
 			return
 		}
 		outer := r.findingAt(review, "", "", s.Pos(), s.End())
+		if name == "LESSOPEN" || name == "LESSCLOSE" {
+			val = strings.ReplaceAll(strings.TrimLeft(val, "|-"), "%s", "FILE")
+		}
 		r.script(val, &outer)
 	}
 }

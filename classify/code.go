@@ -1,8 +1,31 @@
 package classify
 
 import (
+	"encoding/base64"
 	"strings"
+	"unicode"
 )
+
+// decodeBase64Text decodes a literal that looks like base64 of printable
+// text (a hidden shell command).
+func decodeBase64Text(l string) (string, bool) {
+	if len(l) < 8 || len(l) > 4096 || strings.ContainsAny(l, " .\n") {
+		return "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(l)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(l); err != nil {
+			return "", false
+		}
+	}
+	s := string(b)
+	for _, c := range s {
+		if !unicode.IsPrint(c) && c != '\n' && c != '\t' {
+			return "", false
+		}
+	}
+	return s, strings.ContainsRune(s, ' ')
+}
 
 // inlineCode scans interpreter code (python -c, node -e, a here-document
 // fed to python3 -) for what makes it high: deleting the home directory or
@@ -44,6 +67,19 @@ func (r *run) inlineCode(code string, cx *callCtx) {
 		p := strings.TrimPrefix(l, "file://")
 		if v := r.cr.matchPath(r.c.res.resolve(r.cwd, p), false); v.level == high {
 			r.add(cx, high, v.id, "inline code reads "+v.reason+" ("+clip(l, 40)+")")
+		}
+	}
+	if has("decode_base64", "b64decode", "base64.decode", "atob(", "Base64.decode", "base64_decode", "unpack(\"m", "unpack('m", "'base64')", "\"base64\")") &&
+		has("system(", "exec(", "eval(", "popen", "spawn", "Function(", "`") {
+		r.add(cx, high, "code.decode-exec", "inline code decodes and runs a payload")
+	}
+	for _, l := range lits {
+		if d, ok := decodeBase64Text(l); ok {
+			from := len(r.findings)
+			r.nested(cx, d)
+			if r.maxLevel(from) != high {
+				r.findings = r.findings[:from]
+			}
 		}
 	}
 	fetch := strings.Contains(lower, "urlopen") || strings.Contains(lower, "requests.get") || strings.Contains(lower, "urllib") || strings.Contains(code, "fetch(") || strings.Contains(lower, "http.get") || strings.Contains(lower, "https.get") || strings.Contains(code, "Net::HTTP") || strings.Contains(code, "open-uri") || strings.Contains(code, "LWP::")

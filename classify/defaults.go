@@ -13,7 +13,7 @@ var analyzerNames = []string{
 	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
-	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture",
+	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -100,9 +100,10 @@ func DefaultRules() *Rules {
 	c["uniq"] = withAnalyzer(CommandRule{Level: safe, Reason: "filters to stdout", ReadsFiles: true}, "uniq")
 	c["tee"] = withAnalyzer(cmdr(review, "writes files"), "tee")
 	c["tar"] = withAnalyzer(cmdr(review, "archives or extracts files"), "tar")
-	for _, n := range []string{"unzip", "7z", "unrar", "gzip", "bzip2", "xz", "zip", "zstd"} {
+	for _, n := range []string{"unzip", "7z", "unrar", "gzip", "bzip2", "xz", "zstd"} {
 		c[n] = cmdr(review, "writes archive or extracted files")
 	}
+	c["zip"] = CommandRule{Level: review, Reason: "writes an archive", ReadsFiles: true, ValueFlags: []string{"-x", "-i", "-b", "-n", "-t", "-tt", "-P", "--password"}}
 
 	// File changes.
 	c["rm"] = withAnalyzer(cmdr(review, "deletes files"), "rm")
@@ -137,7 +138,8 @@ func DefaultRules() *Rules {
 	}
 	for _, n := range []string{"useradd", "userdel", "usermod", "groupadd", "groupdel", "passwd", "chpasswd",
 		"visudo", "setenforce", "iptables", "ip6tables", "nft", "ufw", "modprobe", "insmod", "rmmod", "sysctl",
-		"mount", "umount", "swapoff", "chroot", "pkexec", "launchctl", "csrutil", "spctl", "dscl"} {
+		"mount", "umount", "swapoff", "chroot", "pkexec", "launchctl", "csrutil", "spctl", "dscl", "setcap", "nsenter",
+		"capsh", "auditctl", "aa-disable", "update-alternatives"} {
 		c[n] = cmdr(high, "changes system configuration")
 	}
 	c["kill"] = withAnalyzer(cmdr(review, "signals processes"), "kill")
@@ -145,6 +147,7 @@ func DefaultRules() *Rules {
 	c["killall"] = withAnalyzer(cmdr(review, "signals processes by name"), "pkill")
 	c["systemctl"] = withAnalyzer(cmdr(review, "controls services"), "systemctl")
 	c["service"] = cmdr(review, "controls services")
+	c["unshare"] = cmdr(review, "runs a command in new namespaces")
 	c["journalctl"] = cmdr(safe, "reads logs")
 
 	// Shells, interpreters and code runners.
@@ -204,7 +207,8 @@ func DefaultRules() *Rules {
 		"destroy": cmdr(high, "destroys infrastructure"), "fmt": cmdr(review, "formats files"),
 	}, Flags: []FlagRule{{Flags: []string{"-destroy"}, Level: high, ID: "terraform.destroy", Reason: "destroys infrastructure"}}}
 	c["tofu"] = c["terraform"]
-	c["aws"] = CommandRule{Level: review, Reason: "cloud API call", Flags: []FlagRule{{Flags: []string{"--recursive"}, Level: high, ID: "aws.recursive", Reason: "recursive cloud operation (s3 rm --recursive)"}}}
+	c["gsutil"] = CommandRule{Level: review, Reason: "cloud storage call", ReadsFiles: true, Flags: []FlagRule{{Flags: []string{"-r", "-R"}, Level: review, ID: "gsutil.recursive", Reason: "recursive copy or delete"}}}
+	c["aws"] = CommandRule{Level: review, Reason: "cloud API call", ReadsFiles: true, Flags: []FlagRule{{Flags: []string{"--recursive"}, Level: high, ID: "aws.recursive", Reason: "recursive cloud operation (s3 rm --recursive)"}}}
 	c["gcloud"] = cmdr(review, "cloud API call")
 	c["az"] = cmdr(review, "cloud API call")
 	for _, n := range []string{"psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "redis-cli", "clickhouse-client", "cqlsh"} {
@@ -225,7 +229,7 @@ func DefaultRules() *Rules {
 	}
 	c["socat"] = withAnalyzer(CommandRule{Level: review, Reason: "raw network relay", Traits: []string{"fetch", "network"}}, "socat")
 	c["telnet"] = CommandRule{Level: review, Reason: "raw network connection", Traits: []string{"fetch", "network"}}
-	c["ssh"] = CommandRule{Level: review, Reason: "remote session or command", Traits: []string{"network"}}
+	c["ssh"] = withAnalyzer(CommandRule{Level: review, Reason: "remote session or command", Traits: []string{"network"}}, "ssh")
 	c["scp"] = withAnalyzer(CommandRule{Level: review, Reason: "copies files over the network", Traits: []string{"network"}}, "scp")
 	c["sftp"] = CommandRule{Level: review, Reason: "remote file transfer", Traits: []string{"network"}}
 	c["rsync"] = withAnalyzer(CommandRule{Level: review, Reason: "synchronises files", Traits: []string{"network"}}, "rsync")
@@ -358,6 +362,7 @@ func defaultWrappers() map[string]WrapperRule {
 		"chronic":     {},
 		"unbuffer":    {},
 		"caffeinate":  {},
+		"systemd-run": {Level: review, Reason: "runs a command as a transient service", ValueFlags: []string{"-u", "--unit", "-p", "--property", "--description", "--slice", "-E", "--setenv", "--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--timer-property", "--path-property", "--socket-property", "-H", "--host", "-M", "--machine", "--uid", "--gid", "--nice", "--working-directory", "-d"}},
 		"watch":       {Analyzer: "watch"},
 		"noglob":      {},
 		"nocorrect":   {},
@@ -382,11 +387,14 @@ func defaultEnv() map[string]EnvRule {
 	}
 	for _, n := range []string{"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
 		"GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_ASKPASS", "SSH_ASKPASS",
-		"SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "GIT_PROXY_COMMAND", "RSYNC_RSH", "FCEDIT"} {
+		"SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "GIT_PROXY_COMMAND", "RSYNC_RSH", "FCEDIT", "SSH_ORIGINAL_COMMAND"} {
 		e[n] = EnvRule{Level: review, Reason: "names a program that will be run", Command: true}
 	}
 	for _, n := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "ZDOTDIR", "PS4", "BASH_FUNC"} {
 		e[n] = EnvRule{Level: high, Reason: "makes the shell run code at startup or prompt", Command: true}
+	}
+	for _, n := range []string{"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL"} {
+		e[n] = EnvRule{Level: review, Reason: "changes or disables shell history (covering tracks)"}
 	}
 	for _, n := range []string{"PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "NODE_OPTIONS", "NODE_PATH",
 		"PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_CONFIG",
@@ -419,6 +427,7 @@ func defaultPaths() []PathRule {
 		sec("**/*.jks", "path.private-key", "Java key store"),
 		sec("~/.aws/credentials", "path.cloud-credentials", "AWS credentials"),
 		{Pattern: "~/.ssh", Read: high, ID: "path.ssh-dir", Reason: "SSH directory (private keys)"},
+		{Pattern: "~", Read: high, ID: "path.home-dir", Reason: "the whole home directory (keys, tokens)"},
 		{Pattern: "~/.aws", Read: high, ID: "path.cloud-credentials", Reason: "AWS credentials directory"},
 		{Pattern: "~/.gnupg", Read: high, ID: "path.credentials", Reason: "GPG keys directory"},
 		sec("~/.aws/config", "path.cloud-credentials", "AWS configuration"),
