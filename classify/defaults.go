@@ -44,6 +44,16 @@ func DefaultRules() *Rules {
 		Wrappers:   defaultWrappers(),
 		Env:        defaultEnv(),
 		Paths:      defaultPaths(),
+		GitExecKeys: []string{
+			"core.pager", "core.fsmonitor", "core.sshCommand", "core.hooksPath", "core.editor", "core.askPass",
+			"core.gitProxy", "core.alternateRefsCommand", "core.worktree", "diff.external", "diff.*.command",
+			"diff.*.textconv", "merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process",
+			"credential.helper", "credential.*.helper", "sequence.editor", "gpg.program", "gpg.*.program",
+			"uploadpack.packObjectsHook", "pager.*", "init.templateDir", "include.path", "includeIf.*.path",
+			"remote.*.uploadpack", "remote.*.receivepack", "protocol.ext.allow", "protocol.allow", "alias.*",
+			"ssh.variant", "mergetool.*.cmd", "difftool.*.cmd", "web.browser", "browser.*.cmd", "sendemail.smtpServer",
+			"http.sslKeyLogFile", "receive.procReceiveRefs", "submodule.*.update",
+		},
 	}
 	c := r.Commands
 	// Read-only utilities whose operands are files they read.

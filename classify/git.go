@@ -4,23 +4,12 @@ import (
 	"strings"
 )
 
-// gitExecKeys are git config keys whose value is a program git runs (or a
-// path that changes which programs run). Setting one persistently is high;
-// setting one with -c runs the value.
-var gitExecKeyPatterns = []string{
-	"core.pager", "core.fsmonitor", "core.sshcommand", "core.hookspath", "core.editor", "core.askpass",
-	"core.gitproxy", "core.alternaterefscommand", "core.worktree", "diff.external", "diff.*.command",
-	"diff.*.textconv", "merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process",
-	"credential.helper", "credential.*.helper", "sequence.editor", "gpg.program", "gpg.*.program",
-	"uploadpack.packobjectshook", "pager.*", "init.templatedir", "include.path", "includeif.*.path",
-	"remote.*.uploadpack", "remote.*.receivepack", "protocol.ext.allow", "protocol.allow", "alias.*",
-	"ssh.variant", "mergetool.*.cmd", "difftool.*.cmd", "web.browser", "browser.*.cmd", "sendemail.smtpserver",
-	"http.sslkeylogfile", "receive.procreceiverefs", "submodule.*.update",
-}
-
-func gitExecKey(key string) bool {
+// gitExecKey reports whether a git config key names a program git runs
+// (Rules.GitExecKeys; "*" matches one or more characters).
+func (r *run) gitExecKey(key string) bool {
 	k := strings.ToLower(key)
-	for _, p := range gitExecKeyPatterns {
+	for _, p := range r.cr.GitExecKeys {
+		p = strings.ToLower(p)
 		if p == k {
 			return true
 		}
@@ -36,7 +25,7 @@ func gitExecKey(key string) bool {
 
 // gitConfigValue handles one key=value from git -c or git config.
 func (r *run) gitConfigValue(a *actx, key, val string, persistent bool) {
-	if !gitExecKey(key) {
+	if !r.gitExecKey(key) {
 		return
 	}
 	lk := strings.ToLower(key)

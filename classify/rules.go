@@ -37,6 +37,11 @@ type Rules struct {
 	TempDirs []string `yaml:"temp_dirs,omitempty"`
 	// Unknown is the level of a command in no table (default review).
 	Unknown gate.RiskLevel `yaml:"unknown,omitempty"`
+	// GitExecKeys are git config keys whose value is a program git runs
+	// (core.pager, core.fsmonitor, alias.* with "!"…; "*" matches any
+	// part). Setting one with git config is high; with git -c, its value
+	// is classified as a command.
+	GitExecKeys []string `yaml:"git_exec_keys,omitempty"`
 }
 
 // CommandRule classifies one command.
@@ -197,6 +202,7 @@ func (r *Rules) Merge(o *Rules) {
 	r.Paths = append(r.Paths, o.Paths...)
 	r.SystemDirs = append(r.SystemDirs, o.SystemDirs...)
 	r.TempDirs = append(r.TempDirs, o.TempDirs...)
+	r.GitExecKeys = append(r.GitExecKeys, o.GitExecKeys...)
 	if o.Unknown != "" {
 		r.Unknown = o.Unknown
 	}
