@@ -309,7 +309,7 @@ func (r *request) wantsNativeHeader(format string) bool {
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, ex *Exception) {
 	level := slog.LevelDebug
-	if httpStatus(ex.Code) >= 500 {
+	if httpStatus(ex.Code) == http.StatusInternalServerError {
 		level = slog.LevelWarn
 	}
 	s.opts.logger.Log(r.Context(), level, "query failed", "remote", r.RemoteAddr, "code", ex.Code, "err", ex.Error())
