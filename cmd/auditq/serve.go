@@ -168,7 +168,7 @@ func runServe(ctx context.Context, io stdio, cfg serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	fmt.Fprintf(io.out, "auditq serve: listening on http://%s (data dir %s)\n", ln.Addr(), dataDir)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
