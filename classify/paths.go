@@ -23,8 +23,11 @@ type compiledPath struct {
 	segs   []string
 	except [][]string
 	// first and last are the pattern's first and last segments when they
-	// are literal ("" otherwise): a cheap filter before matchSegs.
-	first, last string
+	// are literal ("" otherwise); lastPre and lastSuf are the literal
+	// prefix and suffix of a glob last segment: cheap filters before
+	// matchSegs.
+	first, last      string
+	lastPre, lastSuf string
 }
 
 func literalSeg(s string) string {
@@ -40,7 +43,16 @@ func newCompiledPath(p PathRule) compiledPath {
 		cp.except = append(cp.except, compilePattern(ex))
 	}
 	cp.first = literalSeg(cp.segs[0])
-	cp.last = literalSeg(cp.segs[len(cp.segs)-1])
+	l := cp.segs[len(cp.segs)-1]
+	cp.last = literalSeg(l)
+	if cp.last == "" && l != "**" && !strings.Contains(l, "\\") {
+		if i := strings.IndexAny(l, "*?["); i >= 0 {
+			cp.lastPre = l[:i]
+		}
+		if i := strings.LastIndexAny(l, "*?]"); i >= 0 {
+			cp.lastSuf = l[i+1:]
+		}
+	}
 	return cp
 }
 
@@ -113,7 +125,7 @@ func segMatch(p, s string) bool {
 	if p == s {
 		return true
 	}
-	if p == "/" || s == "/" {
+	if p == "/" || s == "/" || !strings.ContainsAny(p, "*?[\\") {
 		return false
 	}
 	ok, _ := path.Match(p, s)
@@ -141,7 +153,9 @@ func (cr *compiled) matchPath(p string, write bool) pathVerdict {
 		if l == "" || l.Rank() <= best.level.Rank() {
 			continue
 		}
-		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != segs[len(segs)-1] {
+		end := segs[len(segs)-1]
+		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != end ||
+			!strings.HasPrefix(end, cp.lastPre) || !strings.HasSuffix(end, cp.lastSuf) {
 			continue
 		}
 		if !matchSegs(cp.segs, segs) {

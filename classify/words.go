@@ -40,6 +40,20 @@ func (r *run) appendWord(out []field, w *syntax.Word) []field {
 	if w == nil || len(w.Parts) == 0 {
 		return out
 	}
+	if len(w.Parts) == 1 {
+		// Fast path for the common plain word: no quotes to remove, no
+		// expansion, no glob.
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.ContainsAny(p.Value, "\\{*?[~") {
+				return append(out, field{s: p.Value, pos: w.Pos()})
+			}
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				return append(out, field{s: p.Value, pos: w.Pos()})
+			}
+		}
+	}
 	if hasBrace(w) {
 		w2 := &syntax.Word{Parts: slices.Clone(w.Parts)}
 		if syntax.SplitBraces(w2) {
