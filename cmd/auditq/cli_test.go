@@ -114,3 +114,19 @@ func TestParseTimeFlag(t *testing.T) {
 		assert.True(t, tc.want.Equal(got), "%s: %v", tc.in, got)
 	}
 }
+
+func TestHelpNeverShowsTheDSNPassword(t *testing.T) {
+	t.Setenv(dsnEnv, "http://reader:s3cr3t-pw@127.0.0.1:1")
+	for _, c := range []string{"decisions", "stats", "trace", "tail", "export", "migrate"} {
+		var out bytes.Buffer
+		code, stderr := execAuditq(t, context.Background(), &out, c, "--help")
+		require.Equal(t, 0, code, stderr)
+		assert.NotContains(t, out.String(), "s3cr3t-pw", c)
+	}
+	// The environment's DSN is used, and redacted in messages.
+	var out bytes.Buffer
+	code, stderr := execAuditq(t, context.Background(), &out, "stats")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "http://reader:xxxxx@127.0.0.1:1")
+	assert.NotContains(t, stderr, "s3cr3t-pw")
+}

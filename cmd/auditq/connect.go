@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/audit"
@@ -28,16 +30,14 @@ type connFlags struct {
 }
 
 func (c *connFlags) add(cmd *cobra.Command) {
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		dsn = defaultDSN
-	}
 	db := os.Getenv(databaseEnv)
 	if db == "" {
 		db = audit.DefaultDatabase
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.dsn, "dsn", dsn, "ClickHouse DSN, http:// (embedded server, HTTP interface) or clickhouse:// (native); env "+dsnEnv)
+	// The default is resolved at connect time so that --help never prints
+	// a password from the environment.
+	f.StringVar(&c.dsn, "dsn", "", "ClickHouse DSN, http://user:pass@host:8123 (HTTP interface, as the embedded server) or clickhouse://… (native) (default $"+dsnEnv+", else "+defaultDSN+")")
 	f.StringVar(&c.database, "database", db, "database holding otel_traces and gate_decisions; env "+databaseEnv)
 	f.DurationVar(&c.timeout, "timeout", 60*time.Second, "give up on a query after this long")
 }
@@ -45,13 +45,38 @@ func (c *connFlags) add(cmd *cobra.Command) {
 // open connects and pings. An unreachable server gives one line naming
 // what was tried and how to start the embedded server.
 func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
+	if c.dsn == "" {
+		c.dsn = os.Getenv(dsnEnv)
+	}
+	if c.dsn == "" {
+		c.dsn = defaultDSN
+	}
 	st, err := audit.Open(ctx, c.dsn, audit.WithDatabase(c.database))
 	var ue *audit.UnreachableError
 	if errors.As(err, &ue) {
 		return nil, fmt.Errorf("no ClickHouse server at %s (tried --dsn %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s",
 			ue.Addr, redactDSN(c.dsn), rootCause(ue.Err), dsnEnv)
 	}
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) && (ex.Code == codeAuthenticationFailed || ex.Code == codeRequiredPassword) {
+		return nil, fmt.Errorf("ClickHouse at %s refused the credentials in --dsn %s (code %d: %s); set the user and password in --dsn or %s, e.g. http://reader:PASS@%s",
+			addrOf(c.dsn), redactDSN(c.dsn), ex.Code, ex.Message, dsnEnv, addrOf(c.dsn))
+	}
 	return st, err
+}
+
+// ClickHouse error codes auditq explains (src/Common/ErrorCodes.cpp).
+const (
+	codeRequiredPassword     = 194
+	codeAuthenticationFailed = 516
+)
+
+// addrOf is the host:port of a DSN, or the DSN itself.
+func addrOf(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return dsn
 }
 
 // rootCause is the innermost error's text (e.g. "connection refused").
@@ -68,7 +93,12 @@ func rootCause(err error) error {
 // explain adds the next step to errors a user can fix.
 func explain(err error, database string) error {
 	if errors.Is(err, audit.ErrNotMigrated) {
-		return fmt.Errorf("the audit tables are missing in database %q: run `auditq migrate` (with the writer's --dsn): %w", database, err)
+		detail := err.Error()
+		var ex *clickhouse.Exception
+		if errors.As(err, &ex) {
+			detail = fmt.Sprintf("code %d: %s", ex.Code, ex.Message)
+		}
+		return fmt.Errorf("the audit tables are missing in database %q (%s); create them with `auditq migrate` and the writer's --dsn", database, detail)
 	}
 	return err
 }
