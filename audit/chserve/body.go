@@ -106,6 +106,10 @@ func (s *Server) bodyException(err error) *Exception {
 		return &Exception{Code: codeTooManyBytes, Name: "TOO_MANY_BYTES",
 			Text: fmt.Sprintf("Request body is larger than the server's limit of %d bytes (auditq serve --max-body-bytes); split the insert into smaller batches", s.opts.maxBodyBytes)}
 	}
+	var corrupt *compress.CorruptedDataErr
+	if errors.As(err, &corrupt) {
+		return &Exception{Code: 40, Name: "CHECKSUM_DOESNT_MATCH", Text: "Checksum doesn't match: corrupted data in a compressed block of the request body: " + corrupt.Error()}
+	}
 	return &Exception{Code: 33, Name: "CANNOT_READ_ALL_DATA", Text: "Cannot read the request body: " + err.Error()}
 }
 

@@ -75,7 +75,7 @@ func httpStatus(code int) int {
 		return http.StatusNotImplemented
 	case codeUnknownTable, codeUnknownDatabase, 46, 47, 16: // UNKNOWN_FUNCTION, UNKNOWN_IDENTIFIER, NO_SUCH_COLUMN_IN_TABLE
 		return http.StatusNotFound
-	case codeSyntaxError, codeUnknownFormat, codeCannotParseInput, 36, 43, 44, 53, 115, 117, 69, 70, 6, 26, 41, 38, 42:
+	case codeSyntaxError, codeUnknownFormat, codeCannotParseInput, 33, 40, 36, 43, 44, 53, 115, 117, 69, 70, 6, 26, 41, 38, 42:
 		// BAD_ARGUMENTS, ILLEGAL_TYPE_OF_ARGUMENT, ILLEGAL_COLUMN, TYPE_MISMATCH,
 		// UNKNOWN_SETTING, INCORRECT_DATA, ARGUMENT_OUT_OF_BOUND, CANNOT_CONVERT_TYPE,
 		// CANNOT_PARSE_TEXT, CANNOT_PARSE_QUOTED_STRING, CANNOT_PARSE_DATETIME,

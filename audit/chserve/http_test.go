@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/ch-go/compress"
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -358,4 +359,27 @@ func TestGracefulShutdown(t *testing.T) {
 	require.NoError(t, got.err)
 	assert.Equal(t, 200, got.status)
 	assert.Equal(t, "0\t0\n0\t1\n", got.body)
+}
+
+// TestCompressedBodyChecksum checks that a compressed-block body
+// (decompress=1) with a damaged block is refused with ClickHouse's
+// CHECKSUM_DOESNT_MATCH and inserts nothing, and that the intact body goes in.
+func TestCompressedBodyChecksum(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	got := do(t, ch, httpCall{user: &ch.Writer, body: "CREATE TABLE sums (x UInt32) ENGINE = MergeTree ORDER BY x"})
+	require.Equal(t, 200, got.status, got.body)
+	for _, method := range []compress.Method{compress.LZ4, compress.ZSTD} {
+		w := compress.NewWriter(compress.LevelZero, method)
+		require.NoError(t, w.Compress([]byte("1\n2\n3\n")))
+		damaged := bytes.Clone(w.Data)
+		damaged[len(damaged)-1] ^= 0xff
+		insert := q("query", "INSERT INTO sums FORMAT TSV", "decompress", "1")
+		got = do(t, ch, httpCall{user: &ch.Writer, query: insert, body: string(damaged)})
+		assert.Equal(t, "40", got.code, got.body)
+		assert.Contains(t, got.body, "(CHECKSUM_DOESNT_MATCH)")
+		got = do(t, ch, httpCall{user: &ch.Writer, query: insert, body: string(w.Data)})
+		assert.Equal(t, 200, got.status, got.body)
+	}
+	got = do(t, ch, httpCall{user: &ch.Reader, body: "SELECT count(), sum(x) FROM sums"})
+	assert.Equal(t, "6\t12\n", got.body)
 }
