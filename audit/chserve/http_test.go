@@ -284,24 +284,36 @@ func TestGoneClientNotExecuted(t *testing.T) {
 	got := do(t, ch, httpCall{user: &ch.Writer, body: "CREATE TABLE gone (x UInt8) ENGINE = MergeTree ORDER BY x"})
 	require.Equal(t, 200, got.status, got.body)
 
+	post := func(ctx context.Context, query, body string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, ch.URL+"/?query="+url.QueryEscape(query), strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.SetBasicAuth(ch.Writer.Name, ch.Writer.Password)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { // holds the only session for about two seconds
+	go func() { // holds the only session for about three seconds
 		defer wg.Done()
-		req, _ := http.NewRequest(http.MethodPost, ch.URL+"/", strings.NewReader("SELECT sleepEachRow(1) FROM numbers(2) FORMAT Null"))
-		req.SetBasicAuth(ch.Reader.Name, ch.Reader.Password)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
+		_ = post(context.Background(), "SELECT sleepEachRow(1) FROM numbers(3) FORMAT Null", "")
 	}()
-	time.Sleep(300 * time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Wait until the session is busy: a probe then times out in the queue.
+	busy := false
+	for i := 0; i < 100 && !busy; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		busy = errors.Is(post(ctx, "SELECT 1", ""), context.DeadlineExceeded)
+		cancel()
+	}
+	require.True(t, busy, "the slow query never occupied the session")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ch.URL+"/?query="+url.QueryEscape("INSERT INTO gone VALUES"), strings.NewReader("(1)"))
-	require.NoError(t, err)
-	req.SetBasicAuth(ch.Writer.Name, ch.Writer.Password)
-	_, err = http.DefaultClient.Do(req)
+	err := post(ctx, "INSERT INTO gone VALUES", "(1)")
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "the insert should still be waiting: %v", err)
 	wg.Wait()
 
