@@ -68,11 +68,15 @@ func decisionColumns() []column {
 	}
 }
 
-// gateSpanCondition selects the otel_traces rows that are gate decisions:
-// execute_tool spans that carry gate.action (allow or deny) or gate.gated.
+// gateSpanCondition selects the otel_traces rows that are gate decisions,
+// by the same definition as otelbridge and the collector's audit filter: a
+// span carrying gate.action, or gate.gated = true, or gate.opt_out = true
+// (an agent opted out of the executor's gates: audited with an empty
+// action). Tool calls refused before any gate ran (unknown tool, invalid
+// input: gate.gated = false, no action) are not decisions.
 func gateSpanCondition() string {
-	return fmt.Sprintf("(mapContains(SpanAttributes, %s) OR mapContains(SpanAttributes, %s))",
-		quoteString(string(gate.AttrAction)), quoteString(string(gate.AttrGated)))
+	return fmt.Sprintf("(mapContains(SpanAttributes, %s) OR %s = 'true' OR %s = 'true')",
+		quoteString(string(gate.AttrAction)), attr(gate.AttrGated), attr(gate.AttrOptOut))
 }
 
 // selectList is the comma-separated list of gate_decisions columns, in the

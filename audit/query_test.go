@@ -9,9 +9,12 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/audit/audittest"
+	"github.com/toolgate/toolgate/gate"
 )
 
 // fixtureEnv starts a server with the fixture spans written once.
@@ -217,6 +220,27 @@ func TestDuplicateDeliveryCollapses(t *testing.T) {
 	require.NoError(t, env.Writer.Exec(ctx, "OPTIMIZE TABLE otel.gate_decisions FINAL"))
 	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT count() FROM otel.gate_decisions").Scan(&raw))
 	assert.EqualValues(t, audittest.FixtureDecisions, raw)
+}
+
+func TestWhichSpansAreDecisions(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	at := audittest.FixtureBase
+	span := func(id string, attrs map[attribute.Key]string) audittest.Span {
+		attrs[semconv.GenAIToolNameKey] = "bash"
+		return audittest.Span{Timestamp: at, TraceID: audittest.TraceCoder, SpanID: id, Name: "execute_tool bash", Service: "svc", Attrs: attrs}
+	}
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, []audittest.Span{
+		span("0000000000000001", map[attribute.Key]string{gate.AttrGated: "true", gate.AttrAction: "allow"}),
+		span("0000000000000002", map[attribute.Key]string{gate.AttrGated: "false", gate.AttrOptOut: "true"}),
+		span("0000000000000003", map[attribute.Key]string{gate.AttrGated: "false"}), // refused before any gate ran
+		span("0000000000000004", map[attribute.Key]string{}),                        // not a gate span at all
+	}))
+	page, err := env.Store.Decisions(ctx, audit.Filter{}, audit.Page{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0000000000000002", "0000000000000001"}, spanIDs(page.Decisions))
+	assert.True(t, page.Decisions[0].OptOut)
+	assert.Empty(t, page.Decisions[0].Action)
 }
 
 func TestFollower(t *testing.T) {

@@ -106,7 +106,7 @@ SELECT
     toUInt64OrZero(SpanAttributes['gate.duration_ns']) AS GateDuration,
     SpanAttributes['gen_ai.tool.call.arguments'] AS Input
 FROM `otel`.`otel_traces`
-WHERE (mapContains(SpanAttributes, 'gate.action') OR mapContains(SpanAttributes, 'gate.gated'));
+WHERE (mapContains(SpanAttributes, 'gate.action') OR SpanAttributes['gate.gated'] = 'true' OR SpanAttributes['gate.opt_out'] = 'true');
 
 INSERT INTO `otel`.`gate_decisions` (Timestamp, InsertedAt, TraceId, SpanId, ParentSpanId, ServiceName, Agent, RunId, TaskId, ToolName, ToolCallId, Gated, OptOut, Action, Reason, Source, RiskLevel, Approval, Approver, ErrorKind, ErrorType, IsError, StatusMessage, Duration, GateDuration, Input)
 SELECT
@@ -137,5 +137,5 @@ SELECT
     toUInt64OrZero(SpanAttributes['gate.duration_ns']) AS GateDuration,
     SpanAttributes['gen_ai.tool.call.arguments'] AS Input
 FROM `otel`.`otel_traces`
-WHERE (mapContains(SpanAttributes, 'gate.action') OR mapContains(SpanAttributes, 'gate.gated'));
+WHERE (mapContains(SpanAttributes, 'gate.action') OR SpanAttributes['gate.gated'] = 'true' OR SpanAttributes['gate.opt_out'] = 'true');
 
