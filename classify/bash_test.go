@@ -802,3 +802,15 @@ func TestMoreEvasions(t *testing.T) {
 		{"nsenter -t 1 -m sh", H, ""},
 	})
 }
+
+func TestSummariesAndGlobDeletes(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"wc -l .env", S, ""},
+		{"sha256sum ~/.ssh/id_rsa", S, ""},
+		{"file .env", S, ""},
+		{"rm -f ~/Downloads/*.md", H, "delete.outside-recursive"},
+		{"rm ~/Downloads/*.md", R, ""},
+		{"rm -f build/*.o", R, ""},
+		{"rm -f /tmp/*.log", R, ""},
+	})
+}

@@ -331,7 +331,7 @@ func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *cal
 			return
 		}
 	case locHomeSub, locOutside:
-		if recursive || everything {
+		if recursive || everything || f.glob && severe {
 			r.add(cx, high, "delete.outside-recursive", what+" recursively deletes outside the workspace ("+clip(f.s, 60)+")")
 			return
 		}

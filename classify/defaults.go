@@ -58,10 +58,13 @@ func DefaultRules() *Rules {
 	c := r.Commands
 	// Read-only utilities whose operands are files they read.
 	for _, n := range []string{"cat", "tac", "head", "tail", "less", "more", "nl", "strings", "od", "hexdump",
-		"wc", "cut", "paste", "join", "fold", "fmt", "expand", "unexpand", "rev", "column", "md5sum", "sha1sum",
-		"sha256sum", "sha512sum", "cksum", "b2sum", "file", "diff", "cmp", "comm", "jq", "yq", "bat", "view",
-		"zcat", "bzcat", "xzcat", "zless", "zgrep", "iconv", "csvlook", "tr", "readelf", "objdump", "nm", "ldd", "sum"} {
+		"cut", "paste", "join", "fold", "fmt", "expand", "unexpand", "rev", "column", "diff", "comm", "jq", "yq", "bat", "view",
+		"zcat", "bzcat", "xzcat", "zless", "zgrep", "iconv", "csvlook", "tr", "readelf", "objdump"} {
 		c[n] = reader("reads files")
+	}
+	// Read files but print only counts, hashes or types.
+	for _, n := range []string{"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "sum", "file", "cmp", "nm", "ldd"} {
+		c[n] = cmdr(safe, "summarises files")
 	}
 	c["grep"] = withAnalyzer(CommandRule{Level: safe, Reason: "searches files", ReadsFiles: true, Traits: []string{"filter"}}, "grep")
 	for _, n := range []string{"egrep", "fgrep", "ag", "ack"} {
