@@ -137,6 +137,12 @@ func (r *run) analyze(name string, a *actx) traits {
 		}
 	case "printf":
 		ops := operands(a.args[1:], "-v")
+		for _, f := range ops {
+			if f.dyn && secretVarRef(f.s) && !hasFlag(a.args[1:], "-v") {
+				r.add(a.cx, high, "env.secret", "prints a secret variable ("+clip(f.s, 40)+")")
+				return tSecret
+			}
+		}
 		if len(ops) > 0 && !hasFlag(a.args[1:], "-v") {
 			if dyn, _ := anyDyn(ops); !dyn {
 				args := make([]string, 0, len(ops)-1)
@@ -153,6 +159,7 @@ func (r *run) analyze(name string, a *actx) traits {
 		var t traits
 		for _, f := range a.args[1:] {
 			if f.dyn && secretVarRef(f.s) {
+				r.add(a.cx, high, "env.secret", "prints a secret variable ("+clip(f.s, 40)+")")
 				t |= tSecret
 			}
 		}
@@ -181,6 +188,10 @@ func (r *run) analyze(name string, a *actx) traits {
 		r.anSystemctl(a)
 	case "ssh":
 		r.anSSH(a)
+	case "keygen":
+		if f, ok := flagValue(a.args[1:], "-f"); ok && !hasFlag(a.args[1:], "-l", "-y", "-F", "-R", "-e", "-B") {
+			r.writePath(f, "ssh-keygen -f", a.cx)
+		}
 	case "capture":
 		if _, ok := flagValue(a.args[1:], "-r", "--read-file"); ok {
 			a.level, a.reason = safe, "reads a capture file"

@@ -135,7 +135,7 @@ func firstOperand(args []field, valueFlags []string) int {
 
 // command classifies a command with its rule.
 func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) traits {
-	if len(args) == 2 && !args[1].dyn && (args[1].s == "--version" || args[1].s == "--help") {
+	if len(args) == 2 && !args[1].dyn && (args[1].s == "--version" || args[1].s == "--help" || args[1].s == "-version") {
 		return 0
 	}
 	a := &actx{key: key, rule: rule, args: args, cx: cx}

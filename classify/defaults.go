@@ -13,7 +13,7 @@ var analyzerNames = []string{
 	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
-	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh",
+	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -231,7 +231,7 @@ func DefaultRules() *Rules {
 		{Flags: []string{"--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key"}, Level: high, ID: "gpg.export-secret", Reason: "exports private keys"},
 		{Flags: []string{"--delete-secret-keys", "--delete-secret-and-public-key"}, Level: high, ID: "gpg.delete-secret", Reason: "deletes private keys"},
 	}}
-	c["ssh-keygen"] = cmdr(review, "creates or changes keys")
+	c["ssh-keygen"] = withAnalyzer(cmdr(review, "creates or changes keys"), "keygen")
 	c["ssh-add"] = cmdr(review, "loads keys into the agent")
 
 	// Network.
@@ -457,6 +457,11 @@ func defaultPaths() []PathRule {
 		sec("~/.password-store/**", "path.credentials", "password store"),
 		sec("~/.vault-token", "path.credentials", "Vault token"),
 		sec("**/.env", "path.dotenv", "environment secrets file"),
+		sec("**/credentials.json", "path.credentials", "service credentials"),
+		sec("**/service-account*.json", "path.credentials", "cloud service-account key"),
+		sec("**/.htpasswd", "path.credentials", "password hashes"),
+		sec("**/secrets.yml", "path.credentials", "application secrets"),
+		sec("**/secrets.yaml", "path.credentials", "application secrets"),
 		sec("**/.env.*", "path.dotenv", "environment secrets file", "**/.env.example", "**/.env.sample", "**/.env.template", "**/.env.dist"),
 		sec("/etc/shadow", "path.shadow", "password hashes"),
 		sec("/etc/gshadow", "path.shadow", "group password hashes"),
