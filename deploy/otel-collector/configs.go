@@ -34,6 +34,14 @@ func Config() []byte { return mustRead("config.yaml") }
 // the collector (in-memory storage, loopback ports from TOOLGATE_JAEGER_*).
 func JaegerConfig() []byte { return mustRead("jaeger.yaml") }
 
+// LoadBalancerConfig returns cluster/loadbalancer.yaml, the load-balancing
+// tier of the cluster variant (needs the otelcol-toolgate-cluster build).
+func LoadBalancerConfig() []byte { return mustRead("cluster/loadbalancer.yaml") }
+
+// SamplerOverlay returns cluster/sampler.yaml, the overlay for config.yaml
+// on the tail-sampling tier of the cluster variant.
+func SamplerOverlay() []byte { return mustRead("cluster/sampler.yaml") }
+
 // Overlay returns the configuration overlay for an audit mode, to be passed to
 // the collector as a second --config after Config. It returns nil for
 // ModeDecisions (no overlay) and an error wrapping ErrUnknownMode otherwise.

@@ -50,6 +50,8 @@ type collectorConfig struct {
 	decisionWait                               time.Duration
 	samplePercent                              float64
 	env                                        []string
+	bin                                        string
+	configs                                    [][]byte
 }
 
 // CollectorOption configures StartCollector.
@@ -94,6 +96,20 @@ func WithCollectorEnv(kv string) CollectorOption {
 	return func(c *collectorConfig) { c.env = append(c.env, kv) }
 }
 
+// WithCollectorBinary runs another collector binary (e.g.
+// bin/otelcol-toolgate-cluster) instead of TOOLGATE_OTELCOL.
+func WithCollectorBinary(path string) CollectorOption {
+	return func(c *collectorConfig) { c.bin = path }
+}
+
+// WithConfigs replaces config.yaml (and the mode overlay and debug sinks)
+// with these configuration files, given in order as --config. The port
+// variables (TOOLGATE_OTELCOL_GRPC, _HTTP, _HEALTH, _METRICS_PORT) are set as
+// usual, so the files should read their listeners from them.
+func WithConfigs(files ...[]byte) CollectorOption {
+	return func(c *collectorConfig) { c.configs = append(c.configs, files...) }
+}
+
 // debugSinksOverlay replaces missing back ends with the debug exporter.
 func debugSinksOverlay(audit, traces bool) string {
 	var b strings.Builder
@@ -118,12 +134,25 @@ func StartCollector(t testing.TB, opts ...CollectorOption) *Collector {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	dir := t.TempDir()
-	paths, err := otelcollector.WriteConfigs(dir, cfg.mode)
-	if err != nil {
-		t.Fatalf("testenv: collector configs: %v", err)
+	if cfg.bin != "" {
+		bin = cfg.bin
 	}
-	if cfg.chEndpoint == "" || cfg.jaegerOTLP == "" {
+	dir := t.TempDir()
+	var paths []string
+	for i, b := range cfg.configs {
+		p := filepath.Join(dir, fmt.Sprintf("config-%d.yaml", i))
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		paths = append(paths, p)
+	}
+	if len(cfg.configs) == 0 {
+		var err error
+		if paths, err = otelcollector.WriteConfigs(dir, cfg.mode); err != nil {
+			t.Fatalf("testenv: collector configs: %v", err)
+		}
+	}
+	if len(cfg.configs) == 0 && (cfg.chEndpoint == "" || cfg.jaegerOTLP == "") {
 		p := filepath.Join(dir, "debug-sinks.yaml")
 		if err := os.WriteFile(p, []byte(debugSinksOverlay(cfg.chEndpoint == "", cfg.jaegerOTLP == "")), 0o600); err != nil {
 			t.Fatalf("testenv: %v", err)
