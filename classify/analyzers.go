@@ -188,6 +188,10 @@ func (r *run) analyze(name string, a *actx) traits {
 		r.anSystemctl(a)
 	case "ssh":
 		r.anSSH(a)
+	case "mount":
+		if len(operands(a.args[1:], "-t", "--types", "-O", "--test-opts", "-L", "-U")) == 0 && !hasFlag(a.args[1:], "-a", "--all") {
+			a.level, a.reason = safe, "lists mounts"
+		}
 	case "keygen":
 		if f, ok := flagValue(a.args[1:], "-f"); ok && !hasFlag(a.args[1:], "-l", "-y", "-F", "-R", "-e", "-B") {
 			r.writePath(f, "ssh-keygen -f", a.cx)
@@ -533,6 +537,9 @@ func (r *run) anSort(a *actx) traits {
 func (r *run) anTee(a *actx) traits {
 	ops := operands(a.args[1:], "--output-error")
 	a.level = safe
+	if a.cx.stdinArg {
+		ops = append(ops, field{s: "$XARGS", dyn: true})
+	}
 	for _, f := range ops {
 		if r.writePath(f, "tee", a.cx) != safe {
 			a.level = review
@@ -623,14 +630,25 @@ func (r *run) anCopy(a *actx) traits {
 	args := a.args[1:]
 	vf := []string{"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"}
 	ops := operands(args, vf...)
-	if len(ops) == 0 {
+	dest, hasDest := flagValue(args, "-t", "--target-directory")
+	if a.cx.stdinArg {
+		// xargs supplies more operands: sources, and the destination
+		// unless -t names it.
+		if !hasDest {
+			r.writePath(field{s: "$XARGS", dyn: true}, a.key, a.cx)
+		}
+		if a.key == "mv" {
+			r.add(a.cx, review, "delete.dynamic", "mv moves files named at run time")
+		}
+	}
+	if len(ops) == 0 && !hasDest {
 		return 0
 	}
 	var srcs []field
-	dest, hasDest := flagValue(args, "-t", "--target-directory")
-	if hasDest {
+	switch {
+	case hasDest:
 		srcs = ops
-	} else {
+	case len(ops) > 0:
 		srcs, dest = ops[:len(ops)-1], ops[len(ops)-1]
 	}
 	for _, s := range srcs {

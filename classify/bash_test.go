@@ -829,3 +829,20 @@ func TestSecretsPrinted(t *testing.T) {
 		{"java -version", S, ""},
 	})
 }
+
+func TestXargsWrites(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"find . -name '*x*' -print0 | xargs -0 cp -t ~/foo/bar", R, ""},
+		{"find . | xargs -r cp -t ./backup/", R, ""},
+		{"find . -type d | xargs mkdir -p", R, "write.dynamic"},
+		{"ls | xargs touch", R, ""},
+		{"ls | xargs tee", R, ""},
+		{"ls | xargs -0L2 cp -n", R, ""},
+		{"ls | xargs md5sum", S, ""},
+		{"mount -l | grep nfs", S, ""},
+		{"mount", S, ""},
+		{"mount --bind /a /b", H, ""},
+		{"PS4='+$(date) ' bash -x s.sh", R, ""},
+		{"rsync -rave 'ssh -i ~/k.pem' src/ host:/dst", R, ""},
+	})
+}

@@ -96,8 +96,9 @@ func operands(args []field, valueFlags ...string) []field {
 			return append(out, args[i+1:]...)
 		}
 		if len(a.s) > 1 && a.s[0] == '-' && !a.dyn {
+			last := "-" + a.s[len(a.s)-1:]
 			for _, v := range valueFlags {
-				if a.s == v {
+				if a.s == v || len(a.s) > 2 && a.s[1] != '-' && v == last {
 					i++
 					break
 				}
@@ -192,6 +193,9 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	if rule.WritesFiles {
 		for _, f := range operands(args[1:], rule.ValueFlags...) {
 			r.writePath(f, key, cx)
+		}
+		if cx.stdinArg {
+			r.writePath(field{s: "$XARGS", dyn: true}, key, cx)
 		}
 	}
 	if a.level.Rank() > safe.Rank() {

@@ -13,7 +13,7 @@ var analyzerNames = []string{
 	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
-	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen",
+	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -151,7 +151,7 @@ func DefaultRules() *Rules {
 	}
 	for _, n := range []string{"useradd", "userdel", "usermod", "groupadd", "groupdel", "passwd", "chpasswd",
 		"visudo", "setenforce", "iptables", "ip6tables", "nft", "ufw", "modprobe", "insmod", "rmmod", "sysctl",
-		"mount", "umount", "swapoff", "chroot", "pkexec", "launchctl", "csrutil", "spctl", "dscl", "setcap", "nsenter",
+		"umount", "swapoff", "chroot", "pkexec", "launchctl", "csrutil", "spctl", "dscl", "setcap", "nsenter",
 		"capsh", "auditctl", "aa-disable", "update-alternatives"} {
 		c[n] = cmdr(high, "changes system configuration")
 	}
@@ -160,6 +160,7 @@ func DefaultRules() *Rules {
 	c["killall"] = withAnalyzer(cmdr(review, "signals processes by name"), "pkill")
 	c["systemctl"] = withAnalyzer(cmdr(review, "controls services"), "systemctl")
 	c["service"] = cmdr(review, "controls services")
+	c["mount"] = withAnalyzer(cmdr(high, "mounts file systems"), "mount")
 	c["unshare"] = cmdr(review, "runs a command in new namespaces")
 	c["journalctl"] = cmdr(safe, "reads logs")
 
@@ -400,10 +401,10 @@ func defaultEnv() map[string]EnvRule {
 	}
 	for _, n := range []string{"PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
 		"GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_ASKPASS", "SSH_ASKPASS",
-		"SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "GIT_PROXY_COMMAND", "RSYNC_RSH", "FCEDIT", "SSH_ORIGINAL_COMMAND"} {
+		"SUDO_ASKPASS", "PS4", "LESSOPEN", "LESSCLOSE", "BROWSER", "GIT_PROXY_COMMAND", "RSYNC_RSH", "FCEDIT", "SSH_ORIGINAL_COMMAND"} {
 		e[n] = EnvRule{Level: review, Reason: "names a program that will be run", Command: true}
 	}
-	for _, n := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "ZDOTDIR", "PS4", "BASH_FUNC"} {
+	for _, n := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "ZDOTDIR", "BASH_FUNC"} {
 		e[n] = EnvRule{Level: high, Reason: "makes the shell run code at startup or prompt", Command: true}
 	}
 	for _, n := range []string{"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL"} {
