@@ -181,28 +181,6 @@ func safeExecute(ctx context.Context, f func(context.Context, json.RawMessage) (
 	return out, err, false
 }
 
-var emptyObject = json.RawMessage(`{}`)
-
-// decodeInput decodes a JSON object (empty or null meaning {}) and
-// validates it against s.
-func decodeInput(s *jsonschema.Schema, raw json.RawMessage) (map[string]any, json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		raw = emptyObject
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, nil, fmt.Errorf("input is not a JSON object: %w", err)
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	if err := s.Validate(m); err != nil {
-		return nil, nil, err
-	}
-	return m, raw, nil
-}
-
 func validateOutput(s *jsonschema.Schema, out Result) error {
 	doc := out.Structured
 	if len(bytes.TrimSpace(doc)) == 0 {

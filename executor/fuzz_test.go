@@ -3,7 +3,9 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
@@ -38,7 +40,7 @@ func FuzzExecuteInput(f *testing.F) {
 		if valid {
 			cmd, valid = m["command"].(string)
 		}
-		valid = valid && len(m) == 1 && cmd != ""
+		valid = valid && len(m) == 1 && cmd != "" && topLevelKeys(input) == 1 && utf8.ValidString(input)
 		if valid != (ran == 1) {
 			t.Fatalf("input %q: valid=%v but ran=%d (%s)", input, valid, ran, res.Content)
 		}
@@ -46,4 +48,40 @@ func FuzzExecuteInput(f *testing.F) {
 			t.Fatalf("content over the cap: %d", len(res.Content))
 		}
 	})
+}
+
+// topLevelKeys counts the keys of a JSON object's top level, duplicates
+// included.
+func topLevelKeys(s string) int {
+	dec := json.NewDecoder(strings.NewReader(s))
+	depth, n, key := 0, 0, false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			if t == '{' || t == '[' {
+				if depth == 1 {
+					key = true
+				}
+				depth++
+				if depth == 1 {
+					key = true
+				}
+			} else {
+				depth--
+			}
+		default:
+			if depth == 1 {
+				if _, ok := t.(string); ok && key {
+					n++
+					key = false
+					continue
+				}
+				key = true
+			}
+		}
+	}
 }
