@@ -59,11 +59,11 @@ func DefaultRules() *Rules {
 	// Read-only utilities whose operands are files they read.
 	for _, n := range []string{"cat", "tac", "head", "tail", "less", "more", "nl", "strings", "od", "hexdump",
 		"cut", "paste", "join", "fold", "fmt", "expand", "unexpand", "rev", "column", "diff", "comm", "jq", "yq", "bat", "view",
-		"zcat", "bzcat", "xzcat", "zless", "zgrep", "iconv", "csvlook", "tr", "readelf", "objdump"} {
+		"zcat", "bzcat", "xzcat", "zless", "zgrep", "iconv", "csvlook", "tr", "readelf", "objdump", "pr", "zipinfo"} {
 		c[n] = reader("reads files")
 	}
 	// Read files but print only counts, hashes or types.
-	for _, n := range []string{"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "sum", "file", "cmp", "nm", "ldd"} {
+	for _, n := range []string{"wc", "md5", "shasum", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "sum", "file", "cmp", "nm", "ldd"} {
 		c[n] = cmdr(safe, "summarises files")
 	}
 	c["grep"] = withAnalyzer(CommandRule{Level: safe, Reason: "searches files", ReadsFiles: true, Traits: []string{"filter"}}, "grep")
@@ -82,7 +82,7 @@ func DefaultRules() *Rules {
 		"expr", "bc", "dc", "yes", "top", "htop", "vmstat", "iostat", "ss", "netstat",
 		"sw_vers", "lsb_release", "declare", "typeset", "local", "readonly",
 		"colordiff", "look", "ptx", "tsort", "uuidgen", "mktemp", "tty", "pstree",
-		"export", "wait4", ":", "shasum", "base32"} {
+		"export", ":", "getent", "ipcs", "finger", "uuid", "bg", "fg", "disown"} {
 		c[n] = cmdr(safe, "read-only")
 	}
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
