@@ -29,7 +29,9 @@
 //
 // Order of checks for one call: context and run state; registry lookup
 // (ErrUnknownTool); reachability (ErrNotReachable — an unreachable tool
-// never reaches the gate); input validation (ErrInvalidInput); the gate
+// never reaches the gate); input validation (ErrInvalidInput: a JSON
+// object matching the schema, valid UTF-8, no duplicate keys — so the gate
+// sees exactly what any JSON parser in the tool will see); the gate
 // (executor-level gates, then agent-level, as one gate.Chain; an ask goes
 // to the Approver unless a run grant covers the exact command; a rewrite
 // is validated against the schema again and an invalid one denies); a
