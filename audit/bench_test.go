@@ -2,6 +2,9 @@ package audit_test
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -44,6 +47,15 @@ func BenchmarkQueries(b *testing.B) {
 		}},
 		{"decisions-reason-substring", func() error {
 			_, err := env.Store.Decisions(ctx, audit.Filter{Since: since, Reason: "egress"}, audit.Page{})
+			return err
+		}},
+		{"trace", func() error {
+			// LoadSynthetic's traces are lower(hex(MD5(toString(n / 8)))).
+			sum := md5.Sum([]byte("12345"))
+			tree, err := env.Store.Trace(ctx, hex.EncodeToString(sum[:]))
+			if err == nil && tree.Spans != 8 {
+				err = fmt.Errorf("trace has %d spans, want 8", tree.Spans)
+			}
 			return err
 		}},
 		{"stats-by-action", func() error {

@@ -77,7 +77,18 @@ func (s *Store) Trace(ctx context.Context, traceID string) (*TraceTree, error) {
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("trace", err)
 	}
-	page, _, err := s.decisionsPage(ctx, Filter{TraceID: traceID}, nil, MaxTraceSpans)
+	// The spans' time range lets the decisions query prune partitions and
+	// hours instead of testing every granule's TraceId bloom filter.
+	f := Filter{TraceID: traceID}
+	for i, sp := range order {
+		if i == 0 || sp.Timestamp.Before(f.Since) {
+			f.Since = sp.Timestamp
+		}
+		if i == 0 || !sp.Timestamp.Before(f.Until) {
+			f.Until = sp.Timestamp.Add(time.Nanosecond)
+		}
+	}
+	page, _, err := s.decisionsPage(ctx, f, nil, MaxTraceSpans)
 	if err != nil {
 		return nil, err
 	}
