@@ -130,3 +130,16 @@ func TestHelpNeverShowsTheDSNPassword(t *testing.T) {
 	assert.Contains(t, stderr, "http://reader:xxxxx@127.0.0.1:1")
 	assert.NotContains(t, stderr, "s3cr3t-pw")
 }
+
+func TestOneLineEscapesControlCharacters(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain reason", "plain reason"},
+		{"two\nlines\tand  spaces", "two lines and spaces"},
+		{"\x1b]0;pwned\x07red \x1b[31mtext", `\x1b]0;pwned\x07red \x1b[31mtext`},
+		{"del\x7f and c1 \u009b", `del\x7f and c1 \x9b`},
+		{"unicode ✓ stays", "unicode ✓ stays"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, oneLine(tc.in), "%q", tc.in)
+	}
+}

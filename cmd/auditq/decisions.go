@@ -146,8 +146,8 @@ Field names of json, jsonl and csv are documented in docs/auditq.md.`,
 var decisionHeader = []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "REASON", "DURATION", "TRACE"}
 
 func decisionCells(d audit.Decision, loc *time.Location) []string {
-	return []string{formatTime(d.Timestamp, loc), d.Agent, d.ToolName, d.Action, d.RiskLevel,
-		oneLine(d.Reason), formatDuration(d.DurationNs), d.TraceID}
+	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), oneLine(d.ToolName), oneLine(d.Action), oneLine(d.RiskLevel),
+		oneLine(d.Reason), formatDuration(d.DurationNs), oneLine(d.TraceID)}
 }
 
 // writeDecisions renders decisions in the chosen format.

@@ -224,10 +224,31 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// oneLine makes a value safe for a table cell: no newlines or tabs.
+// oneLine makes a value safe for a table cell or tree line: runs of
+// whitespace become one space, and control characters (an ANSI escape in a
+// model-written reason, say) are shown escaped (\x1b) instead of reaching
+// the terminal.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(s), " ")
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteRune(r)
+		case isControl(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
+
+// isControl reports C0 and C1 control characters and DEL.
+func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
 
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {

@@ -223,20 +223,20 @@ func spanLine(sp *audit.Span, loc *time.Location, term terminal) string {
 		}
 		return s
 	}
-	parts := []string{formatTime(sp.Timestamp, loc)[11:], sp.Name}
+	parts := []string{formatTime(sp.Timestamp, loc)[11:], oneLine(sp.Name)}
 	if d := sp.Decision; d != nil {
-		parts = append(parts, paint(colorFor("ACTION", d.Action), d.Action))
+		parts = append(parts, paint(colorFor("ACTION", d.Action), oneLine(d.Action)))
 		if d.RiskLevel != "" {
-			parts = append(parts, "risk "+paint(colorFor("RISK", d.RiskLevel), d.RiskLevel))
+			parts = append(parts, "risk "+paint(colorFor("RISK", d.RiskLevel), oneLine(d.RiskLevel)))
 		}
 		if d.Reason != "" {
-			parts = append(parts, fmt.Sprintf("%q", oneLine(d.Reason)))
+			parts = append(parts, `"`+oneLine(d.Reason)+`"`)
 		}
 		if d.Source != "" {
-			parts = append(parts, "by "+d.Source)
+			parts = append(parts, "by "+oneLine(d.Source))
 		}
 		if d.Approval != "" {
-			parts = append(parts, "approval "+d.Approval)
+			parts = append(parts, "approval "+oneLine(d.Approval))
 		}
 		if d.GateDuration != 0 {
 			parts = append(parts, "gate "+formatDuration(d.GateDuration))
