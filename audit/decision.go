@@ -69,6 +69,8 @@ type Filter struct {
 	Reason  string
 	TraceID string
 	RunID   string
+	// Service is the resource service.name (ServiceName).
+	Service string
 }
 
 // where renders f as a WHERE clause over gate_decisions, with parameters.
@@ -95,6 +97,7 @@ func (f Filter) where(p clickhouse.Parameters) string {
 	add("positionCaseInsensitiveUTF8(Reason, {reason:String}) > 0", "reason", f.Reason)
 	add("TraceId = {trace:String}", "trace", strings.ToLower(f.TraceID))
 	add("RunId = {run:String}", "run", f.RunID)
+	add("ServiceName = {service:String}", "service", f.Service)
 	if len(conds) == 0 {
 		return ""
 	}

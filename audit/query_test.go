@@ -87,6 +87,8 @@ func TestQueries(t *testing.T) {
 			{"time range [since, until)", audit.Filter{Since: base.Add(time.Hour), Until: base.Add(130*time.Minute + 100*time.Millisecond)}, []string{"b2b2b2b2b2b2b203", "b2b2b2b2b2b2b202", "b2b2b2b2b2b2b201"}},
 			{"trace, upper case", audit.Filter{TraceID: "5B8EFFF798038103D269B633813FC60C"}, []string{"c3c3c3c3c3c3c303", "c3c3c3c3c3c3c302", "c3c3c3c3c3c3c301"}},
 			{"run", audit.Filter{RunID: "run-2", Action: "allow"}, []string{"b2b2b2b2b2b2b202"}},
+			{"service", audit.Filter{Service: "toolgate-demo", Tool: "grep"}, []string{"c3c3c3c3c3c3c303"}},
+			{"other service", audit.Filter{Service: "elsewhere"}, nil},
 			{"injection attempt is just a value", audit.Filter{Agent: "x' OR 1=1 --"}, nil},
 			{"no match", audit.Filter{Tool: "nope"}, nil},
 		}

@@ -20,6 +20,7 @@ type filterFlags struct {
 	action, risk string
 	reason       string
 	trace, run   string
+	service      string
 }
 
 func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string) {
@@ -35,6 +36,7 @@ func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string
 	fs.StringVar(&f.reason, "reason", "", "only reasons containing this text (case-insensitive)")
 	fs.StringVar(&f.trace, "trace", "", "only this trace ID")
 	fs.StringVar(&f.run, "run", "", "only this run ID")
+	fs.StringVar(&f.service, "service", "", "only this service (OTel service.name)")
 	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions([]string{string(gate.ActionAllow), string(gate.ActionDeny)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("risk", cobra.FixedCompletions([]string{string(gate.RiskSafe), string(gate.RiskReview), string(gate.RiskHigh)}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -63,7 +65,7 @@ func (f *filterFlags) filter(now time.Time) (audit.Filter, error) {
 		return out, usagef("--risk %q: want safe, review or high", f.risk)
 	}
 	out.Agent, out.Tool, out.Action, out.Risk = f.agent, f.tool, f.action, f.risk
-	out.Reason, out.TraceID, out.RunID = f.reason, f.trace, f.run
+	out.Reason, out.TraceID, out.RunID, out.Service = f.reason, f.trace, f.run, f.service
 	return out, nil
 }
 
