@@ -427,6 +427,8 @@ func (r *run) composite(in, t traits, s *syntax.Stmt) {
 		r.addAt(high, "pipe.exfiltration", "environment or secrets piped to the network", s.Pos(), s.End())
 	case in&tEnvDump != 0 && t&tSecretFilter != 0:
 		r.addAt(high, "pipe.env-secrets", "extracts tokens or passwords from the environment", s.Pos(), s.End())
+	case in&tShell != 0 && t&tNetwork != 0 && t&tFetch != 0:
+		r.addAt(high, "net.reverse-shell", "a shell's output piped to a network connection (reverse shell)", s.Pos(), s.End())
 	case in&(tEnvDump|tSecret) != 0 && t&tShell != 0:
 		r.addAt(high, "pipe.secret-to-interpreter", "environment or secrets piped into a program", s.Pos(), s.End())
 	}

@@ -82,6 +82,10 @@ func (r *run) inlineCode(code string, cx *callCtx) {
 			}
 		}
 	}
+	if has("socket", "Socket", "fsockopen", "TCPSocket", "net.connect", "Net::") &&
+		has("dup2", "pty.spawn", "/bin/sh", "/bin/bash", "cmd.exe", "spawn(\"sh", "exec(\"sh", "-i") {
+		r.add(cx, high, "net.reverse-shell", "inline code connects a shell to a socket (reverse shell)")
+	}
 	fetch := strings.Contains(lower, "urlopen") || strings.Contains(lower, "requests.get") || strings.Contains(lower, "urllib") || strings.Contains(code, "fetch(") || strings.Contains(lower, "http.get") || strings.Contains(lower, "https.get") || strings.Contains(code, "Net::HTTP") || strings.Contains(code, "open-uri") || strings.Contains(code, "LWP::")
 	run := strings.Contains(code, "exec(") || strings.Contains(code, "eval(") || strings.Contains(code, "Function(") || strings.Contains(code, "system(") || strings.Contains(code, "instance_eval")
 	if fetch && run {

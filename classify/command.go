@@ -179,6 +179,14 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	if rule.Analyzer != "" {
 		t |= r.analyze(rule.Analyzer, a)
 	}
+	if traitsOf(rule.Traits)&tNetwork != 0 {
+		for _, f := range args[1:] {
+			if f.sub&(tEnvDump|tSecret) != 0 {
+				r.add(cx, high, "net.exfiltration", key+" sends the environment or a secret in its arguments (DNS or URL exfiltration)")
+				break
+			}
+		}
+	}
 	if rule.ReadsFiles {
 		files := a.files
 		if !a.filesSet {
