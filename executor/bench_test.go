@@ -3,8 +3,10 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -144,4 +146,89 @@ func BenchmarkDecodeAndValidate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRatios interleaves every variant in one loop, so that machine
+// load affects them alike, and reports the goal's ratios: the executor's
+// added cost over calling the tool directly, in units of one bare recording
+// span (…/span), and the part of it that is neither the span's required
+// attributes nor input validation (logic/span).
+func BenchmarkRatios(b *testing.B) {
+	tp := benchProvider()
+	tr := tp.Tracer("bench")
+	allow := func(name string) gate.Gate {
+		return gate.Named(name, gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
+			return gate.Decision{Action: gate.ActionAllow}, nil
+		}))
+	}
+	mkRun := func(gates ...gate.Gate) *executor.Run {
+		reg, err := executor.NewRegistry(benchTool())
+		if err != nil {
+			b.Fatal(err)
+		}
+		ex, err := executor.New(reg, executor.WithTracerProvider(tp), executor.WithGates(gates...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := ex.Agent("bench", executor.AgentAllow("bash"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return a.Run("run-1", executor.WithTask("task-1"))
+	}
+	noGate, oneGate, chain3 := mkRun(), mkRun(allow("a")), mkRun(allow("a"), allow("b"), allow("c"))
+	tool := benchTool()
+	doc, _ := jsonschema.UnmarshalJSON(strings.NewReader(bashSchema))
+	c := jsonschema.NewCompiler()
+	_ = c.AddResource("urn:bench", doc)
+	schema := c.MustCompile("urn:bench")
+	call := executor.ToolCall{ID: "call_1", Name: "bash", Input: benchInput}
+	ctx := context.Background()
+	// Per-iteration samples; medians resist the outliers (GC, preemption)
+	// that dominate sums on a loaded machine.
+	var samples [7][]time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		_, _ = tool.Execute(ctx, benchInput)
+		t1 := time.Now()
+		_, s := tr.Start(ctx, "execute_tool bash")
+		s.End()
+		t2 := time.Now()
+		_, s = tr.Start(ctx, "execute_tool bash", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName("bash"), semconv.GenAIToolCallID("call_1")))
+		s.SetAttributes(semconv.GenAIToolType("function"), semconv.GenAIAgentName("bench"), gate.AttrGated.Bool(true),
+			semconv.GenAIConversationID("run-1"), gate.AttrRunID.String("run-1"), gate.AttrTaskID.String("task-1"),
+			gate.AttrAction.String("allow"), gate.AttrSource.String("a"), gate.AttrDuration.Int64(120))
+		s.End()
+		t3 := time.Now()
+		var m map[string]any
+		_ = json.Unmarshal(benchInput, &m)
+		_ = schema.Validate(m)
+		t4 := time.Now()
+		noGate.Execute(ctx, call)
+		t5 := time.Now()
+		oneGate.Execute(ctx, call)
+		t6 := time.Now()
+		chain3.Execute(ctx, call)
+		t7 := time.Now()
+		for i, d := range [7]time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3), t5.Sub(t4), t6.Sub(t5), t7.Sub(t6)} {
+			samples[i] = append(samples[i], d)
+		}
+	}
+	med := func(i int) float64 {
+		s := samples[i]
+		slices.Sort(s)
+		return float64(s[len(s)/2].Nanoseconds())
+	}
+	direct, span, attrs, decode, no, allowed, chained := med(0), med(1), med(2), med(3), med(4), med(5), med(6)
+	b.ReportMetric(direct, "direct-ns")
+	b.ReportMetric(span, "span-ns")
+	b.ReportMetric(allowed, "allow-ns")
+	b.ReportMetric((no-direct)/span, "nogate/span")
+	b.ReportMetric((allowed-direct)/span, "allow/span")
+	b.ReportMetric((chained-direct)/span, "chain3/span")
+	b.ReportMetric(attrs/span, "attrspan/span")
+	b.ReportMetric(decode/span, "validate/span")
+	b.ReportMetric((allowed-direct-attrs-decode)/span, "logic/span")
+	b.ReportMetric(0, "ns/op")
 }

@@ -54,7 +54,7 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 		semconv.GenAIOperationNameExecuteTool,
 		semconv.GenAIToolName(toolName),
 		semconv.GenAIToolCallID(call.ID)))
-	defer e.finish(ctx, span, r, call, &res, start, toolName, toolType)
+	defer e.finish(ctx, span, r, call, &res, start, toolType)
 	defer func() {
 		if p := recover(); p != nil {
 			res = errorResult(call, ErrorTypeInternal, fmt.Errorf("%w: %v", ErrInternal, p),
@@ -92,7 +92,7 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		return errorResult(call, ErrorTypeInvalidInput, fmt.Errorf("%w: %w", ErrInvalidInput, err),
 			fmt.Sprintf("Invalid input for tool %q: %s", call.Name, inputMessage(err)))
 	}
-	gc := &gate.ToolCallContext{
+	cc := &callContext{Context: ctx, call: gate.ToolCallContext{
 		ToolName:      call.Name,
 		Input:         input,
 		RawInput:      call.Input,
@@ -102,7 +102,8 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		TaskID:        r.taskID,
 		Annotations:   ent.tool.Annotations,
 		Consequential: ent.tool.Consequential,
-	}
+	}}
+	gc := &cc.call
 	var info GateInfo
 	if a.gate != nil {
 		var runRaw json.RawMessage
@@ -135,7 +136,7 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		res.Gate = info
 		return res
 	}
-	res := e.invoke(context.WithValue(ctx, callKey{}, gc), call, ent, raw)
+	res := e.invoke(cc, call, ent, raw)
 	res.Gate = info
 	return res
 }

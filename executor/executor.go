@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/gate"
@@ -31,6 +32,9 @@ type Executor struct {
 	denied  map[string]bool
 	// startOpts is shared by every span start (no per-call option slice).
 	startOpts []trace.SpanStartOption
+	// attrPool recycles the buffers span attributes are built in (the SDK
+	// copies them), holding *[]attribute.KeyValue.
+	attrPool *sync.Pool
 }
 
 // New returns an executor over reg. It fails when reg is nil or the meter
@@ -50,7 +54,11 @@ func New(reg *Registry, opts ...Option) (*Executor, error) {
 		cfg.mp = otel.GetMeterProvider()
 	}
 	e := &Executor{cfg: cfg, reg: reg, tracer: cfg.tp.Tracer(ScopeName), denied: map[string]bool{},
-		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}}
+		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+		attrPool: &sync.Pool{New: func() any {
+			b := make([]attribute.KeyValue, 0, 24)
+			return &b
+		}}}
 	for _, t := range cfg.denied {
 		e.denied[t] = true
 	}

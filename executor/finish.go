@@ -35,7 +35,7 @@ func (e *Executor) safeRedact(s string) (out string) {
 
 // finish records the call's outcome on its span, ends it and emits the
 // ToolCallTrace. Nothing here can break the call.
-func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call ToolCall, res *ToolResult, start time.Time, toolName, toolType string) {
+func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call ToolCall, res *ToolResult, start time.Time, toolType string) {
 	defer func() {
 		if p := recover(); p != nil {
 			otel.Handle(fmt.Errorf("executor: recording tool call %s: %v", call.ID, p))
@@ -47,7 +47,12 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	}
 	g := &res.Gate
 	if span.IsRecording() {
-		span.SetAttributes(e.spanAttributes(r, call, res, toolName, toolType, input, output)...)
+		buf := e.attrPool.Get().(*[]attribute.KeyValue)
+		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output)
+		span.SetAttributes(attrs...) // the SDK copies them
+		clear(attrs)
+		*buf = attrs[:0]
+		e.attrPool.Put(buf)
 		if res.IsError {
 			span.SetStatus(codes.Error, res.ErrorType)
 		}
@@ -81,45 +86,11 @@ func (e *Executor) emit(ctx context.Context, ev ToolCallTrace) {
 	}
 }
 
-// spanAttributes returns every attribute of the call's span, in one slice
-// of exactly the needed length.
-func (e *Executor) spanAttributes(r *Run, call ToolCall, res *ToolResult, toolName, toolType, input, output string) []attribute.KeyValue {
+// spanAttributes appends the attributes the call's span gets when it ends
+// (gen_ai.operation.name, gen_ai.tool.name and gen_ai.tool.call.id are set
+// at its start).
+func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolCall, res *ToolResult, toolType, input, output string) []attribute.KeyValue {
 	g := &res.Gate
-	n := 3 // tool type, agent, gated (operation, tool name and call ID are set at start)
-	if r.id != "" {
-		n += 2
-	}
-	if r.taskID != "" {
-		n++
-	}
-	if g.Gated {
-		n += 3
-		if g.Reason != "" {
-			n++
-		}
-		if g.ErrorKind != "" {
-			n++
-		}
-		if g.Approval != "" {
-			n += 2
-		}
-		if g.Risk != gate.RiskNone {
-			n++
-		}
-		if g.Action == gate.ActionDeny {
-			n++
-		}
-	}
-	if g.OptOut {
-		n++
-	}
-	if res.ErrorType != "" {
-		n++
-	}
-	if e.cfg.recordContent {
-		n += 2
-	}
-	attrs := make([]attribute.KeyValue, 0, n)
 	attrs = append(attrs,
 		semconv.GenAIToolType(toolType),
 		semconv.GenAIAgentName(r.agent.name),

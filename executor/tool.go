@@ -66,6 +66,22 @@ func Text(s string) Result { return Result{Content: s} }
 
 type callKey struct{}
 
+// callContext carries the call to the tool: one allocation holds both the
+// context link and the call (instead of a ToolCallContext plus a
+// context.WithValue node).
+type callContext struct {
+	context.Context
+	call gate.ToolCallContext
+}
+
+// Value returns the call for callKey and defers to the parent otherwise.
+func (c *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return &c.call
+	}
+	return c.Context.Value(key)
+}
+
 // CallFrom returns the gate's view of the call a tool is running for (tool
 // name, validated input, IDs, agent, run and task). ok is false outside a
 // Tool's Execute.
