@@ -64,7 +64,12 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	return e.run(ctx, r, call, ent, known)
 }
 
+// maxMessage caps the executor's own model-facing messages (a schema error
+// on a huge input can be long).
+const maxMessage = 4096
+
 func errorResult(call ToolCall, errType string, err error, msg string) ToolResult {
+	msg, _ = truncate(msg, maxMessage)
 	return ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: msg, IsError: true, ErrorType: errType, Err: err}
 }
 

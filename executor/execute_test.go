@@ -382,3 +382,17 @@ func markerOf(s string) string {
 }
 
 var _ atomic.Int64
+
+func TestExecutorMessagesAreBounded(t *testing.T) {
+	h := newHarness(t)
+	var b strings.Builder
+	b.WriteString(`{"command":"ls"`)
+	for i := range 5000 {
+		b.WriteString(`,"extra` + itoa(i) + `":1`)
+	}
+	b.WriteString("}")
+	res := h.agent(t).Run("r").Execute(context.Background(), call("c", "bash", b.String()))
+	require.ErrorIs(t, res.Err, executor.ErrInvalidInput)
+	assert.LessOrEqual(t, len(res.Content), 4096)
+	assert.True(t, strings.HasPrefix(res.Content, `Invalid input for tool "bash"`))
+}
