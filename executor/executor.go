@@ -187,7 +187,9 @@ type runState struct {
 	aborted error
 }
 
-// Run starts a run with the given ID.
+// Run starts a run with the given ID. Grants and the aborted state belong
+// to the returned value (and its Task views), not to the ID: use one Run
+// per agent run.
 func (a *Agent) Run(runID string, opts ...RunOption) *Run {
 	r := &Run{agent: a, id: runID, state: &runState{}}
 	for _, o := range opts {
