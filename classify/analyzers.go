@@ -188,6 +188,8 @@ func (r *run) analyze(name string, a *actx) traits {
 		r.anSystemctl(a)
 	case "ssh":
 		r.anSSH(a)
+	case "cloud":
+		r.anCloud(a)
 	case "mount":
 		if len(operands(a.args[1:], "-t", "--types", "-O", "--test-opts", "-L", "-U")) == 0 && !hasFlag(a.args[1:], "-a", "--all") {
 			a.level, a.reason = safe, "lists mounts"
@@ -1494,5 +1496,54 @@ func (r *run) anSSH(a *actx) {
 		} else {
 			r.add(a.cx, high, "ssh.remote-command", "runs a high-risk command on the remote host")
 		}
+	}
+}
+
+// cloudValueFlags are the global options of aws, gcloud and az that take a
+// value.
+var cloudValueFlags = []string{"--region", "--profile", "--output", "-o", "--query", "--endpoint-url", "--project", "--format",
+	"--filter", "--limit", "--account", "--configuration", "--subscription", "--resource-group", "-g", "--zone", "--cli-input-json"}
+
+// anCloud: read-only queries (describe-*, list-*, get-*, s3 ls, gcloud …
+// list/describe, az … list/show) are safe; operations that print
+// credentials or secret values are high; the rest stays review.
+func (r *run) anCloud(a *actx) {
+	ops := operands(a.args[1:], cloudValueFlags...)
+	words := make([]string, 0, len(ops))
+	for _, o := range ops {
+		if strings.Contains(o.s, "/") || strings.Contains(o.s, ":") {
+			break
+		}
+		words = append(words, strings.ToLower(o.s))
+	}
+	if len(words) == 0 {
+		return
+	}
+	for _, w := range words {
+		switch w {
+		case "get-secret-value", "get-password-data", "get-session-token", "get-federation-token", "get-authorization-token",
+			"get-login-password", "get-login", "print-access-token", "print-identity-token", "get-access-token", "batch-get-secret-value",
+			"get-credentials-for-identity", "assume-role", "export-credentials", "get-role-credentials":
+			r.add(a.cx, high, "cloud.secret-read", a.key+" "+w+" prints credentials or secret values")
+			return
+		}
+	}
+	if (words[0] == "ssm" && hasFlag(a.args[1:], "--with-decryption")) || words[0] == "configure" && len(words) > 1 && words[1] == "get" || words[0] == "configure" && len(words) > 1 && words[1] == "export-credentials" {
+		r.add(a.cx, high, "cloud.secret-read", a.key+" prints decrypted parameters or stored credentials")
+		return
+	}
+	last := words[len(words)-1]
+	readOnly := false
+	switch a.key {
+	case "aws":
+		readOnly = len(words) >= 2 && (words[0] == "s3" && words[1] == "ls" || strings.HasPrefix(words[1], "describe-") ||
+			strings.HasPrefix(words[1], "list-") || strings.HasPrefix(words[1], "get-") || words[1] == "get-caller-identity") ||
+			words[0] == "--version" || words[0] == "help"
+	default:
+		readOnly = last == "list" || last == "describe" || last == "show" || last == "list-all" || words[0] == "version" || words[0] == "info" ||
+			len(words) >= 2 && words[0] == "config" && (words[1] == "list" || words[1] == "get-value" || words[1] == "get")
+	}
+	if readOnly {
+		a.level, a.reason = safe, "read-only cloud query"
 	}
 }

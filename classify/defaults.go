@@ -13,7 +13,7 @@ var analyzerNames = []string{
 	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
-	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount",
+	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -222,9 +222,14 @@ func DefaultRules() *Rules {
 	}, Flags: []FlagRule{{Flags: []string{"-destroy"}, Level: high, ID: "terraform.destroy", Reason: "destroys infrastructure"}}}
 	c["tofu"] = c["terraform"]
 	c["gsutil"] = CommandRule{Level: review, Reason: "cloud storage call", ReadsFiles: true, Flags: []FlagRule{{Flags: []string{"-r", "-R"}, Level: review, ID: "gsutil.recursive", Reason: "recursive copy or delete"}}}
-	c["aws"] = CommandRule{Level: review, Reason: "cloud API call", ReadsFiles: true, Flags: []FlagRule{{Flags: []string{"--recursive"}, Level: high, ID: "aws.recursive", Reason: "recursive cloud operation (s3 rm --recursive)"}}}
-	c["gcloud"] = cmdr(review, "cloud API call")
-	c["az"] = cmdr(review, "cloud API call")
+	c["aws"] = CommandRule{Level: review, Reason: "cloud API call", ReadsFiles: true, Analyzer: "cloud", Flags: []FlagRule{{Flags: []string{"--recursive"}, Level: high, ID: "aws.recursive", Reason: "recursive cloud operation (s3 rm --recursive)"}}}
+	c["gcloud"] = withAnalyzer(CommandRule{Level: review, Reason: "cloud API call", ReadsFiles: true}, "cloud")
+	c["az"] = withAnalyzer(CommandRule{Level: review, Reason: "cloud API call", ReadsFiles: true}, "cloud")
+	c["helm"] = CommandRule{Level: review, Reason: "changes cluster releases", Subcommands: map[string]CommandRule{
+		"list": cmdr(safe, "lists releases"), "ls": cmdr(safe, "lists releases"), "status": cmdr(safe, "shows a release"),
+		"history": cmdr(safe, "shows release history"), "show": cmdr(safe, "shows a chart"), "search": cmdr(safe, "searches charts"),
+		"version": cmdr(safe, "prints version"), "template": cmdr(safe, "renders templates"), "lint": cmdr(safe, "lints a chart"),
+	}}
 	for _, n := range []string{"psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "redis-cli", "clickhouse-client", "cqlsh"} {
 		c[n] = withAnalyzer(cmdr(review, "database client"), "sql")
 	}
@@ -305,7 +310,7 @@ func ghRule() CommandRule {
 		"auth":   {Level: review, Reason: "GitHub authentication", Subcommands: map[string]CommandRule{"status": cmdr(safe, "shows login status"), "token": cmdr(high, "prints the GitHub token")}},
 		"secret": {Level: high, Reason: "manages repository secrets", Subcommands: map[string]CommandRule{"list": cmdr(safe, "lists secret names")}},
 		"search": cmdr(safe, "searches GitHub"), "browse": cmdr(safe, "opens a browser"), "--version": cmdr(safe, "prints version"),
-		"api": {Level: review, Reason: "GitHub API call"},
+		"api": {Level: safe, Reason: "GitHub API query", Flags: []FlagRule{{Flags: []string{"-X", "--method", "-f", "-F", "--field", "--raw-field", "--input"}, Level: review, ID: "gh.api-write", Reason: "GitHub API call that may change state"}}},
 	}}
 }
 
@@ -338,9 +343,13 @@ func dockerRunFlags() []FlagRule {
 
 func kubectlRule() CommandRule {
 	sub := map[string]CommandRule{}
-	for _, s := range []string{"get", "describe", "logs", "explain", "version", "api-resources", "api-versions", "cluster-info", "top", "config-view", "events", "wait", "auth"} {
+	for _, s := range []string{"get", "describe", "logs", "explain", "version", "api-resources", "api-versions", "cluster-info", "top", "events", "wait", "auth"} {
 		sub[s] = cmdr(safe, "read-only cluster query")
 	}
+	sub["config"] = CommandRule{Level: review, Reason: "changes kubeconfig", Subcommands: map[string]CommandRule{
+		"view":         {Level: safe, Reason: "shows kubeconfig (secrets redacted)", Flags: []FlagRule{{Flags: []string{"--raw"}, Level: high, ID: "kubectl.config-raw", Reason: "prints cluster credentials"}}},
+		"get-contexts": cmdr(safe, "lists contexts"), "current-context": cmdr(safe, "shows the context"), "get-clusters": cmdr(safe, "lists clusters"),
+	}}
 	sub["delete"] = cmdr(review, "deletes cluster resources")
 	sub["exec"] = cmdr(review, "runs a command in a pod")
 	return CommandRule{Level: review, Reason: "changes cluster state", Subcommands: sub,
