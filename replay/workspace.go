@@ -14,7 +14,8 @@ var cdTarget = regexp.MustCompile(`(?:^|&&|;|\|\|)\s*cd\s+(/[^\s;&|'"]+)`)
 // InferWorkspace guesses a run's working directory, the root its agent
 // harness started in (/testbed, /workspace/<repo>, …): the absolute
 // directory it cds into most often; failing that, the directory that most
-// absolute file-tool paths share at depth two. "" means unknown (relative
+// absolute file-tool paths (including those of OpenHands' file helpers in
+// IPython cells) share at depth two. "" means unknown (relative
 // paths are then taken as inside the workspace).
 func InferWorkspace(r Run) string {
 	counts := map[string]int{}
@@ -50,11 +51,16 @@ func InferWorkspace(r Run) string {
 		var in struct {
 			Path     string `json:"path"`
 			FilePath string `json:"file_path"`
+			Code     string `json:"code"`
 		}
 		if json.Unmarshal(c.Input, &in) != nil {
 			continue
 		}
-		for _, p := range []string{in.Path, in.FilePath} {
+		paths := []string{in.Path, in.FilePath}
+		if c.Tool == ToolIPython {
+			stripHelperCalls(in.Code, func(_, p string) { paths = append(paths, p) })
+		}
+		for _, p := range paths {
 			if !strings.HasPrefix(p, "/") {
 				continue
 			}

@@ -107,7 +107,7 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 	f := audit.Filter{Since: since.Add(-time.Second)}
 	deadline := time.Now().Add(o.wait)
 	var total audit.Stats
-	for {
+	for i := 0; ; i++ {
 		total, err = store.Stats(ctx, audit.StatsQuery{Filter: f})
 		if err != nil {
 			return fmt.Errorf("verify: %w", err)
@@ -115,7 +115,9 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 		if total.Total >= uint64(s.Gated) || time.Now().After(deadline) {
 			break
 		}
-		fmt.Fprintf(errw, "demo: waiting for ClickHouse: %d of %d decisions stored\n", total.Total, s.Gated)
+		if i%5 == 0 {
+			fmt.Fprintf(errw, "demo: waiting for ClickHouse: %d of %d decisions stored\n", total.Total, s.Gated)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -186,7 +188,7 @@ func verifyJaeger(ctx context.Context, o options, s *replay.Summary, rep *report
 	want := run.Calls + 1
 	deadline := time.Now().Add(o.wait)
 	var got int
-	for {
+	for i := 0; ; i++ {
 		n, err := jaegerSpanCount(ctx, api)
 		if err == nil {
 			got = n
@@ -200,7 +202,9 @@ func verifyJaeger(ctx context.Context, o options, s *replay.Summary, rep *report
 			}
 			return fmt.Errorf("verify: Jaeger holds %d spans of trace %s, want %d", got, run.TraceID, want)
 		}
-		fmt.Fprintf(errw, "demo: waiting for Jaeger: %d of %d spans of trace %s\n", got, want, run.TraceID)
+		if i%5 == 0 {
+			fmt.Fprintf(errw, "demo: waiting for Jaeger (tail sampling holds traces for its decision_wait): %d of %d spans of trace %s\n", got, want, run.TraceID)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
