@@ -39,7 +39,10 @@ func shortName(s string) string {
 }
 
 func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res ToolResult) {
-	start := time.Now()
+	var start time.Time // only the trace hook needs it; the span has its own
+	if e.cfg.onTrace != nil {
+		start = time.Now()
+	}
 	ent, known := e.reg.lookup(call.Name)
 	spanName, toolType, toolName := "execute_tool", ToolTypeFunction, call.Name
 	if known {

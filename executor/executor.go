@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -184,7 +185,7 @@ type Run struct {
 type runState struct {
 	mu      sync.Mutex
 	grants  map[string]bool
-	aborted error
+	aborted atomic.Pointer[error] // checked twice per call: no lock
 }
 
 // Run starts a run with the given ID. Grants and the aborted state belong
@@ -216,9 +217,10 @@ func (r *Run) Agent() *Agent { return r.agent }
 // Err is nil unless the run was aborted (WithAbortOnDeny); then it wraps
 // ErrRunAborted and names the denied call.
 func (r *Run) Err() error {
-	r.state.mu.Lock()
-	defer r.state.mu.Unlock()
-	return r.state.aborted
+	if p := r.state.aborted.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Grant remembers an approval for this exact command (tool name and
@@ -245,9 +247,5 @@ func (r *Run) granted(key string) bool {
 }
 
 func (r *Run) abort(err error) {
-	r.state.mu.Lock()
-	if r.state.aborted == nil {
-		r.state.aborted = err
-	}
-	r.state.mu.Unlock()
+	r.state.aborted.CompareAndSwap(nil, &err)
 }

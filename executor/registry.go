@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -21,10 +22,11 @@ var (
 
 // Registry holds the tools an executor can run, with their schemas compiled
 // once at registration. It is safe for concurrent use; tools may be
-// registered while calls run.
+// registered while calls run (lookups never wait: Register publishes a new
+// copy of the table).
 type Registry struct {
-	mu    sync.RWMutex
-	tools map[string]*entry
+	mu    sync.Mutex                        // serialises Register
+	tools atomic.Pointer[map[string]*entry] // read-only once published
 }
 
 // entry is a registered tool with its compiled schemas.
@@ -38,7 +40,9 @@ type entry struct {
 
 // NewRegistry returns an empty registry, optionally with tools registered.
 func NewRegistry(tools ...Tool) (*Registry, error) {
-	r := &Registry{tools: map[string]*entry{}}
+	r := &Registry{}
+	empty := map[string]*entry{}
+	r.tools.Store(&empty)
 	if err := r.Register(tools...); err != nil {
 		return nil, err
 	}
@@ -65,14 +69,20 @@ func (r *Registry) Register(tools ...Tool) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	old := *r.tools.Load()
 	for _, e := range entries {
-		if _, dup := r.tools[e.tool.Name]; dup {
+		if _, dup := old[e.tool.Name]; dup {
 			return fmt.Errorf("%w: %q", ErrDuplicateTool, e.tool.Name)
 		}
 	}
-	for _, e := range entries {
-		r.tools[e.tool.Name] = e
+	next := make(map[string]*entry, len(old)+len(entries))
+	for k, v := range old {
+		next[k] = v
 	}
+	for _, e := range entries {
+		next[e.tool.Name] = e
+	}
+	r.tools.Store(&next)
 	return nil
 }
 
@@ -87,10 +97,9 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 
 // Names returns the registered tool names, sorted.
 func (r *Registry) Names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	names := make([]string, 0, len(r.tools))
-	for n := range r.tools {
+	tools := *r.tools.Load()
+	names := make([]string, 0, len(tools))
+	for n := range tools {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -98,9 +107,7 @@ func (r *Registry) Names() []string {
 }
 
 func (r *Registry) lookup(name string) (*entry, bool) {
-	r.mu.RLock()
-	e, ok := r.tools[name]
-	r.mu.RUnlock()
+	e, ok := (*r.tools.Load())[name]
 	return e, ok
 }
 
