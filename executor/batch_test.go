@@ -113,3 +113,25 @@ func TestAbortOnDenyInBatch(t *testing.T) {
 	assert.ErrorIs(t, res[2].Err, executor.ErrRunAborted)
 	assert.EqualValues(t, 1, h.calls["read"].Load())
 }
+
+func TestRegisterWhileExecuting(t *testing.T) {
+	h := newHarness(t)
+	run := h.agent(t).Run("r")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			err := h.ex.Registry().Register(executor.Tool{Name: fmt.Sprint("late", i),
+				Execute: func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("late"), nil }})
+			assert.NoError(t, err)
+		}
+	}()
+	for range 20 {
+		res := run.ExecuteBatch(context.Background(), []executor.ToolCall{call("a", "read", `{}`), call("b", "late3", `{}`)})
+		assert.False(t, res[0].IsError)
+	}
+	<-done
+	res := run.Execute(context.Background(), call("c", "late49", `{}`))
+	assert.False(t, res.IsError, "PresetAll reaches tools registered later")
+	assert.Len(t, h.ex.Registry().Names(), 8+50)
+}
