@@ -40,6 +40,9 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // *clickhouse.Exception stays reachable with errors.As.
 var ErrNotMigrated = errors.New("audit tables missing: run `auditq migrate`")
 
+// ErrBadDSN is wrapped when Open cannot parse its DSN.
+var ErrBadDSN = errors.New("audit: bad DSN")
+
 // Open connects to the ClickHouse server at dsn (a clickhouse-go/v2 DSN:
 // http://user:pass@host:8123 for the HTTP interface, which the embedded
 // server speaks, or clickhouse://host:9000 for the native protocol) and
@@ -51,7 +54,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	}
 	o, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("audit: bad DSN: %w", err)
+		return nil, fmt.Errorf("%w %s: %v", ErrBadDSN, redact(dsn), err)
 	}
 	conn, err := clickhouse.Open(o)
 	if err != nil {

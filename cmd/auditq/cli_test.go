@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,8 @@ func TestQueryCommandUsageErrors(t *testing.T) {
 		{"export format", []string{"export", "--format", "table", "--output", "x"}, 2, "--format"},
 		{"migrate bad cluster", []string{"migrate", "--cluster", "a b", "--print"}, 2, "invalid cluster"},
 		{"migrate bad retention", []string{"migrate", "--retention", "soon", "--print"}, 2, "--retention"},
+		{"bad dsn", []string{"decisions", "--dsn", "127.0.0.1:8123"}, 2, "--dsn: audit: bad DSN"},
+		{"bad database name", []string{"stats", "--database", "a;b"}, 1, "invalid database name"},
 		{"unreachable", []string{"decisions"}, 1, "no ClickHouse server at 127.0.0.1:1 (tried --dsn http://127.0.0.1:1)"},
 	}
 	for _, tc := range tests {
@@ -54,7 +57,11 @@ func TestQueryCommandUsageErrors(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var out bytes.Buffer
-			code, stderr := execAuditq(t, ctx, &out, append(tc.args, dsn...)...)
+			args := tc.args
+			if !slices.Contains(args, "--dsn") {
+				args = append(args, dsn...)
+			}
+			code, stderr := execAuditq(t, ctx, &out, args...)
 			assert.Equal(t, tc.code, code, stderr)
 			assert.Contains(t, stderr, tc.msg)
 			assert.Empty(t, out.String(), "errors go to stderr only")

@@ -52,6 +52,9 @@ func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
 		c.dsn = defaultDSN
 	}
 	st, err := audit.Open(ctx, c.dsn, audit.WithDatabase(c.database))
+	if errors.Is(err, audit.ErrBadDSN) {
+		return nil, usagef("--dsn: %v (want e.g. http://reader:PASS@127.0.0.1:8123)", err)
+	}
 	var ue *audit.UnreachableError
 	if errors.As(err, &ue) {
 		return nil, fmt.Errorf("no ClickHouse server at %s (tried --dsn %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s",
