@@ -166,7 +166,9 @@ type DecisionPage struct {
 // newest end of the range, before it reads the whole range: the newest page
 // of a large range is almost always inside the last hour, and a narrower
 // time range reads far fewer granules.
-var narrowWindows = []time.Duration{time.Hour, 24 * time.Hour, 7 * 24 * time.Hour, 31 * 24 * time.Hour}
+func narrowWindows() []time.Duration {
+	return []time.Duration{time.Hour, 24 * time.Hour, 7 * 24 * time.Hour, 31 * 24 * time.Hour}
+}
 
 // Decisions lists the decisions matching f, newest first (by Timestamp,
 // then SpanID descending), one page at a time. Duplicated spans appear
@@ -191,7 +193,7 @@ func (s *Store) Decisions(ctx context.Context, f Filter, pg Page) (DecisionPage,
 	case !f.Until.IsZero():
 		anchor = f.Until
 	}
-	for _, w := range narrowWindows {
+	for _, w := range narrowWindows() {
 		lo := anchor.Add(-w)
 		if !f.Since.IsZero() && !lo.After(f.Since) {
 			break // the window is the whole range: query it once below

@@ -184,11 +184,6 @@ type MigrationResult struct {
 	Current int
 }
 
-// ErrChecksumMismatch is wrapped when a migration recorded as applied was
-// generated with different SQL than now (for example other options). It is
-// returned only by [Status]; Migrate leaves applied steps alone.
-var ErrChecksumMismatch = errors.New("audit: applied migration differs from this version's SQL")
-
 // Migrate creates the database and the schema_migrations table if needed
 // and applies, in order, every migration not yet recorded there. conn must
 // be allowed to create tables (the writer user). It is safe to run again

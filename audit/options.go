@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -52,7 +51,22 @@ func WithCluster(name string) Option { return func(c *config) { c.cluster = name
 // choice, so it is never implied.
 func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// isIdent reports whether s is a plain identifier, [A-Za-z_][A-Za-z0-9_]*,
+// safe to put in SQL text between backquotes.
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 func newConfig(opts []Option) (config, error) {
 	c := config{database: DefaultDatabase, tracesTable: DefaultTracesTable}
@@ -60,11 +74,11 @@ func newConfig(opts []Option) (config, error) {
 		o(&c)
 	}
 	for what, v := range map[string]string{"database": c.database, "traces table": c.tracesTable} {
-		if !identRE.MatchString(v) {
+		if !isIdent(v) {
 			return c, fmt.Errorf("audit: invalid %s name %q (want [A-Za-z_][A-Za-z0-9_]*)", what, v)
 		}
 	}
-	if c.cluster != "" && !identRE.MatchString(c.cluster) {
+	if c.cluster != "" && !isIdent(c.cluster) {
 		return c, fmt.Errorf("audit: invalid cluster name %q (want [A-Za-z_][A-Za-z0-9_]*)", c.cluster)
 	}
 	if c.retention < 0 {

@@ -145,7 +145,9 @@ Field names of json, jsonl and csv are documented in docs/auditq.md.`,
 }
 
 // decisionHeader are the table columns of a decision.
-var decisionHeader = []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "REASON", "DURATION", "TRACE"}
+func decisionHeader() []string {
+	return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "REASON", "DURATION", "TRACE"}
+}
 
 func decisionCells(d audit.Decision, loc *time.Location) []string {
 	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), oneLine(d.ToolName), oneLine(d.Action), oneLine(d.RiskLevel),
@@ -185,7 +187,7 @@ func writeDecisions(w io.Writer, o outFlags, ds []audit.Decision) error {
 		if len(ds) == 0 {
 			return nil
 		}
-		t := &table{header: decisionHeader, shrink: []string{"REASON", "AGENT", "TOOL", "TRACE"}}
+		t := &table{header: decisionHeader(), shrink: []string{"REASON", "AGENT", "TOOL", "TRACE"}}
 		for _, d := range ds {
 			t.add(decisionCells(d, loc)...)
 		}

@@ -92,9 +92,11 @@ func newTailWriter(w io.Writer, o outFlags) *tailWriter {
 
 // tailWidths are the fixed column widths of tail's table; REASON, last,
 // takes the rest of the line on a terminal and all it needs otherwise.
-var tailWidths = []int{23, 12, 14, 6, 6, 9, 0}
+func tailWidths() []int { return []int{23, 12, 14, 6, 6, 9, 0} }
 
-var tailHeader = []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "DURATION", "REASON"}
+func tailHeader() []string {
+	return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "DURATION", "REASON"}
+}
 
 func (t *tailWriter) write(d audit.Decision) error {
 	switch t.o.format {
@@ -116,7 +118,7 @@ func (t *tailWriter) write(d audit.Decision) error {
 	}
 	if !t.header {
 		t.header = true
-		if _, err := io.WriteString(t.w, t.line(tailHeader, true)); err != nil {
+		if _, err := io.WriteString(t.w, t.line(tailHeader(), true)); err != nil {
 			return err
 		}
 	}
@@ -126,7 +128,7 @@ func (t *tailWriter) write(d audit.Decision) error {
 }
 
 func (t *tailWriter) line(cells []string, header bool) string {
-	widths := append([]int(nil), tailWidths...)
+	widths := tailWidths()
 	last := len(widths) - 1
 	if t.term.width > 0 {
 		fixed := 0
@@ -144,7 +146,7 @@ func (t *tailWriter) line(cells []string, header bool) string {
 		if t.term.color {
 			if header {
 				cell = ansiBold + c + ansiReset
-			} else if col := colorFor(tailHeader[i], c); col != "" {
+			} else if col := colorFor(tailHeader()[i], c); col != "" {
 				cell = col + c + ansiReset
 			}
 		}
