@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -294,6 +295,39 @@ func TestFollower(t *testing.T) {
 		audit.FollowFrom(time.Unix(0, 0)))
 	require.NoError(t, err)
 	assert.Equal(t, audittest.FixtureDecisions, n)
+}
+
+// TestFollowerOverlap checks the no-gap rule: a row whose InsertedAt is a
+// little behind the newest one already reported (its insert committed
+// late) is still reported, once.
+func TestFollowerOverlap(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	insert := func(span string, insertedAt time.Time) {
+		t.Helper()
+		require.NoError(t, env.Writer.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
+			"span": span, "at": fmt.Sprint(insertedAt.UnixNano()),
+		})), "INSERT INTO otel.gate_decisions (Timestamp, InsertedAt, TraceId, SpanId, Action) "+
+			"SELECT now64(9), fromUnixTimestamp64Nano({at:Int64}), 'ff', {span:String}, 'deny'"))
+	}
+	var now time.Time
+	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT now64(9)").Scan(&now))
+	f := env.Store.NewFollower(audit.Filter{}, audit.FollowFrom(now.Add(-time.Minute)), audit.FollowOverlap(5*time.Second))
+	insert("0000000000000001", now)
+	got, err := f.Poll(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0000000000000001"}, spanIDs(got))
+	// Committed late: stamped 2s before the newest reported row.
+	insert("0000000000000002", now.Add(-2*time.Second))
+	// Committed very late: stamped before the overlap window (missed by
+	// design; the overlap bounds how late a commit may be).
+	insert("0000000000000003", now.Add(-10*time.Second))
+	got, err = f.Poll(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0000000000000002"}, spanIDs(got))
+	got, err = f.Poll(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got)
 }
 
 func TestBadQuerySurfacesClickHouseError(t *testing.T) {
