@@ -187,7 +187,7 @@ func writeDecisions(w io.Writer, o outFlags, ds []audit.Decision) error {
 		if len(ds) == 0 {
 			return nil
 		}
-		t := &table{header: decisionHeader(), shrink: []string{"REASON", "AGENT", "TOOL", "TRACE"}}
+		t := &table{header: decisionHeader(), shrink: []string{"REASON", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION"}}
 		for _, d := range ds {
 			t.add(decisionCells(d, loc)...)
 		}

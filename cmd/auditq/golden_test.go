@@ -202,6 +202,14 @@ func TestTableOutputWithoutTTY(t *testing.T) {
 	}
 	assert.Contains(t, tty.String(), "…", "reason cut to fit")
 
+	// A classic 80-column terminal: the trace column gives way.
+	tty = &fakeTTY{width: 80}
+	require.Equal(t, 0, run(ctx, append(args, "--no-color"), stdio{in: strings.NewReader(""), out: tty, err: &bytes.Buffer{}}))
+	assert.NotContains(t, tty.String(), "TRACE")
+	for _, line := range strings.Split(strings.TrimRight(tty.String(), "\n"), "\n") {
+		assert.LessOrEqual(t, len([]rune(line)), 80, line)
+	}
+
 	// --no-color and NO_COLOR turn colours off on a terminal.
 	tty = &fakeTTY{width: 200}
 	require.Equal(t, 0, run(ctx, append(args, "--no-color"), stdio{in: strings.NewReader(""), out: tty, err: &bytes.Buffer{}}))

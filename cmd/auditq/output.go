@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -129,6 +130,40 @@ type table struct {
 	// shrink are the columns that may be cut to fit the width, in the
 	// order they give way.
 	shrink []string
+	// drop are the columns left out, in this order, when cutting the
+	// shrinkable ones to their minimum still does not fit.
+	drop []string
+}
+
+// minShrunk is the narrowest a shrinkable column gets.
+func minShrunk(header string) int { return max(8, utf8.RuneCountInString(header)) }
+
+// dropToFit removes t.drop columns until the table could fit width.
+func (t *table) dropToFit(width int) {
+	for _, name := range t.drop {
+		need := -2
+		for i, h := range t.header {
+			w := utf8.RuneCountInString(h)
+			for _, r := range t.rows {
+				w = max(w, utf8.RuneCountInString(r[i]))
+			}
+			if slices.Contains(t.shrink, h) {
+				w = min(w, minShrunk(h))
+			}
+			need += w + 2
+		}
+		if need <= width {
+			return
+		}
+		i := indexOf(t.header, name)
+		if i < 0 {
+			continue
+		}
+		t.header = slices.Delete(slices.Clone(t.header), i, i+1)
+		for j, r := range t.rows {
+			t.rows[j] = slices.Delete(slices.Clone(r), i, i+1)
+		}
+	}
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -137,6 +172,9 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 // "…") until the table fits; colours apply to ACTION and RISK on a colour
 // terminal.
 func (t *table) render(w io.Writer, term terminal) error {
+	if term.width > 0 {
+		t.dropToFit(term.width)
+	}
 	widths := make([]int, len(t.header))
 	for i, h := range t.header {
 		widths[i] = utf8.RuneCountInString(h)
@@ -162,11 +200,7 @@ func (t *table) render(w io.Writer, term terminal) error {
 				continue
 			}
 			if over := total() - term.width; over > 0 {
-				min := utf8.RuneCountInString(t.header[i])
-				if min < 8 {
-					min = 8
-				}
-				widths[i] = max(min, widths[i]-over)
+				widths[i] = max(minShrunk(t.header[i]), widths[i]-over)
 			}
 		}
 	}
