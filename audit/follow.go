@@ -26,6 +26,7 @@ type Follower struct {
 	overlap time.Duration
 	batch   int
 	mark    time.Time            // newest InsertedAt reported
+	floor   time.Time            // the starting point: nothing at or before it is reported
 	seen    map[string]time.Time // span ID → InsertedAt, for rows in the overlap window
 	started bool
 }
@@ -36,7 +37,7 @@ type FollowOption func(*Follower)
 // FollowFrom starts after decisions inserted at t (default: the server's
 // now when the first Poll runs, i.e. only new decisions).
 func FollowFrom(t time.Time) FollowOption {
-	return func(f *Follower) { f.mark, f.started = t, true }
+	return func(f *Follower) { f.mark, f.floor, f.started = t, t, true }
 }
 
 // FollowOverlap sets the re-read window (default 10s): a row whose insert
@@ -74,10 +75,13 @@ func (f *Follower) Poll(ctx context.Context) ([]Decision, error) {
 		if err := rows.Err(); err != nil {
 			return nil, f.s.wrap("follow", err)
 		}
-		f.mark, f.started = now, true
+		f.mark, f.floor, f.started = now, now, true
 		return nil, nil
 	}
 	lo := f.mark.Add(-f.overlap)
+	if lo.Before(f.floor) {
+		lo = f.floor // decisions from before the start are not new
+	}
 	for id, at := range f.seen {
 		if at.Before(lo) {
 			delete(f.seen, id)

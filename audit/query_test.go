@@ -310,13 +310,23 @@ func TestFollowerOverlap(t *testing.T) {
 		})), "INSERT INTO otel.gate_decisions (Timestamp, InsertedAt, TraceId, SpanId, Action) "+
 			"SELECT now64(9), fromUnixTimestamp64Nano({at:Int64}), 'ff', {span:String}, 'deny'"))
 	}
+	// A decision that arrived just before following started is not new.
+	insert("00000000000000ff", time.Now())
+	live := env.Store.NewFollower(audit.Filter{})
+	got, err := live.Poll(ctx) // the starting point
+	require.NoError(t, err)
+	assert.Empty(t, got)
+
 	var now time.Time
 	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT now64(9)").Scan(&now))
 	f := env.Store.NewFollower(audit.Filter{}, audit.FollowFrom(now.Add(-time.Minute)), audit.FollowOverlap(5*time.Second))
 	insert("0000000000000001", now)
-	got, err := f.Poll(ctx)
+	got, err = f.Poll(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"0000000000000001"}, spanIDs(got))
+	assert.Equal(t, []string{"00000000000000ff", "0000000000000001"}, spanIDs(got), "FollowFrom a minute ago")
+	got, err = live.Poll(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0000000000000001"}, spanIDs(got), "only what arrived after the start")
 	// Committed late: stamped 2s before the newest reported row.
 	insert("0000000000000002", now.Add(-2*time.Second))
 	// Committed very late: stamped before the overlap window (missed by
