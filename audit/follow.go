@@ -20,6 +20,7 @@ import (
 // A batch the exporter re-sends later is not reported again either: the
 // table keeps the first copy of a span (see the package doc), and reading
 // FINAL gives that copy's InsertedAt, which is behind the watermark.
+// Decisions that arrived before the starting point are never reported.
 type Follower struct {
 	s       *Store
 	filter  Filter
