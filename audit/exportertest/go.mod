@@ -88,3 +88,9 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// The collector built by deploy/otel-collector (contrib v0.161.0) links
+// clickhouse-go v2.47.0; toolgate's own go.mod asks for v2.51.0, which MVS
+// would pick. Pin the exporter's version so this test runs the exporter's
+// real client code.
+replace github.com/ClickHouse/clickhouse-go/v2 => github.com/ClickHouse/clickhouse-go/v2 v2.47.0
