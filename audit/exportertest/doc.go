@@ -7,7 +7,8 @@
 // twice.
 //
 // It is a separate Go module so that the collector's dependency tree stays
-// out of toolgate's go.mod. Run it with:
+// out of toolgate's go.mod; it pins clickhouse-go to v2.47.0, the version
+// that collector links. Run it with:
 //
 //	cd audit/exportertest && go test ./...
 //
