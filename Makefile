@@ -41,6 +41,7 @@ deps: modules libchdb collector jaeger
 modules:
 	@echo "==> Go modules"
 	@$(GO) mod download
+	@cd audit/exportertest && $(GO) mod download
 
 libchdb:
 	@echo "==> libchdb (the embedded ClickHouse engine, npm @chdb/lib-linux-x64-gnu)"
@@ -64,10 +65,11 @@ vet:
 	@echo "==> gofmt, go vet"
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [[ -n "$$out" ]]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@$(GO) vet ./...
+	@cd audit/exportertest && $(GO) vet ./...
 
 exportertest:
 	@echo "==> audit/exportertest (the collector's clickhouseexporter against the embedded server)"
-	cd audit/exportertest && TOOLGATE_INTEGRATION=1 $(GO) test -count=1 -timeout 10m ./...
+	cd audit/exportertest && TOOLGATE_INTEGRATION=1 $(GO) test -race -count=1 -timeout 10m ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
