@@ -15,12 +15,21 @@ var emptyObject = json.RawMessage(`{}`)
 // validates it against s. Input that JSON parsers may read differently is
 // rejected, so that the gate decides on exactly what the tool will parse:
 // invalid UTF-8 and duplicate object keys (RFC 8259 §8.1 and §4; I-JSON,
-// RFC 7493 §2.1 and §2.3).
+// RFC 7493 §2.1 and §2.3). Well-formed input is decoded in one pass
+// (decodeObjectFast); the rest goes through encoding/json.
 func decodeInput(s *jsonschema.Schema, raw json.RawMessage) (map[string]any, json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		raw = emptyObject
 	}
+	if m, ok := decodeObjectFast(raw); ok {
+		if err := s.Validate(m); err != nil {
+			return nil, nil, err
+		}
+		return m, raw, nil
+	}
+	// The reference path: anything decodeObjectFast declines, decided and
+	// worded by encoding/json and the checks below.
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, nil, fmt.Errorf("input is not a JSON object: %w", err)
