@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -53,10 +54,14 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	// The call's identity is on the span from its start (samplers and span
 	// processors such as otelbridge's ToolCallIndex see it in OnStart);
 	// everything else is set once, when the call ends (see finish).
-	ctx, span := e.tracer.Start(ctx, spanName, e.startOpts[0], trace.WithAttributes(
+	cs := &callState{}
+	cs.attrs = [...]attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
 		semconv.GenAIToolName(toolName),
-		semconv.GenAIToolCallID(call.ID)))
+		semconv.GenAIToolCallID(call.ID),
+	}
+	cs.opts = [...]trace.SpanStartOption{e.startOpts[0], trace.WithAttributes(cs.attrs[:]...)}
+	ctx, span := e.tracer.Start(ctx, spanName, cs.opts[:]...)
 	defer e.finish(ctx, span, r, call, &res, start, toolType)
 	defer func() {
 		if p := recover(); p != nil {
@@ -64,7 +69,16 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 				fmt.Sprintf("Tool %q failed with an internal error.", call.Name))
 		}
 	}()
-	return e.run(ctx, r, call, ent, known)
+	return e.run(ctx, r, call, ent, known, &cs.cc)
+}
+
+// callState is the one allocation the executor makes for a call: the
+// span's start options and attributes (which escape through the Tracer
+// interface) and the context the tool runs with.
+type callState struct {
+	attrs [3]attribute.KeyValue
+	opts  [2]trace.SpanStartOption
+	cc    callContext
 }
 
 // maxMessage caps the executor's own model-facing messages (a schema error
@@ -76,7 +90,7 @@ func errorResult(call ToolCall, errType string, err error, msg string) ToolResul
 	return ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: msg, IsError: true, ErrorType: errType, Err: err}
 }
 
-func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, known bool) ToolResult {
+func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, known bool, cc *callContext) ToolResult {
 	a := r.agent
 	if err := ctx.Err(); err != nil {
 		return errorResult(call, ErrorTypeCancelled, fmt.Errorf("%w: %w", ErrCancelled, err),
@@ -100,7 +114,7 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		return errorResult(call, ErrorTypeInvalidInput, fmt.Errorf("%w: %w", ErrInvalidInput, err),
 			fmt.Sprintf("Invalid input for tool %q: %s", call.Name, inputMessage(err)))
 	}
-	cc := &callContext{Context: ctx, call: gate.ToolCallContext{
+	*cc = callContext{Context: ctx, call: gate.ToolCallContext{
 		ToolName:      call.Name,
 		Input:         input,
 		RawInput:      call.Input,

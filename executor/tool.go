@@ -66,9 +66,9 @@ func Text(s string) Result { return Result{Content: s} }
 
 type callKey struct{}
 
-// callContext carries the call to the tool: one allocation holds both the
+// callContext carries the call to the tool: one value holds both the
 // context link and the call (instead of a ToolCallContext plus a
-// context.WithValue node).
+// context.WithValue node); it lives in the call's callState.
 type callContext struct {
 	context.Context
 	call gate.ToolCallContext
