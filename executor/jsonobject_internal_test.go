@@ -106,3 +106,18 @@ func FuzzDecodeObjectFast(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeObjectFastAllocations: a small object costs the input's copy,
+// the map and one box per string value — fewer than half of what
+// encoding/json allocates for it (relative, so a runtime's map layout does
+// not break the test).
+func TestDecodeObjectFastAllocations(t *testing.T) {
+	in := []byte(`{"command":"ls -la /tmp"}`)
+	fast := testing.AllocsPerRun(200, func() { _, _ = decodeObjectFast(in) })
+	std := testing.AllocsPerRun(200, func() {
+		var m map[string]any
+		_ = json.Unmarshal(in, &m)
+	})
+	t.Logf("decodeObjectFast %v allocs, encoding/json %v", fast, std)
+	assert.LessOrEqual(t, fast, std/2)
+}
