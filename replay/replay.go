@@ -84,10 +84,12 @@ func New(opts ...Option) (*Replayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: registry: %w", err)
 	}
-	execOpts := append([]executor.Option{
+	// The replay's own tracer provider and approver come last, so that
+	// they win over the same options in WithExecutorOptions.
+	execOpts := append(append([]executor.Option(nil), cfg.execOpts...),
 		executor.WithTracerProvider(cfg.tp),
 		executor.WithApprover(cfg.policy.Approver(cfg.policyName)),
-	}, cfg.execOpts...)
+	)
 	ex, err := executor.New(reg, execOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("replay: executor: %w", err)

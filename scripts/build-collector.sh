@@ -5,7 +5,7 @@
 # Usage: scripts/build-collector.sh [--manifest FILE] [--force]
 #   --manifest FILE  builder manifest (default deploy/otel-collector/builder.yaml;
 #                    deploy/otel-collector/builder-cluster.yaml builds the
-#                    load-balancing tier binary bin/otelcol-toolgate-lb)
+#                    load-balancing tier binary bin/otelcol-toolgate-cluster)
 #   --force          rebuild even if the cached binary is up to date
 #
 # The binary is bin/<dist.name> from the manifest. It is cached: a stamp file

@@ -36,7 +36,7 @@ terminal it shows a progress bar on stderr. The file is written under a
 temporary name and renamed when complete, so a failed export leaves no
 partial file. --output - writes to stdout.`,
 		Example: `  auditq export --since 7d --format csv --output decisions-week.csv
-  auditq export --since 2026-11-01T00:00:00Z --until 2026-12-01T00:00:00Z --action deny --format jsonl -o denials-nov.jsonl`,
+  auditq export --since 2026-11-01T00:00:00Z --until 2026-12-01T00:00:00Z --action deny --format jsonl --output denials-nov.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := out.check(formats...); err != nil {

@@ -35,7 +35,7 @@ func (o *outFlags) add(cmd *cobra.Command, formats ...string) {
 	f := cmd.Flags()
 	f.StringVarP(&o.format, "format", "o", formatTable, "output format: "+strings.Join(formats, "|"))
 	f.BoolVar(&o.utc, "utc", false, "show times in UTC instead of local time")
-	f.BoolVar(&o.noColor, "no-color", false, "never colour the output (also: NO_COLOR set to anything)")
+	f.BoolVar(&o.noColor, "no-color", false, "never colour the output (also: NO_COLOR set and non-empty)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
 

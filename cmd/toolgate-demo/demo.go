@@ -83,10 +83,13 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 
 	rep := report{Summary: sum, Sampling: sampling.String(), Endpoint: o.endpoint, Policy: policyName, JaegerURL: strings.TrimRight(o.jaegerURL, "/")}
 	if o.verify {
-		if err := verifyClickHouse(ctx, o, start, sum, &rep, errw); err != nil {
+		// Every decision is exported in "all" and "decisions"; otherwise
+		// only denials are certain to be, and only they are checked.
+		allKept := sampling.AllowRatio == 1
+		if err := verifyClickHouse(ctx, o, start, sum, allKept, &rep, errw); err != nil {
 			return err
 		}
-		if err := verifyJaeger(ctx, o, sum, &rep, errw); err != nil {
+		if err := verifyJaeger(ctx, o, sum, allKept, &rep, errw); err != nil {
 			return err
 		}
 	}
@@ -98,13 +101,23 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 // replayed call (the collector batches and retries) and checks the counts
 // by action, risk level and tool against the replay's — the numbers
 // `auditq stats` reports.
-func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay.Summary, rep *report, errw io.Writer) error {
+//
+// With allKept false (deny-only or a ratio of allowed calls) only the
+// denials are checked: the allowed calls stored are a sample.
+func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay.Summary, allKept bool, rep *report, errw io.Writer) error {
 	store, err := audit.Open(ctx, o.dsn)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
 	defer store.Close()
 	f := audit.Filter{Since: since.Add(-time.Second)}
+	if !allKept {
+		f.Action = "deny"
+	}
+	expect := uint64(s.Gated)
+	if !allKept {
+		expect = uint64(s.Denied)
+	}
 	deadline := time.Now().Add(o.wait)
 	var total audit.Stats
 	for i := 0; ; i++ {
@@ -112,11 +125,11 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 		if err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}
-		if total.Total >= uint64(s.Gated) || time.Now().After(deadline) {
+		if total.Total >= expect || time.Now().After(deadline) {
 			break
 		}
 		if i%5 == 0 {
-			fmt.Fprintf(errw, "demo: waiting for ClickHouse: %d of %d decisions stored\n", total.Total, s.Gated)
+			fmt.Fprintf(errw, "demo: waiting for ClickHouse: %d of %d decisions stored\n", total.Total, expect)
 		}
 		select {
 		case <-ctx.Done():
@@ -124,8 +137,12 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 		case <-time.After(time.Second):
 		}
 	}
-	if total.Total != uint64(s.Gated) {
-		return fmt.Errorf("verify: ClickHouse holds %d decisions since the replay started, the replay made %d", total.Total, s.Gated)
+	if total.Total != expect {
+		return fmt.Errorf("verify: ClickHouse holds %d decisions (filter %+v) since the replay started, the replay made %d", total.Total, f, expect)
+	}
+	rep.StoredDecisions, rep.Database, rep.OnlyDenials = total.Total, store.Database(), !allKept
+	if !allKept {
+		return nil
 	}
 	byAction, err := store.Stats(ctx, audit.StatsQuery{Filter: f, By: []audit.Dimension{audit.ByAction}})
 	if err != nil {
@@ -171,21 +188,22 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 			return fmt.Errorf("verify: ClickHouse has %s = %d, which the replay never produced", k, g)
 		}
 	}
-	rep.StoredDecisions = total.Total
-	rep.Database = store.Database()
 	return nil
 }
 
 // verifyJaeger fetches the trace of the run with the most denials from
 // Jaeger's HTTP query API and checks it holds the run's invoke_agent span
 // and one execute_tool span per call.
-func verifyJaeger(ctx context.Context, o options, s *replay.Summary, rep *report, errw io.Writer) error {
+func verifyJaeger(ctx context.Context, o options, s *replay.Summary, allKept bool, rep *report, errw io.Writer) error {
 	run := s.MostDenied()
 	if run == nil {
 		return nil
 	}
 	api := strings.TrimRight(o.jaegerURL, "/") + "/api/traces/" + url.PathEscape(run.TraceID)
-	want := run.Calls + 1
+	want := run.Calls + 1 // the invoke_agent span and every call
+	if !allKept {
+		want = run.Denied + 1 // at least the denials and their agent span
+	}
 	deadline := time.Now().Add(o.wait)
 	var got int
 	for i := 0; ; i++ {
@@ -211,7 +229,7 @@ func verifyJaeger(ctx context.Context, o options, s *replay.Summary, rep *report
 		case <-time.After(time.Second):
 		}
 	}
-	if got != want {
+	if allKept && got != want {
 		return fmt.Errorf("verify: Jaeger holds %d spans of trace %s, want %d", got, run.TraceID, want)
 	}
 	rep.JaegerSpans = got

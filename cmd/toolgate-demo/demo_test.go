@@ -90,3 +90,43 @@ func TestUsage(t *testing.T) {
 		assert.Equal(t, tt.code, run(context.Background(), tt.args, &out, &errw), "%v: %s", tt.args, errw.String())
 	}
 }
+
+// TestDemoDenyOnly runs the demo with SDK-side deny-only sampling: only the
+// denials (and their agent spans) leave the process, and the demo checks
+// exactly those.
+func TestDemoDenyOnly(t *testing.T) {
+	ctx := context.Background()
+	ch := testenv.StartClickHouse(t)
+	w, err := audit.Open(ctx, ch.WriterDSN)
+	require.NoError(t, err)
+	_, err = w.Migrate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	jaeger := testenv.StartJaeger(t)
+	col := testenv.StartCollector(t,
+		testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, ""),
+		testenv.WithJaegerOTLP(jaeger.OTLPGRPC),
+		testenv.WithDecisionWait(time.Second),
+	)
+	var out, errw bytes.Buffer
+	code := run(ctx, []string{
+		"--transcript", "../../testdata/real/trajectories.jsonl",
+		"--otlp-endpoint", "http://" + col.GRPCEndpoint,
+		"--dsn", ch.ReaderDSN,
+		"--jaeger-url", jaeger.QueryURL,
+		"--sampling", "deny-only",
+		"--wait", "90s",
+	}, &out, &errw)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errw.String())
+	m := regexp.MustCompile(`(?m)^\s+denied\s+(\d+)`).FindStringSubmatch(out.String())
+	require.NotNil(t, m)
+	assert.Contains(t, out.String(), "ClickHouse: "+m[1]+" denials in otel.gate_decisions")
+
+	r, err := audit.Open(ctx, ch.ReaderDSN)
+	require.NoError(t, err)
+	defer r.Close()
+	st, err := r.Stats(ctx, audit.StatsQuery{})
+	require.NoError(t, err)
+	assert.Equal(t, st.Total, st.TotalDenied, "deny-only stores no allowed call")
+	assert.Equal(t, m[1], strconv.FormatUint(st.TotalDenied, 10))
+}

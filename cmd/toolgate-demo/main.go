@@ -58,10 +58,10 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	var o options
 	fs.StringVar(&o.transcript, "transcript", "testdata/real/trajectories.jsonl", "recorded tool calls (JSON Lines)")
 	fs.StringVar(&o.policy, "policy", "", "approval policy YAML for review-level calls (default: deny, \"needs human review\")")
-	fs.StringVar(&o.endpoint, "otlp-endpoint", envOr("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"), "OTLP/gRPC collector endpoint")
+	fs.StringVar(&o.endpoint, "otlp-endpoint", envOr("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", envOr("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")), "OTLP/gRPC collector endpoint")
 	fs.StringVar(&o.dsn, "dsn", envOr("AUDITQ_DSN", "http://127.0.0.1:8123"), "ClickHouse DSN to verify decisions (reader is enough)")
 	fs.StringVar(&o.jaegerURL, "jaeger-url", envOr("TOOLGATE_JAEGER_QUERY", "http://127.0.0.1:16686"), "Jaeger query base URL")
-	fs.StringVar(&o.sampling, "sampling", "all", "span sampling: all | decisions | deny-only | ratio:R")
+	fs.StringVar(&o.sampling, "sampling", envOr("TOOLGATE_SAMPLING", "all"), "span sampling: all | decisions | deny-only | ratio:R (default: $TOOLGATE_SAMPLING, else all)")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long to wait for ClickHouse and Jaeger to hold every decision")
 	fs.BoolVar(&o.verify, "verify", true, "check ClickHouse and Jaeger against the replay")
 	fs.Usage = func() {

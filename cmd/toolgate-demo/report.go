@@ -22,6 +22,7 @@ type report struct {
 	JaegerURL       string
 	Database        string
 	StoredDecisions uint64
+	OnlyDenials     bool
 	JaegerSpans     int
 }
 
@@ -100,7 +101,10 @@ func (r report) print(w io.Writer) {
 	if sl := s.Slowest; sl.Tool != "" {
 		fmt.Fprintf(w, "\n  slowest gate: %s for %s call %d of %s\n", sl.Duration.Round(1000), sl.Tool, sl.Seq, sl.Run)
 	}
-	if r.StoredDecisions > 0 {
+	switch {
+	case r.StoredDecisions > 0 && r.OnlyDenials:
+		fmt.Fprintf(w, "\n  ClickHouse: %d denials in %s.gate_decisions, as many as the replay made (sampling %s keeps allowed calls only in part)\n", r.StoredDecisions, r.Database, r.Sampling)
+	case r.StoredDecisions > 0:
 		fmt.Fprintf(w, "\n  ClickHouse: %d decisions in %s.gate_decisions; counts by action, risk and tool match the replay\n", r.StoredDecisions, r.Database)
 	}
 	if run := s.MostDenied(); run != nil {
