@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/gate"
@@ -133,7 +134,12 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 			if e.cfg.gateTimeout > 0 {
 				g = gate.WithTimeout(g, e.cfg.gateTimeout)
 			}
-			wrapped[i] = gate.Named(name, g)
+			if gate.NameOf(g, "") != name {
+				// A gate that already names itself needs no wrapper (one
+				// call and one copy of the call context less per call).
+				g = gate.Named(name, g)
+			}
+			wrapped[i] = g
 		}
 		if len(wrapped) == 1 {
 			a.gate = wrapped[0]
@@ -180,6 +186,7 @@ type Run struct {
 	id     string
 	taskID string
 	state  *runState
+	attrs  []attribute.KeyValue // read-only, see spanAttrs
 }
 
 type runState struct {
@@ -196,13 +203,31 @@ func (a *Agent) Run(runID string, opts ...RunOption) *Run {
 	for _, o := range opts {
 		o(r)
 	}
+	r.attrs = r.spanAttrs()
 	return r
+}
+
+// spanAttrs are the attributes every call of the run has (built once per
+// Run, not per call): gen_ai.agent.name, and gen_ai.conversation.id,
+// toolgate.run.id and toolgate.task.id when set.
+func (r *Run) spanAttrs() []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, semconv.GenAIAgentName(r.agent.name))
+	if r.id != "" {
+		attrs = append(attrs, semconv.GenAIConversationID(r.id), gate.AttrRunID.String(r.id))
+	}
+	if r.taskID != "" {
+		attrs = append(attrs, gate.AttrTaskID.String(r.taskID))
+	}
+	return attrs
 }
 
 // Task returns a view of the run for another task: same run ID, grants and
 // aborted state, different toolgate.task.id.
 func (r *Run) Task(taskID string) *Run {
-	return &Run{agent: r.agent, id: r.id, taskID: taskID, state: r.state}
+	t := &Run{agent: r.agent, id: r.id, taskID: taskID, state: r.state}
+	t.attrs = t.spanAttrs()
+	return t
 }
 
 // ID is the run ID.

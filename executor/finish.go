@@ -91,16 +91,8 @@ func (e *Executor) emit(ctx context.Context, ev ToolCallTrace) {
 // at its start).
 func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolCall, res *ToolResult, toolType, input, output string) []attribute.KeyValue {
 	g := &res.Gate
-	attrs = append(attrs,
-		semconv.GenAIToolType(toolType),
-		semconv.GenAIAgentName(r.agent.name),
-		gate.AttrGated.Bool(g.Gated))
-	if r.id != "" {
-		attrs = append(attrs, semconv.GenAIConversationID(r.id), gate.AttrRunID.String(r.id))
-	}
-	if r.taskID != "" {
-		attrs = append(attrs, gate.AttrTaskID.String(r.taskID))
-	}
+	attrs = append(attrs, semconv.GenAIToolType(toolType), gate.AttrGated.Bool(g.Gated))
+	attrs = append(attrs, r.attrs...) // agent, conversation, run, task
 	if g.Gated {
 		attrs = append(attrs,
 			gate.AttrAction.String(string(g.Action)),

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -27,7 +26,6 @@ const (
 type metrics struct {
 	decisions metric.Int64Counter
 	duration  metric.Float64Histogram
-	sets      *sync.Map // *entry -> *[2]measureOpts (allow, deny)
 }
 
 // measureOpts are prebuilt option slices: passing them with ... does not
@@ -35,6 +33,17 @@ type metrics struct {
 type measureOpts struct {
 	add    []metric.AddOption
 	record []metric.RecordOption
+}
+
+// newMeasureOpts returns the measurement options of tool's decisions, for
+// allow and deny (attribute sets do not depend on the meter, so a registry
+// entry holds them for every executor that uses it).
+func newMeasureOpts(tool string) [2]measureOpts {
+	mk := func(a gate.Action) measureOpts {
+		o := metric.WithAttributeSet(attribute.NewSet(semconv.GenAIToolName(tool), gate.AttrAction.String(string(a))))
+		return measureOpts{add: []metric.AddOption{o}, record: []metric.RecordOption{o}}
+	}
+	return [2]measureOpts{mk(gate.ActionAllow), mk(gate.ActionDeny)}
 }
 
 func newMetrics(m metric.Meter) (metrics, error) {
@@ -48,26 +57,17 @@ func newMetrics(m metric.Meter) (metrics, error) {
 	if err != nil {
 		return metrics{}, fmt.Errorf("executor: metric %s: %w", MetricGateDuration, err)
 	}
-	return metrics{decisions: d, duration: h, sets: &sync.Map{}}, nil
+	return metrics{decisions: d, duration: h}, nil
 }
 
-// record counts one decision. Attribute sets are built once per registered
-// tool (keyed by its registry entry, so the cache is bounded and lookups do
-// not allocate).
+// record counts one decision, with the attribute sets built once per
+// registered tool (entry.measure).
 func (m metrics) record(ctx context.Context, ent *entry, action gate.Action, d time.Duration) {
-	v, ok := m.sets.Load(ent)
-	if !ok {
-		mk := func(a gate.Action) measureOpts {
-			o := metric.WithAttributeSet(attribute.NewSet(semconv.GenAIToolName(ent.tool.Name), gate.AttrAction.String(string(a))))
-			return measureOpts{add: []metric.AddOption{o}, record: []metric.RecordOption{o}}
-		}
-		v, _ = m.sets.LoadOrStore(ent, &[2]measureOpts{mk(gate.ActionAllow), mk(gate.ActionDeny)})
-	}
 	i := 0
 	if action != gate.ActionAllow {
 		i = 1
 	}
-	o := &v.(*[2]measureOpts)[i]
+	o := &ent.measure[i]
 	m.decisions.Add(ctx, 1, o.add...)
 	m.duration.Record(ctx, d.Seconds(), o.record...)
 }

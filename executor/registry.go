@@ -36,6 +36,7 @@ type entry struct {
 	output   *jsonschema.Schema
 	spanName string
 	toolType string
+	measure  [2]measureOpts // metric options for allow, deny
 }
 
 // NewRegistry returns an empty registry, optionally with tools registered.
@@ -139,7 +140,7 @@ func compileTool(t Tool) (*entry, error) {
 	default:
 		return nil, fmt.Errorf("%w: %q has unknown type %q", ErrInvalidTool, t.Name, t.Type)
 	}
-	e := &entry{tool: t, spanName: "execute_tool " + t.Name, toolType: typ}
+	e := &entry{tool: t, spanName: "execute_tool " + t.Name, toolType: typ, measure: newMeasureOpts(t.Name)}
 	in := t.InputSchema
 	if len(bytes.TrimSpace(in)) == 0 {
 		in = []byte(`{"type":"object"}`)
