@@ -124,9 +124,6 @@ func (d *objectDecoder) object(depth int) (map[string]any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, dup := m[k]; dup {
-			return nil, false
-		}
 		d.space()
 		if d.i >= len(d.s) || d.s[d.i] != ':' {
 			return nil, false
@@ -137,7 +134,10 @@ func (d *objectDecoder) object(depth int) (map[string]any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[k] = v
+		n := len(m)
+		if m[k] = v; len(m) == n {
+			return nil, false // a duplicate key
+		}
 		d.space()
 		if d.i >= len(d.s) {
 			return nil, false

@@ -121,3 +121,25 @@ func TestDecodeObjectFastAllocations(t *testing.T) {
 	t.Logf("decodeObjectFast %v allocs, encoding/json %v", fast, std)
 	assert.LessOrEqual(t, fast, std/2)
 }
+
+// BenchmarkDecodeObject compares the executor's one-pass decoder with what
+// it replaces (encoding/json, then the UTF-8 and duplicate-key checks).
+func BenchmarkDecodeObject(b *testing.B) {
+	in := []byte(`{"command":"ls -la /tmp"}`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := decodeObjectFast(in); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := referenceObject(in); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+}
