@@ -56,4 +56,11 @@
 // gen_ai.tool.call.result only with WithRecordContent (redacted and
 // size-limited, like gate reasons). Metrics: toolgate.gate.decisions and
 // toolgate.gate.duration. The executor uses the OTel API only.
+//
+// Cost: BenchmarkRatios reports a call's cost in units of one bare
+// recording span of the OTel SDK, split into the span with the attributes
+// above, jsonschema's validation and the executor's own work; the input is
+// decoded in one pass (encoding/json decides whatever that pass declines),
+// and TestExecuteAllocations bounds the allocations the executor adds to
+// those of the SDK and the schema library.
 package executor
