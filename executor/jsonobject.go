@@ -2,6 +2,7 @@ package executor
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -260,19 +261,33 @@ func (d *objectDecoder) string() (string, bool) {
 // escaped finishes a string that has escapes; d.s[start:d.i] is its
 // unescaped prefix and d.s[d.i] is a backslash.
 func (d *objectDecoder) escaped(start int) (string, bool) {
-	b := make([]byte, 0, d.i-start+16)
-	b = append(b, d.s[start:d.i]...)
+	// Unescaping only shortens: the raw length up to the closing quote
+	// bounds the result, so it is built in one allocation.
+	end := d.i
+	for end < len(d.s) && d.s[end] != '"' {
+		if d.s[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	var b strings.Builder
+	b.Grow(end - start)
+	b.WriteString(d.s[start:d.i])
 	for d.i < len(d.s) {
 		c := d.s[d.i]
 		switch {
 		case c == '"':
 			d.i++
-			return string(b), true
+			return b.String(), true
 		case c < 0x20:
 			return "", false
 		case c != '\\':
-			b = append(b, c)
-			d.i++
+			run := d.i + 1 // copy the run up to the next special byte at once
+			for run < len(d.s) && d.s[run] != '"' && d.s[run] != '\\' && d.s[run] >= 0x20 {
+				run++
+			}
+			b.WriteString(d.s[d.i:run])
+			d.i = run
 			continue
 		}
 		d.i++
@@ -283,17 +298,17 @@ func (d *objectDecoder) escaped(start int) (string, bool) {
 		d.i++
 		switch e {
 		case '"', '\\', '/':
-			b = append(b, e)
+			b.WriteByte(e)
 		case 'b':
-			b = append(b, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			b = append(b, '\f')
+			b.WriteByte('\f')
 		case 'n':
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		case 'r':
-			b = append(b, '\r')
+			b.WriteByte('\r')
 		case 't':
-			b = append(b, '\t')
+			b.WriteByte('\t')
 		case 'u':
 			r, ok := d.hex4()
 			if !ok {
@@ -315,7 +330,7 @@ func (d *objectDecoder) escaped(start int) (string, bool) {
 					return "", false
 				}
 			}
-			b = utf8.AppendRune(b, r)
+			b.WriteRune(r)
 		default:
 			return "", false
 		}

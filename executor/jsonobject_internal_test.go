@@ -1,8 +1,10 @@
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -139,6 +141,58 @@ func BenchmarkDecodeObject(b *testing.B) {
 		for b.Loop() {
 			if _, ok := referenceObject(in); !ok {
 				b.Fatal("declined")
+			}
+		}
+	})
+}
+
+// realInputs returns the inputs of the 1,091 real tool calls in
+// testdata/real/trajectories.jsonl, re-encoded as the model sent them.
+func realInputs(tb testing.TB) [][]byte {
+	tb.Helper()
+	data, err := os.ReadFile("../testdata/real/trajectories.jsonl")
+	require.NoError(tb, err)
+	var out [][]byte
+	for line := range bytes.Lines(data) {
+		var rec struct {
+			Input json.RawMessage `json:"input"`
+		}
+		require.NoError(tb, json.Unmarshal(line, &rec))
+		if len(rec.Input) > 0 && rec.Input[0] == '{' {
+			out = append(out, rec.Input)
+		}
+	}
+	require.NotEmpty(tb, out)
+	return out
+}
+
+// TestDecodeObjectFastRealInputs: on every real tool input the fast path
+// decodes, and yields what encoding/json yields.
+func TestDecodeObjectFastRealInputs(t *testing.T) {
+	for i, in := range realInputs(t) {
+		want, wok := referenceObject(in)
+		got, ok := decodeObjectFast(in)
+		require.Equal(t, wok, ok, "input %d: %s", i, in)
+		require.Equal(t, want, got, "input %d", i)
+	}
+}
+
+// BenchmarkDecodeRealInputs decodes all real tool inputs per iteration.
+func BenchmarkDecodeRealInputs(b *testing.B) {
+	ins := realInputs(b)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, in := range ins {
+				decodeObjectFast(in)
+			}
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, in := range ins {
+				referenceObject(in)
 			}
 		}
 	})
