@@ -33,7 +33,7 @@ stop:
 	@scripts/stack.sh stop
 
 status:
-	@scripts/stack.sh status
+	@scripts/stack.sh status || true
 
 ## deps: Go modules, libchdb, our collector and Jaeger (cached after the first run)
 deps: modules libchdb collector jaeger

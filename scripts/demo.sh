@@ -32,7 +32,7 @@ source "$STACK/credentials.env"
 echo "demo: ClickHouse users for this demo (also in ${STACK#"$ROOT"/}/credentials.env):"
 echo "demo:   writer / $TOOLGATE_CLICKHOUSE_WRITER_PASSWORD   (inserts and schema: the collector, auditq migrate)"
 echo "demo:   reader / $TOOLGATE_CLICKHOUSE_READER_PASSWORD   (read-only: auditq, curl)"
-echo "demo: wrote .demo/env (AUDITQ_DSN with the reader); 'source .demo/env' lets bin/auditq and curl in"
+echo "demo: wrote .demo/env (AUDITQ_DSN with the reader); 'source .demo/env', then bin/auditq reads with the reader's credentials"
 
 args=(--transcript "${TOOLGATE_DEMO_TRANSCRIPT:-testdata/real/trajectories.jsonl}")
 [[ -n "${TOOLGATE_DEMO_POLICY:-}" ]] && args+=(--policy "$TOOLGATE_DEMO_POLICY")

@@ -169,7 +169,8 @@ start_clickhouse() {
 		say "clickhouse already running (pid $pid)"
 	else
 		# go build is a no-op (about a second) when bin/auditq is up to date.
-		go build -o "$BIN/auditq" ./cmd/auditq || die "could not build bin/auditq (go build ./cmd/auditq)"
+		go build -ldflags "-X main.version=$(git describe --tags --always --dirty 2>/dev/null || echo devel)" \
+			-o "$BIN/auditq" ./cmd/auditq || die "could not build bin/auditq (go build ./cmd/auditq)"
 		local lib="${TOOLGATE_LIBCHDB:-$ROOT/.cache/chdb/libchdb.so}"
 		[[ -f "$lib" ]] || die "libchdb.so not found at $lib: run scripts/install-libchdb.sh (or 'make deps')"
 		check_ports clickhouse "$CH_ADDR"

@@ -45,25 +45,26 @@ func (c *connFlags) add(cmd *cobra.Command) {
 // open connects and pings. An unreachable server gives one line naming
 // what was tried and how to start the embedded server.
 func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
+	from := "--dsn"
 	if c.dsn == "" {
-		c.dsn = os.Getenv(dsnEnv)
+		c.dsn, from = os.Getenv(dsnEnv), "$"+dsnEnv
 	}
 	if c.dsn == "" {
-		c.dsn = defaultDSN
+		c.dsn, from = defaultDSN, "the default DSN"
 	}
 	st, err := audit.Open(ctx, c.dsn, audit.WithDatabase(c.database))
 	if errors.Is(err, audit.ErrBadDSN) {
-		return nil, usagef("--dsn: %v (want e.g. http://reader:PASS@127.0.0.1:8123)", err)
+		return nil, usagef("%s: %v (want e.g. http://reader:PASS@127.0.0.1:8123)", from, err)
 	}
 	var ue *audit.UnreachableError
 	if errors.As(err, &ue) {
-		return nil, fmt.Errorf("no ClickHouse server at %s (tried --dsn %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s",
-			ue.Addr, redactDSN(c.dsn), rootCause(ue.Err), dsnEnv)
+		return nil, fmt.Errorf("no ClickHouse server at %s (tried %s %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s",
+			ue.Addr, from, redactDSN(c.dsn), rootCause(ue.Err), dsnEnv)
 	}
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) && (ex.Code == codeAuthenticationFailed || ex.Code == codeRequiredPassword) {
-		return nil, fmt.Errorf("ClickHouse at %s refused the credentials in --dsn %s (code %d: %s); set the user and password in --dsn or %s, e.g. http://reader:PASS@%s",
-			addrOf(c.dsn), redactDSN(c.dsn), ex.Code, ex.Message, dsnEnv, addrOf(c.dsn))
+		return nil, fmt.Errorf("ClickHouse at %s refused the credentials in %s %s (code %d: %s); set the user and password in --dsn or %s, e.g. http://reader:PASS@%s (after `make demo`, `source .demo/env` sets it)",
+			addrOf(c.dsn), from, redactDSN(c.dsn), ex.Code, ex.Message, dsnEnv, addrOf(c.dsn))
 	}
 	return st, err
 }

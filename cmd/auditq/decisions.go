@@ -84,8 +84,8 @@ func newDecisionsCmd(io stdio) *cobra.Command {
 		Long: `decisions lists the gate's decisions (one per gated tool call), newest first,
 filtered by time, agent, tool, action, risk, reason text, trace or run.
 
-Pages: at most --limit decisions are printed; when there are more, the
-command that prints the next page is written to stderr (--after TOKEN).
+Pages: at most --limit decisions are printed; when there are more, stderr
+says so with the token that continues: repeat the command with --after TOKEN.
 Field names of json, jsonl and csv are documented in docs/auditq.md.`,
 		Example: `  # what did we deny in the last day?
   auditq decisions --since 24h --action deny

@@ -33,6 +33,7 @@ func usagef(format string, args ...any) error {
 func newRootCmd(io stdio) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "auditq",
+		Version:       versionString(),
 		Short:         "Question toolgate's audit trail: what did our agents try, and what did we stop?",
 		SilenceUsage:  true,
 		SilenceErrors: true,

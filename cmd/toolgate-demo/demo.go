@@ -57,6 +57,9 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 	rp, err := replay.New(
 		replay.WithTracerProvider(p),
 		replay.WithPolicy(policy, policyName),
+		// Record each call's input (redacted, size-limited) so the audit
+		// trail shows what was allowed or denied, not only why.
+		replay.WithExecutorOptions(executor.WithRecordContent(true)),
 		replay.OnCall(func(c replay.Call, _ executor.ToolResult) {
 			if done++; done%250 == 0 {
 				fmt.Fprintf(errw, "demo: %d/%d calls\n", done, ncalls)

@@ -52,7 +52,18 @@ func TestDemoEndToEnd(t *testing.T) {
 	o := out.String()
 	assert.Contains(t, o, "1091 tool calls from 38 recorded agent runs")
 	assert.Contains(t, o, "ClickHouse: 1091 decisions in otel.gate_decisions")
-	assert.Regexp(t, `API: http://\S+/api/traces/[0-9a-f]{32} \(\d+ spans\)`, o)
+	assert.Regexp(t, `http://\S+/api/traces/[0-9a-f]{32} \(\d+ spans`, o)
+
+	// Inputs are recorded (redacted): the audit shows what was denied.
+	rd, err := audit.Open(ctx, ch.ReaderDSN)
+	require.NoError(t, err)
+	page, err := rd.Decisions(ctx, audit.Filter{Action: "deny", Tool: "bash"}, audit.Page{Limit: 5})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Decisions)
+	for _, d := range page.Decisions {
+		assert.Contains(t, d.Input, "command", "recorded input of %s", d.SpanID)
+	}
+	require.NoError(t, rd.Close())
 
 	// The summary's numbers equal `auditq stats` over the same store.
 	r, err := audit.Open(ctx, ch.ReaderDSN)

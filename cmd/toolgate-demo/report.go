@@ -109,10 +109,12 @@ func (r report) print(w io.Writer) {
 	}
 	if run := s.MostDenied(); run != nil {
 		fmt.Fprintf(w, "  Jaeger: the run with the most denials is %s (%d of %d calls denied)\n", run.ID, run.Denied, run.Calls)
-		fmt.Fprintf(w, "    %s/trace/%s\n", r.JaegerURL, run.TraceID)
 		if r.JaegerSpans > 0 {
-			fmt.Fprintf(w, "    API: %s/api/traces/%s (%d spans)\n", r.JaegerURL, run.TraceID, r.JaegerSpans)
+			fmt.Fprintf(w, "    %s/api/traces/%s (%d spans, Jaeger's HTTP query API)\n", r.JaegerURL, run.TraceID, r.JaegerSpans)
+		} else {
+			fmt.Fprintf(w, "    %s/api/traces/%s (Jaeger's HTTP query API)\n", r.JaegerURL, run.TraceID)
 		}
+		fmt.Fprintf(w, "    (the Jaeger built from its Go module has no web UI; with the official image, %s/trace/%s)\n", r.JaegerURL, run.TraceID)
 		fmt.Fprintf(w, "\n  Look further:\n")
 		fmt.Fprintf(w, "    source .demo/env\n")
 		fmt.Fprintf(w, "    bin/auditq stats --by action,risk\n")

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -80,6 +82,9 @@ func main() {
 	commands := flag.Args()
 	if len(commands) == 0 {
 		commands = []string{"ls -la", "make test", "make test", "git push origin main", "git status"}
+	}
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		fmt.Fprintln(os.Stderr, "approver: standard input is not a terminal, so nobody can be asked: every ask will be declined (run it in a terminal to answer the prompts)")
 	}
 	approver := gate.NewTerminalApprover(gate.WithTerminalTimeout(*timeout))
 	if err := run(context.Background(), os.Stdout, approver, commands); err != nil {
