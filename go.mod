@@ -7,6 +7,7 @@ require (
 	github.com/ClickHouse/clickhouse-go/v2 v2.51.0
 	github.com/andybalholm/brotli v1.2.7
 	github.com/ebitengine/purego v0.11.3
+	github.com/go-json-experiment/json v1.27.2
 	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/klauspost/compress v1.20.3
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

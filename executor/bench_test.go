@@ -126,8 +126,9 @@ func BenchmarkSpanWithCallAttributes(b *testing.B) {
 
 // BenchmarkDecodeAndValidate is the input handling every call needs, done
 // the textbook way: encoding/json into a map and jsonschema/v6 validation of
-// the same schema (the executor decodes in one pass of its own; see
-// BenchmarkValidate for the library's part alone).
+// the same schema (the executor decodes with the JSON v2 decoder, which
+// also rejects duplicate keys and invalid UTF-8; see BenchmarkValidate for
+// the schema library's part alone).
 func BenchmarkDecodeAndValidate(b *testing.B) {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(bashSchema))
 	if err != nil {

@@ -60,7 +60,8 @@
 // Cost: BenchmarkRatios reports a call's cost in units of one bare
 // recording span of the OTel SDK, split into the span with the attributes
 // above, jsonschema's validation and the executor's own work; the input is
-// decoded in one pass (encoding/json decides whatever that pass declines),
-// and TestExecuteAllocations bounds the allocations the executor adds to
-// those of the SDK and the schema library.
+// decoded with the JSON v2 decoder (github.com/go-json-experiment/json),
+// whose defaults reject duplicate keys and invalid UTF-8, and
+// TestExecuteAllocations bounds the allocations the executor adds to those
+// of the SDK and the two libraries.
 package executor
