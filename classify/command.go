@@ -326,6 +326,10 @@ func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *cal
 		r.add(cx, high, "delete.git-dir", what+" deletes repository history (.git)")
 		return
 	}
+	if otherHome(rp) && (severe || everything) {
+		r.add(cx, high, "delete.root-home", what+" deletes a home directory ("+clip(f.s, 40)+")")
+		return
+	}
 	switch w {
 	case locRoot, locHome, locParent:
 		if severe || everything {

@@ -26,7 +26,11 @@ func TestPath(t *testing.T) {
 		{classify.OpRead, ".env.example", ws, S, ""},
 		{classify.OpRead, "~/.ssh/id_rsa", ws, H, "path.ssh-private-key"},
 		{classify.OpRead, "~/.ssh/id_rsa.pub", ws, S, ""},
-		{classify.OpRead, "/home/dev/.aws/credentials", ws, S, ""}, // without WithHome, /home/dev is not ~
+		{classify.OpRead, "/home/dev/.aws/credentials", ws, H, "path.cloud-credentials"}, // home rules hold below every home
+		{classify.OpRead, "/root/.kube/config", ws, H, ""},
+		{classify.OpRead, "/Users/ann/.ssh/id_ed25519", ws, H, ""},
+		{classify.OpRead, "/home/dev/notes.txt", ws, S, ""},
+		{classify.OpRead, "/home/project", ws, S, ""}, // a home directory as a whole is not the "~" rule
 		{classify.OpRead, "/proc/self/environ", ws, H, ""},
 		{classify.OpRead, "/etc/shadow", ws, H, ""},
 		{classify.OpRead, "src/../../../etc/shadow", ws, H, ""},
@@ -38,7 +42,7 @@ func TestPath(t *testing.T) {
 		{classify.OpWrite, "/work/other/x", ws, R, "path.write-outside"},
 		{classify.OpWrite, "../x", ws, R, "path.write-outside"},
 		{classify.OpWrite, "~/.bashrc", ws, H, "path.shell-rc"},
-		{classify.OpWrite, "/work/app/../../home/u/.bashrc", ws, R, ""},
+		{classify.OpWrite, "/work/app/../../home/u/.bashrc", ws, H, "path.shell-rc"},
 		{classify.OpWrite, "~/.ssh/authorized_keys", ws, H, ""},
 		{classify.OpWrite, ".git/hooks/pre-commit", ws, H, "path.git-hooks"},
 		{classify.OpWrite, "/work/app/.git/config", ws, H, ""},
@@ -56,6 +60,16 @@ func TestPath(t *testing.T) {
 		{classify.OpDelete, "..", ws, H, ""},
 		{classify.OpDelete, "/work", ws, H, ""},
 		{classify.OpDelete, ".git", ws, H, ""},
+		{classify.OpDelete, "/home/alice", ws, H, "path.delete-root"},
+		{classify.OpDelete, "/root", ws, H, "path.delete-root"},
+		{classify.OpDelete, "~/.ssh/id_rsa", ws, H, "path.ssh-private-key"},
+		// Globs are judged by what they could match (a file tool may expand them).
+		{classify.OpRead, "~/.ssh/*", ws, H, "path.ssh-private-key"},
+		{classify.OpRead, "~/.aws/cred*", ws, H, ""},
+		{classify.OpRead, "/etc/ssl/private/*", ws, H, "path.private-key"},
+		{classify.OpRead, "src/*.go", ws, S, ""},
+		{classify.OpWrite, "~/.ssh/*", ws, H, ""},
+		{classify.OpWrite, "/etc/cron.d/*", ws, H, "path.etc"},
 		{classify.OpRead, "", ws, R, "path.invalid"},
 		{classify.OpRead, "a\x00b", ws, R, ""},
 		{classify.Op("chmod"), "x", ws, H, "path.unknown-op"},
@@ -105,4 +119,16 @@ func TestScopedWrites(t *testing.T) {
 		{"rm -rf build", R, ""},
 		{"python3 x.py", R, ""},
 	}, classify.WithScopedWrites(gate.RiskSafe))
+}
+
+// TestPathDeleteReason: a delete's reason says "deletes", not "writes".
+func TestPathDeleteReason(t *testing.T) {
+	for _, p := range []string{"~/.ssh/id_rsa", ".env", "~/.bashrc", "/etc/hosts"} {
+		t.Run(p, func(t *testing.T) {
+			r := classify.Path(classify.OpDelete, p, "/work/app")
+			assert.Equal(t, H, r.Level)
+			assert.Contains(t, r.Reason, "deletes")
+			assert.NotContains(t, r.Reason, "writes")
+		})
+	}
 }

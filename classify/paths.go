@@ -2,6 +2,7 @@ package classify
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/gate"
@@ -92,6 +93,19 @@ func matchSegs(pat, segs []string) bool {
 		b := make([]bool, 2*n)
 		reach, next = b[:n], b[n:]
 	}
+	return matchSegsDP(pat, segs, reach, next, false)
+}
+
+// matchSegsGlob is matchSegs for a path whose segments may be globs
+// themselves: a glob segment matches a pattern segment when some name
+// could match both (see couldMatchSeg).
+func matchSegsGlob(pat, segs []string) bool {
+	n := len(segs) + 1
+	b := make([]bool, 2*n)
+	return matchSegsDP(pat, segs, b[:n], b[n:], true)
+}
+
+func matchSegsDP(pat, segs []string, reach, next []bool, glob bool) bool {
 	reach[0] = true
 	for i, p := range pat {
 		clear(next)
@@ -110,8 +124,9 @@ func matchSegs(pat, segs []string) bool {
 				}
 			}
 		} else {
+			anywhere := i > 0 && pat[i-1] == "**"
 			for j := 0; j < len(segs); j++ {
-				if reach[j] && segMatch(p, segs[j]) {
+				if reach[j] && (segMatch(p, segs[j]) || glob && couldMatchSeg(p, segs[j], anywhere)) {
 					next[j+1] = true
 				}
 			}
@@ -132,6 +147,86 @@ func segMatch(p, s string) bool {
 	return ok
 }
 
+const globMeta = "*?["
+
+// hasGlob reports whether a path segment or path holds glob
+// metacharacters.
+func hasGlob(s string) bool { return strings.ContainsAny(s, globMeta) }
+
+// litPrefix and litSuffix are a glob's literal text before its first and
+// after its last metacharacter.
+func litPrefix(s string) string {
+	if i := strings.IndexAny(s, globMeta+"\\"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func litSuffix(s string) string {
+	if i := strings.LastIndexAny(s, "*?]"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// specificGlob reports whether a glob segment says enough about the
+// names it matches to be compared with file-name rules found anywhere
+// ("**/id_rsa", "**/*.pem"): it has a literal prefix ("id*", ".env*",
+// ".*"), no "*" (a fixed length: "id_rs?", "[i]d_rsa"), or at least two
+// literal characters besides a trailing extension ("*_rsa", "*rsa*").
+// "*", "*.*" and "*.json" are not: every directory has such names.
+func specificGlob(s string) bool {
+	if litPrefix(s) != "" || !strings.Contains(s, "*") {
+		return true
+	}
+	lits := 0
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case in:
+			in = c != ']'
+		case c == '[':
+			in = true
+		case c != '*' && c != '?':
+			lits++
+		}
+	}
+	if suf := litSuffix(s); strings.HasPrefix(suf, ".") {
+		lits -= len(suf)
+	}
+	return lits >= 2
+}
+
+// couldMatchSeg reports whether some file name could match both the rule
+// segment p and the path's glob segment g. The rule accepting g's text
+// ("*.pem" and "*.pem"), g matching p's literal name ("id*" and "id_rsa")
+// or the glob accepting the rule's text (".env*" and ".env.*") count, and
+// for a rule segment below a literal directory also compatible literal
+// prefixes and suffixes of two patterns ("~/.ssh/id*" and "~/.ssh/id_*"). Like bash, a glob not starting with "." matches no
+// hidden name. Where the rule segment follows "**" (a name anywhere), g
+// must be specific (see specificGlob).
+func couldMatchSeg(p, g string, anywhere bool) bool {
+	if p == "/" || p == "~" || p == "**" || !hasGlob(g) {
+		return false
+	}
+	if strings.HasPrefix(p, ".") && !strings.HasPrefix(g, ".") {
+		return false
+	}
+	if anywhere && !specificGlob(g) {
+		return false
+	}
+	if !strings.ContainsAny(p, globMeta+"\\") {
+		ok, _ := path.Match(g, p)
+		return ok
+	}
+	if ok, _ := path.Match(g, p); ok || anywhere {
+		return ok
+	}
+	pp, gp := litPrefix(p), litPrefix(g)
+	ps, gs := litSuffix(p), litSuffix(g)
+	return (strings.HasPrefix(pp, gp) || strings.HasPrefix(gp, pp)) && (strings.HasSuffix(ps, gs) || strings.HasSuffix(gs, ps))
+}
+
 // pathVerdict is the path rules' answer for one access.
 type pathVerdict struct {
 	level  gate.RiskLevel
@@ -141,7 +236,47 @@ type pathVerdict struct {
 
 // matchPath returns the highest matching path rule for a read or a write
 // of the resolved path p.
+//
+// Home-relative rules ("~/.aws/credentials") apply below every home
+// directory: /root, /home/NAME and /Users/NAME (and ~NAME, which resolve
+// gives as /home/NAME). The rule for the whole home ("~") does not: in
+// containers /home/NAME is often a project directory. A path with glob characters is judged by what it
+// could match (see matchGlob).
 func (cr *compiled) matchPath(p string, write bool) pathVerdict {
+	v := cr.matchOne(p, write)
+	if alt, ok := homeAlias(p); ok && alt != "~" {
+		if va := cr.matchOne(alt, write); va.level.Rank() > v.level.Rank() {
+			v = va
+		}
+	}
+	return v
+}
+
+// homeAlias rewrites a path below another user's home directory to the
+// "~" form the rules use.
+func homeAlias(p string) (string, bool) {
+	var rest string
+	switch {
+	case p == "/root" || strings.HasPrefix(p, "/root/"):
+		rest = strings.TrimPrefix(p, "/root")
+	case strings.HasPrefix(p, "/home/") || strings.HasPrefix(p, "/Users/"):
+		q := p[strings.IndexByte(p[1:], '/')+2:]
+		if q == "" || q[0] == '/' || q[0] == '.' {
+			return "", false
+		}
+		if i := strings.IndexByte(q, '/'); i >= 0 {
+			rest = q[i:]
+		}
+	default:
+		return "", false
+	}
+	return "~" + rest, true
+}
+
+func (cr *compiled) matchOne(p string, write bool) pathVerdict {
+	if hasGlob(p) {
+		return cr.matchGlob(p, write)
+	}
 	segs := splitPath(p)
 	var best pathVerdict
 	for i := range cr.paths {
@@ -176,6 +311,81 @@ func (cr *compiled) matchPath(p string, write bool) pathVerdict {
 	return best
 }
 
+// matchGlob returns the highest path rule that a glob could match: a rule
+// matching some path the glob matches (matchSegsGlob), or any rule
+// covering the glob's literal directory ("~/.ssh/*", "/etc/ssl/private/k*"
+// lie in a directory that is sensitive as a whole). The home directory
+// itself is the exception: its secrets are hidden names that "*" does not
+// match, so "~/*.txt" is judged by its names alone. Except patterns hold
+// for a glob whose every name they cover: the rule's text ("id_*.pub")
+// matches the glob, or the glob's last segment ends in the literal suffix
+// of an except pattern's last segment ("~/.ssh/*.pub").
+func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
+	segs := splitPath(p)
+	k := 0
+	for k < len(segs) && !hasGlob(segs[k]) {
+		k++
+	}
+	dir := segs[:k]
+	dirSensitive := k > 0 && k < len(segs) && !(k == 1 && (segs[0] == "~" || segs[0] == "/"))
+	probe := append(slices.Clone(dir), "\x00")
+	var best pathVerdict
+	for i := range cr.paths {
+		cp := &cr.paths[i]
+		l := cp.rule.Read
+		if write {
+			l = cp.rule.Write
+		}
+		if l == "" || l.Rank() <= best.level.Rank() {
+			continue
+		}
+		hit := matchSegsGlob(cp.segs, segs)
+		if !hit && dirSensitive {
+			hit = matchSegs(cp.segs, dir) || matchSegs(cp.segs, probe)
+		}
+		if !hit || cr.globExempt(cp.except, segs) {
+			continue
+		}
+		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which the glob may match"}
+	}
+	return best
+}
+
+// globExempt reports whether except patterns cover every name a glob
+// can match (see matchGlob). The except patterns of every rule in the
+// same directory count, so a directory rule ("~/.ssh") honours the
+// exceptions of the file rules inside it ("~/.ssh/id_*.pub").
+func (cr *compiled) globExempt(excepts [][]string, segs []string) bool {
+	last := segs[len(segs)-1]
+	suf := litSuffix(last)
+	check := func(ex []string) bool {
+		if matchSegs(ex, segs) {
+			return true
+		}
+		if len(ex) != len(segs) || !hasGlob(last) || !matchSegs(ex[:len(ex)-1], segs[:len(segs)-1]) {
+			return false
+		}
+		es := ex[len(ex)-1]
+		return hasGlob(es) && litSuffix(es) != "" && strings.HasSuffix(suf, litSuffix(es))
+	}
+	for _, ex := range excepts {
+		if check(ex) {
+			return true
+		}
+	}
+	if len(excepts) > 0 || !hasGlob(last) {
+		return false
+	}
+	for i := range cr.paths {
+		for _, ex := range cr.paths[i].except {
+			if len(ex) == len(segs) && check(ex) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // loc is where a resolved path lies.
 type loc int
 
@@ -208,6 +418,14 @@ const homeMark = "/\x00home"
 // path below it, "~…" or absolute. The result is absolute, "~" or "~/…",
 // or relative to the start directory ("." for the start directory itself).
 func (r *resolver) resolve(cwd, p string) string {
+	if u, rest, ok := tildeUser(p); ok {
+		// ~NAME is NAME's home directory.
+		if u == "root" {
+			p = "/root" + rest
+		} else {
+			p = "/home/" + u + rest
+		}
+	}
 	if !strings.HasPrefix(p, "/") && !(p == "~" || strings.HasPrefix(p, "~/")) && cwd != "" {
 		p = cwd + "/" + p
 	}
@@ -224,6 +442,35 @@ func (r *resolver) resolve(cwd, p string) string {
 		p = "~" + strings.TrimPrefix(p, r.home)
 	}
 	return p
+}
+
+// tildeUser splits "~NAME/rest" (bash's tilde prefix naming a user's
+// home directory) into NAME and "/rest".
+func tildeUser(p string) (user, rest string, ok bool) {
+	if len(p) < 2 || p[0] != '~' {
+		return "", "", false
+	}
+	user, rest = p[1:], ""
+	if i := strings.IndexByte(user, '/'); i >= 0 {
+		user, rest = user[:i], user[i:]
+	}
+	if user == "" || user == "+" || user == "-" {
+		return "", "", false
+	}
+	for i := 0; i < len(user); i++ {
+		c := user[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' && i > 0 || c == '$' && i == len(user)-1) {
+			return "", "", false
+		}
+	}
+	return user, rest, true
+}
+
+// otherHome reports whether a resolved path is a home directory itself:
+// /root, /home/NAME or /Users/NAME.
+func otherHome(p string) bool {
+	alias, ok := homeAlias(p)
+	return ok && alias == "~"
 }
 
 // where classifies a resolved path.
@@ -327,8 +574,11 @@ func (c *Classifier) Path(op Op, p string) Risk {
 	write := op != OpRead
 	if v := c.rules.matchPath(rp, write); v.level != "" && v.level != safe {
 		verb := "reads"
-		if write {
+		switch op {
+		case OpWrite:
 			verb = "writes"
+		case OpDelete:
+			verb = "deletes"
 		}
 		add(v.level, v.id, verb+" "+v.reason)
 	}
@@ -337,6 +587,10 @@ func (c *Classifier) Path(op Op, p string) Risk {
 		switch where {
 		case locRoot, locHome, locParent, locWorkspaceRoot, locTempRoot:
 			add(high, "path.delete-root", "deletes a root, home, workspace or temp directory")
+		default:
+			if otherHome(rp) {
+				add(high, "path.delete-root", "deletes a home directory")
+			}
 		}
 	}
 	if write {

@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/toolgate/toolgate/gate"
@@ -32,7 +31,9 @@ type Risk struct {
 	// Level is safe, review or high: the highest level of the findings, or
 	// safe when there are none.
 	Level gate.RiskLevel `json:"level"`
-	// Reason is one line naming the decisive part and rule.
+	// Reason is one line naming the decisive part and rule, then the rule
+	// IDs of every other finding, highest level first ("…: uploads a file
+	// [net.upload]; also [pytest] [curl]"); at most MaxReasonBytes bytes.
 	Reason string `json:"reason"`
 	// Findings lists every review or high part, in input order.
 	Findings []Finding `json:"findings"`
@@ -58,12 +59,38 @@ func summarize(findings []Finding, safeReason string) Risk {
 		return r
 	}
 	r.Level = top.Level
-	more := ""
-	if n := len(findings) - 1; n > 0 {
-		more = " (+" + strconv.Itoa(n) + " more)"
+	r.Reason = clip(top.Command, 80) + ": " + top.Reason + " [" + top.Rule + "]" + alsoRules(findings, top.Rule)
+	if len(r.Reason) > MaxReasonBytes {
+		r.Reason = clip(r.Reason, MaxReasonBytes-len("…"))
 	}
-	r.Reason = clip(top.Command, 80) + ": " + top.Reason + " [" + top.Rule + "]" + more
 	return r
+}
+
+// MaxReasonBytes bounds Risk.Reason: a longer reason is cut on a rune
+// boundary and ends with "…".
+const MaxReasonBytes = 300
+
+// alsoRules names the rules of the other findings, highest level first
+// (input order within a level), each once: "; also [pytest] [curl]".
+func alsoRules(findings []Finding, topRule string) string {
+	var b strings.Builder
+	seen := map[string]bool{topRule: true}
+	for _, l := range []gate.RiskLevel{gate.RiskHigh, gate.RiskReview} {
+		for _, f := range findings {
+			if f.Level != l || seen[f.Rule] {
+				continue
+			}
+			seen[f.Rule] = true
+			if b.Len() == 0 {
+				b.WriteString("; also")
+			}
+			b.WriteString(" [" + f.Rule + "]")
+			if b.Len() > MaxReasonBytes {
+				return b.String()
+			}
+		}
+	}
+	return b.String()
 }
 
 // clip shortens s to at most n bytes on a rune boundary, flattening
