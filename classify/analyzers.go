@@ -2,6 +2,7 @@ package classify
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -68,6 +69,33 @@ func (r *run) analyze(name string, a *actx) traits {
 		return r.anSource(a)
 	case "printenv":
 		return r.anPrintenv(a)
+	case "date":
+		r.anDate(a)
+	case "zip":
+		r.anZip(a)
+	case "debugger":
+		r.anDebugger(a)
+	case "history":
+		r.anHistory(a)
+	case "ulimit":
+		r.anUlimit(a)
+	case "umask":
+		if ops := operands(a.args[1:]); len(ops) > 0 && !ops[0].dyn && !hasFlag(a.args[1:], "-p") {
+			m := ops[0].s
+			if d := m[len(m)-1]; d >= '0' && d <= '7' && (d-'0')&2 == 0 || strings.Contains(m, "o=") && strings.Contains(m, "w") || strings.Contains(m, "a=") && strings.Contains(m, "w") || strings.Contains(m, "o+w") {
+				r.add(a.cx, review, "umask.permissive", "umask "+clip(m, 20)+" makes new files writable by every user")
+			}
+		}
+	case "fc":
+		if !hasFlag(a.args[1:], "-l") {
+			a.level, a.reason, a.id = review, "re-runs or edits commands from the history (which ones is unknown here)", "fc.rerun"
+		}
+	case "unset":
+		for _, o := range operands(a.args[1:]) {
+			if strings.HasPrefix(o.s, "HIST") {
+				r.add(a.cx, review, "history.disable", "unset "+clip(o.s, 20)+" changes or disables shell history (covering tracks)")
+			}
+		}
 	case "crontab":
 		ops := operands(a.args[1:], "-u")
 		if len(ops) == 0 && hasFlag(a.args[1:], "-l") && !hasFlag(a.args[1:], "-r", "-e", "-i") {
@@ -1229,6 +1257,11 @@ func (r *run) anPrintenv(a *actx) traits {
 			a.level, a.reason, a.id = review, "dumps shell variables, which may hold tokens", "env.dump"
 			return tEnvDump
 		}
+		for i, o := range ops {
+			if (o.s == "+o" || o.s == "-o") && i+1 < len(ops) && ops[i+1].s == "history" && o.s == "+o" {
+				r.add(a.cx, review, "history.disable", "set +o history stops recording commands (covering tracks)")
+			}
+		}
 	case "declare", "export", "typeset":
 		if len(ops) == 0 || len(ops) == 1 && (ops[0].s == "-p" || ops[0].s == "-x") {
 			a.level, a.reason, a.id = review, "dumps shell variables, which may hold tokens", "env.dump"
@@ -1409,7 +1442,11 @@ func (r *run) anRsync(a *actx) {
 	}
 	if v, ok := flagValue(args, "-e", "--rsh"); ok {
 		r.add(a.cx, review, "rsync.rsh", "rsync runs a remote shell program")
-		_ = v
+		if v.dyn {
+			r.dynamicScript(v, a.cx)
+		} else {
+			r.nested(a.cx, v.s)
+		}
 	}
 	ops := operands(args, "-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from", "--backup-dir", "--suffix", "-T", "--temp-dir", "--chmod", "--chown", "--log-file", "--password-file", "-B", "--block-size", "--timeout", "--port", "--bwlimit")
 	for i, f := range ops {
@@ -1545,5 +1582,147 @@ func (r *run) anCloud(a *actx) {
 	}
 	if readOnly {
 		a.level, a.reason = safe, "read-only cloud query"
+	}
+}
+
+// anDate: date -s/--set STRING and BSD's date [[[[[CC]YY]MM]DD]hh]mm[.SS]
+// operand set the system clock.
+func (r *run) anDate(a *actx) {
+	set := false
+	for _, f := range a.args[1:] {
+		s := f.s
+		switch {
+		case f.dyn:
+		case s == "--set" || strings.HasPrefix(s, "--set="):
+			set = true
+		case len(s) > 1 && s[0] == '-' && s[1] != '-':
+		bundle:
+			for k := 1; k < len(s); k++ {
+				switch s[k] {
+				case 'u', 'R', 'j', 'n':
+				case 's':
+					set = true
+					break bundle
+				default: // -d, -f, -r, -I, -v take a value
+					break bundle
+				}
+			}
+		case len(s) >= 8 && len(s) <= 15 && strings.Trim(s, "0123456789.") == "":
+			set = true
+		}
+	}
+	if set {
+		r.add(a.cx, high, "clock.set", "date sets the system clock (privileged; breaks logs, certificates and audit timestamps)")
+	}
+}
+
+// anZip: -TT/--unzip-command CMD runs CMD to test the archive.
+func (r *run) anZip(a *actx) {
+	if v, ok := flagValue(a.args[1:], "-TT", "--unzip-command"); ok {
+		r.add(a.cx, review, "zip.exec", "zip -TT runs a command to test the archive")
+		if v.dyn {
+			r.dynamicScript(v, a.cx)
+		} else {
+			r.nested(a.cx, strings.ReplaceAll(v.s, "{}", "archive.zip"))
+		}
+	}
+}
+
+// anDebugger: gdb -ex/--eval-command/-iex/--init-eval-command and lldb
+// -o/--one-line/-O/-k run debugger commands; "shell CMD", "!CMD",
+// "pipe … | CMD" and "platform shell CMD" run shell commands, "python
+// CODE" / "script CODE" run Python. -x/--command/-s/--source run a
+// command file (review).
+func (r *run) anDebugger(a *actx) {
+	args := a.args[1:]
+	cmdFlags := []string{"-ex", "--ex", "-eval-command", "--eval-command", "-iex", "--iex", "-init-eval-command", "--init-eval-command"}
+	fileFlags := []string{"-x", "--x", "-command", "--command", "-ix", "--init-command"}
+	if a.key == "lldb" {
+		cmdFlags = []string{"-o", "--one-line", "-O", "--one-line-before-file", "-k", "--one-line-on-crash", "-K"}
+		fileFlags = []string{"-s", "--source", "-S", "--source-before-file", "--source-on-crash"}
+	}
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		name, val, eq := strings.Cut(s, "=")
+		var v field
+		switch {
+		case slices.Contains(cmdFlags, s) && i+1 < len(args):
+			v = args[i+1]
+			i++
+		case eq && slices.Contains(cmdFlags, name):
+			v = args[i]
+			v.s = val
+		case slices.Contains(fileFlags, s) || eq && slices.Contains(fileFlags, name):
+			r.add(a.cx, review, "debugger.script", a.key+" runs a command file")
+			if !eq {
+				i++
+			}
+			continue
+		default:
+			continue
+		}
+		r.debuggerCommand(v, a)
+	}
+}
+
+func (r *run) debuggerCommand(v field, a *actx) {
+	if v.dyn {
+		r.dynamicScript(v, a.cx)
+		return
+	}
+	c := strings.TrimSpace(v.s)
+	word, rest, _ := strings.Cut(c, " ")
+	rest = strings.TrimSpace(rest)
+	switch {
+	case strings.HasPrefix(c, "!"):
+		word, rest = "shell", strings.TrimSpace(c[1:])
+	case word == "platform" && strings.HasPrefix(rest, "shell"):
+		word, rest = "shell", strings.TrimSpace(strings.TrimPrefix(rest, "shell"))
+	case word == "pipe" || word == "|":
+		if i := strings.LastIndexByte(rest, '|'); i >= 0 {
+			word, rest = "shell", rest[i+1:]
+		}
+	}
+	switch word {
+	case "shell", "she", "shel":
+		r.add(a.cx, review, "debugger.shell", a.key+" runs a shell command")
+		r.nested(a.cx, rest)
+	case "python", "py", "python-interactive", "pi", "script":
+		r.add(a.cx, review, "debugger.python", a.key+" runs Python code")
+		r.inlineCode(rest, a.cx)
+	}
+}
+
+// anHistory: -c and -d erase history (covering tracks); -w/-a write
+// and -r/-n read the history file (an operand, or $HISTFILE).
+func (r *run) anHistory(a *actx) {
+	args := a.args[1:]
+	if hasFlag(args, "-c", "-d") {
+		r.add(a.cx, review, "history.clear", "history -c/-d erases shell history (covering tracks)")
+	}
+	ops := operands(args, "-d")
+	switch {
+	case hasFlag(args, "-w", "-a"):
+		if len(ops) > 0 {
+			r.writePath(ops[0], "history", a.cx)
+		}
+	case hasFlag(args, "-r", "-n"):
+		if len(ops) > 0 {
+			r.readPath(ops[0], a.cx)
+		}
+	case hasFlag(args, "-s"):
+		r.add(a.cx, review, "history.forge", "history -s adds forged entries to the history")
+	}
+}
+
+// anUlimit: showing limits is safe; setting one is review (ulimit -c
+// unlimited writes core dumps holding process memory, secrets included;
+// other limits can break the session).
+func (r *run) anUlimit(a *actx) {
+	for _, o := range operands(a.args[1:]) {
+		if o.s != "" {
+			r.add(a.cx, review, "ulimit.set", "ulimit "+clip(joinFields(a.args[1:]), 30)+" changes resource limits (core dumps keep process memory, secrets included)")
+			return
+		}
 	}
 }

@@ -187,6 +187,14 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 			}
 		}
 	}
+	for _, of := range rule.OutputFlags {
+		if v, ok := flagValue(args[1:], of); ok {
+			r.writePath(v, key+" "+of, cx)
+		}
+	}
+	if traitsOf(rule.Traits)&(tNetwork|tFetch|tShell) != 0 {
+		r.metadataEndpoint(key, args[1:], cx)
+	}
 	if rule.ReadsFiles {
 		files := a.files
 		if !a.filesSet {
@@ -373,4 +381,27 @@ func anyDyn(fs []field) (dyn bool, sub traits) {
 		sub |= f.sub
 	}
 	return dyn, sub
+}
+
+// metadataHosts are cloud instance-metadata endpoints (and spellings of
+// them) that hand out the machine's cloud credentials: AWS, Azure, GCP,
+// Oracle and OpenStack (169.254.169.254 and its decimal, hex and octal
+// forms, AWS's IPv6 fd00:ec2::254, ECS task credentials at
+// 169.254.170.2), GCP's
+// metadata.google.internal, Alibaba's 100.100.100.200.
+var metadataHosts = []string{"169.254.169.254", "169.254.170.2", "metadata.google.internal", "metadata.goog", "fd00:ec2::254", "100.100.100.200",
+	"2852039166", "0xa9fea9fe", "0xa9.0xfe.0xa9.0xfe", "0251.0376.0251.0376", "a9fe:a9fe", "instance-data.ec2.internal"}
+
+// metadataEndpoint flags a network tool or interpreter whose arguments
+// name a cloud metadata endpoint: fetching it is credential theft.
+func (r *run) metadataEndpoint(key string, args []field, cx *callCtx) {
+	for _, f := range args {
+		l := strings.ToLower(f.s)
+		for _, h := range metadataHosts {
+			if strings.Contains(l, h) {
+				r.add(cx, high, "net.cloud-metadata", key+" contacts a cloud metadata endpoint ("+h+"), which hands out the machine's cloud credentials")
+				return
+			}
+		}
+	}
 }

@@ -14,10 +14,11 @@ var analyzerNames = []string{
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
 	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
+	"date", "zip", "debugger", "history", "ulimit", "umask", "fc", "unset",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
-var wrapperAnalyzerNames = []string{"env", "xargs", "parallel", "command", "watch", "busybox"}
+var wrapperAnalyzerNames = []string{"env", "xargs", "parallel", "command", "watch", "busybox", "script", "sg", "bwrap"}
 
 // Composite-rule traits that CommandRule.Traits may name.
 var traitNames = []string{"fetch", "decode", "envdump", "shell", "network", "filter"}
@@ -62,6 +63,9 @@ func DefaultRules() *Rules {
 		"zcat", "bzcat", "xzcat", "zless", "zgrep", "iconv", "csvlook", "tr", "readelf", "objdump", "pr", "zipinfo"} {
 		c[n] = reader("reads files")
 	}
+	for _, n := range []string{"less", "more"} {
+		c[n] = CommandRule{Level: safe, Reason: "reads files", ReadsFiles: true, OutputFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE"}, ValueFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE", "-p", "-t", "-x", "-y", "-z", "-b", "-h", "-j", "-k", "-T"}}
+	}
 	// Read files but print only counts, hashes or types.
 	for _, n := range []string{"wc", "md5", "shasum", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "sum", "file", "cmp", "nm", "ldd"} {
 		c[n] = cmdr(safe, "summarises files")
@@ -77,8 +81,8 @@ func DefaultRules() *Rules {
 		"seq", "basename", "dirname", "realpath", "readlink", "ps", "pgrep", "pidof", "free", "uptime", "w", "who",
 		"lsof", "nproc", "lscpu", "lsblk", "locale", "getconf", "tput", "clear", "arch", "logname", "users",
 		"apropos", "whatis", "info", "help", "hash", "jobs", "wait", "exit", "return", "break", "continue",
-		"shift", "read", "set", "shopt", "unset", "unalias", "getopts", "let", "pushd", "popd", "dirs",
-		"umask", "ulimit", "times", "fc", "history", "fd", "fdfind", "locate", "tldr", "numfmt", "factor",
+		"shift", "read", "set", "shopt", "unalias", "getopts", "let", "pushd", "popd", "dirs",
+		"times", "fd", "fdfind", "locate", "tldr", "numfmt", "factor",
 		"expr", "bc", "dc", "yes", "top", "htop", "vmstat", "iostat", "ss", "netstat",
 		"sw_vers", "lsb_release", "declare", "typeset", "local", "readonly",
 		"colordiff", "look", "ptx", "tsort", "uuidgen", "mktemp", "tty", "pstree",
@@ -86,6 +90,24 @@ func DefaultRules() *Rules {
 		c[n] = cmdr(safe, "read-only")
 	}
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
+	c["date"] = withAnalyzer(cmdr(safe, "prints the date"), "date")
+	c["hwclock"] = CommandRule{Level: safe, Reason: "reads the hardware clock", Flags: []FlagRule{{Flags: []string{"--set", "--systohc", "--hctosys", "--adjust", "-w", "-s", "-a", "--predict", "--param-set"}, Level: high, ID: "clock.set", Reason: "sets the system or hardware clock (privileged; breaks logs, certificates and audit timestamps)"}}}
+	c["timedatectl"] = CommandRule{Level: review, Reason: "changes time settings", Subcommands: map[string]CommandRule{
+		"status": cmdr(safe, "shows time settings"), "show": cmdr(safe, "shows time settings"), "list-timezones": cmdr(safe, "lists time zones"),
+		"timesync-status": cmdr(safe, "shows time sync"), "show-timesync": cmdr(safe, "shows time sync"),
+		"set-time":     {Level: high, Reason: "sets the system clock (privileged; breaks logs, certificates and audit timestamps)"},
+		"set-timezone": {Level: high, Reason: "changes the system time zone (privileged)"}, "set-ntp": {Level: high, Reason: "turns network time sync on or off (privileged)"},
+		"set-local-rtc": {Level: high, Reason: "changes how the hardware clock is read (privileged)"},
+	}}
+	for _, n := range []string{"ntpdate", "rdate", "sntp", "chronyd"} {
+		c[n] = cmdr(high, "sets the system clock (privileged)")
+	}
+	c["history"] = withAnalyzer(cmdr(safe, "lists shell history"), "history")
+	c["ulimit"] = withAnalyzer(cmdr(safe, "shows resource limits"), "ulimit")
+	c["umask"] = withAnalyzer(cmdr(safe, "shows the file creation mask"), "umask")
+	c["fc"] = withAnalyzer(cmdr(safe, "lists shell history"), "fc")
+	c["unset"] = withAnalyzer(cmdr(safe, "unsets variables"), "unset")
+	c["sponge"] = withAnalyzer(cmdr(review, "writes files"), "tee")
 	c["echo"] = withAnalyzer(cmdr(safe, "prints its arguments"), "echo")
 	c["printf"] = withAnalyzer(cmdr(safe, "prints its arguments"), "printf")
 	c["cd"] = withAnalyzer(cmdr(safe, "changes directory"), "cd")
@@ -100,7 +122,7 @@ func DefaultRules() *Rules {
 	c["base64"] = withAnalyzer(CommandRule{Level: safe, Reason: "encodes data", ReadsFiles: true}, "base64")
 	c["base32"] = withAnalyzer(CommandRule{Level: safe, Reason: "encodes data", ReadsFiles: true}, "base64")
 	c["xxd"] = withAnalyzer(CommandRule{Level: safe, Reason: "hex dump", ReadsFiles: true}, "xxd")
-	c["openssl"] = CommandRule{Level: review, Reason: "crypto tool; may read keys or decode payloads", Traits: []string{"decode"}}
+	c["openssl"] = CommandRule{Level: review, Reason: "crypto tool; may read keys or decode payloads", Traits: []string{"decode"}, OutputFlags: []string{"-out", "-keyout"}}
 	c["gunzip"] = CommandRule{Level: review, Reason: "decompresses files in place"}
 
 	// Argument-sensitive read-only tools.
@@ -116,7 +138,9 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"unzip", "7z", "unrar", "gzip", "bzip2", "xz", "zstd"} {
 		c[n] = cmdr(review, "writes archive or extracted files")
 	}
-	c["zip"] = CommandRule{Level: review, Reason: "writes an archive", ReadsFiles: true, ValueFlags: []string{"-x", "-i", "-b", "-n", "-t", "-tt", "-P", "--password"}}
+	c["unzip"] = CommandRule{Level: review, Reason: "writes extracted files", OutputFlags: []string{"-d"}}
+	c["7z"] = CommandRule{Level: review, Reason: "writes archive or extracted files", OutputFlags: []string{"-o"}}
+	c["zip"] = CommandRule{Level: review, Reason: "writes an archive", ReadsFiles: true, Analyzer: "zip", ValueFlags: []string{"-x", "-i", "-b", "-n", "-t", "-tt", "-P", "--password", "-TT", "--unzip-command", "-O", "--output-file"}, OutputFlags: []string{"-O", "--output-file"}}
 
 	// File changes.
 	c["rm"] = withAnalyzer(cmdr(review, "deletes files"), "rm")
@@ -132,7 +156,8 @@ func DefaultRules() *Rules {
 		c[n] = CommandRule{Level: safe, Reason: "creates or changes files", WritesFiles: true, ValueFlags: []string{"-m", "--mode", "-d", "--date", "-r", "--reference", "-t"}}
 	}
 	c["truncate"] = CommandRule{Level: safe, Reason: "truncates files", WritesFiles: true, ValueFlags: []string{"-s", "--size", "-r", "--reference", "-o"}}
-	c["patch"] = cmdr(review, "changes files")
+	c["patch"] = CommandRule{Level: review, Reason: "changes files", WritesFiles: true, OutputFlags: []string{"-o", "--output", "-r", "--reject-file"},
+		ValueFlags: []string{"-i", "--input", "-d", "--directory", "-o", "--output", "-r", "--reject-file", "-B", "--prefix", "-F", "--fuzz", "-z", "--suffix", "-D", "--ifdef", "-V", "--version-control", "-p", "--strip", "-Y", "--basename-prefix"}}
 	c["chmod"] = withAnalyzer(cmdr(review, "changes permissions"), "chmod")
 	c["chown"] = withAnalyzer(cmdr(review, "changes ownership"), "chmod")
 	c["chgrp"] = withAnalyzer(cmdr(review, "changes group"), "chmod")
@@ -151,7 +176,7 @@ func DefaultRules() *Rules {
 	}
 	for _, n := range []string{"useradd", "userdel", "usermod", "groupadd", "groupdel", "passwd", "chpasswd",
 		"visudo", "setenforce", "iptables", "ip6tables", "nft", "ufw", "modprobe", "insmod", "rmmod", "sysctl",
-		"umount", "swapoff", "chroot", "pkexec", "launchctl", "csrutil", "spctl", "dscl", "setcap", "nsenter",
+		"umount", "swapoff", "launchctl", "csrutil", "spctl", "dscl", "setcap",
 		"capsh", "auditctl", "aa-disable", "update-alternatives"} {
 		c[n] = cmdr(high, "changes system configuration")
 	}
@@ -161,7 +186,6 @@ func DefaultRules() *Rules {
 	c["systemctl"] = withAnalyzer(cmdr(review, "controls services"), "systemctl")
 	c["service"] = cmdr(review, "controls services")
 	c["mount"] = withAnalyzer(cmdr(high, "mounts file systems"), "mount")
-	c["unshare"] = cmdr(review, "runs a command in new namespaces")
 	c["journalctl"] = cmdr(safe, "reads logs")
 
 	// Shells, interpreters and code runners.
@@ -183,6 +207,13 @@ func DefaultRules() *Rules {
 		"bundle", "composer", "pre-commit", "coverage", "nosetests", "ctest", "valgrind", "gdb", "lldb"} {
 		c[n] = cmdr(review, "builds or runs project code")
 	}
+	for _, n := range []string{"gcc", "g++", "cc", "clang", "clang++", "rustc", "ld", "as", "tcc"} {
+		c[n] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"-o"}}
+	}
+	c["valgrind"] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"--log-file", "--xml-file"}}
+	c["pytest"] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"--junitxml", "--junit-xml", "--resultlog", "--result-log"}}
+	c["gdb"] = withAnalyzer(cmdr(review, "builds or runs project code"), "debugger")
+	c["lldb"] = withAnalyzer(cmdr(review, "builds or runs project code"), "debugger")
 	pm := func(reason string, safeSubs ...string) CommandRule {
 		cr := CommandRule{Level: review, Reason: reason, Subcommands: map[string]CommandRule{}}
 		for _, s := range safeSubs {
@@ -201,6 +232,7 @@ func DefaultRules() *Rules {
 	c["gem"] = pm("installs gems", "list", "search", "info", "query")
 	c["cargo"] = pm("builds or installs crates", "tree", "metadata", "search", "version", "help")
 	c["go"] = pm("builds or runs Go code", "version", "env", "list", "doc", "help")
+	c["go"] = CommandRule{Level: review, Reason: c["go"].Reason, Subcommands: c["go"].Subcommands, OutputFlags: []string{"-o"}}
 	c["brew"] = pm("installs packages", "list", "info", "search", "deps", "outdated", "config", "doctor", "leaves")
 	for _, n := range []string{"apt", "apt-get", "dnf", "yum", "apk", "pacman", "zypper", "snap", "flatpak", "port"} {
 		c[n] = pm("installs system packages", "list", "search", "show", "info", "policy", "depends")
@@ -233,7 +265,7 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "redis-cli", "clickhouse-client", "cqlsh"} {
 		c[n] = withAnalyzer(cmdr(review, "database client"), "sql")
 	}
-	c["gpg"] = CommandRule{Level: review, Reason: "crypto tool", Flags: []FlagRule{
+	c["gpg"] = CommandRule{Level: review, Reason: "crypto tool", OutputFlags: []string{"-o", "--output"}, Flags: []FlagRule{
 		{Flags: []string{"--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key"}, Level: high, ID: "gpg.export-secret", Reason: "exports private keys"},
 		{Flags: []string{"--delete-secret-keys", "--delete-secret-and-public-key"}, Level: high, ID: "gpg.delete-secret", Reason: "deletes private keys"},
 	}}
@@ -241,14 +273,16 @@ func DefaultRules() *Rules {
 	c["ssh-add"] = cmdr(review, "loads keys into the agent")
 
 	// Network.
-	c["curl"] = withAnalyzer(CommandRule{Level: review, Reason: "network request", Traits: []string{"fetch", "network"}}, "curl")
-	c["wget"] = withAnalyzer(CommandRule{Level: review, Reason: "network download", Traits: []string{"fetch", "network"}}, "wget")
+	c["curl"] = withAnalyzer(CommandRule{Level: review, Reason: "network request", Traits: []string{"fetch", "network"},
+		OutputFlags: []string{"-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"}}, "curl")
+	c["wget"] = withAnalyzer(CommandRule{Level: review, Reason: "network download", Traits: []string{"fetch", "network"},
+		OutputFlags: []string{"-o", "--output-file", "-a", "--append-output"}}, "wget")
 	for _, n := range []string{"nc", "ncat", "netcat"} {
 		c[n] = withAnalyzer(CommandRule{Level: review, Reason: "raw network connection", Traits: []string{"fetch", "network"}}, "nc")
 	}
 	c["socat"] = withAnalyzer(CommandRule{Level: review, Reason: "raw network relay", Traits: []string{"fetch", "network"}}, "socat")
 	c["telnet"] = CommandRule{Level: review, Reason: "raw network connection", Traits: []string{"fetch", "network"}}
-	c["ssh"] = withAnalyzer(CommandRule{Level: review, Reason: "remote session or command", Traits: []string{"network"}}, "ssh")
+	c["ssh"] = withAnalyzer(CommandRule{Level: review, Reason: "remote session or command", Traits: []string{"network"}, OutputFlags: []string{"-E"}}, "ssh")
 	c["scp"] = withAnalyzer(CommandRule{Level: review, Reason: "copies files over the network", Traits: []string{"network"}}, "scp")
 	c["sftp"] = CommandRule{Level: review, Reason: "remote file transfer", Traits: []string{"network"}}
 	c["rsync"] = withAnalyzer(CommandRule{Level: review, Reason: "synchronises files", Traits: []string{"network"}}, "rsync")
@@ -358,48 +392,68 @@ func kubectlRule() CommandRule {
 
 func defaultWrappers() map[string]WrapperRule {
 	return map[string]WrapperRule{
-		"sudo":        {Level: high, Reason: "privilege escalation", ValueFlags: []string{"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"}},
-		"doas":        {Level: high, Reason: "privilege escalation", ValueFlags: []string{"-u", "-C"}},
-		"su":          {Level: high, Reason: "privilege escalation (switch user)", ValueFlags: []string{"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"}, ScriptFlags: []string{"-c", "--command", "--session-command"}},
-		"run0":        {Level: high, Reason: "privilege escalation"},
-		"env":         {Analyzer: "env"},
-		"timeout":     {ValueFlags: []string{"-s", "--signal", "-k", "--kill-after"}, Skip: 1},
-		"nice":        {ValueFlags: []string{"-n", "--adjustment"}},
-		"renice":      {ValueFlags: []string{"-n", "-g", "-u", "-p"}},
-		"ionice":      {ValueFlags: []string{"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}},
-		"setsid":      {},
-		"stdbuf":      {ValueFlags: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
-		"nohup":       {},
-		"time":        {ValueFlags: []string{"-f", "--format", "-o", "--output"}},
-		"command":     {Analyzer: "command"},
-		"builtin":     {},
-		"exec":        {ValueFlags: []string{"-a"}},
-		"xargs":       {Analyzer: "xargs"},
-		"parallel":    {Analyzer: "parallel"},
-		"strace":      {ValueFlags: []string{"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}},
-		"ltrace":      {ValueFlags: []string{"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l"}},
-		"script":      {ValueFlags: []string{"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit", "-t"}, ScriptFlags: []string{"-c", "--command"}, Level: review, Reason: "records a terminal session"},
-		"busybox":     {Analyzer: "busybox"},
-		"toybox":      {Analyzer: "busybox"},
-		"flock":       {ValueFlags: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, ScriptFlags: []string{"-c", "--command"}, Skip: 1},
-		"chronic":     {},
-		"unbuffer":    {},
-		"caffeinate":  {},
-		"systemd-run": {Level: review, Reason: "runs a command as a transient service", ValueFlags: []string{"-u", "--unit", "-p", "--property", "--description", "--slice", "-E", "--setenv", "--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--timer-property", "--path-property", "--socket-property", "-H", "--host", "-M", "--machine", "--uid", "--gid", "--nice", "--working-directory", "-d"}},
-		"watch":       {Analyzer: "watch"},
-		"noglob":      {},
-		"nocorrect":   {},
-		"chrt":        {Skip: 1},
-		"taskset":     {Skip: 1},
-		"numactl":     {ValueFlags: []string{"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"}},
-		"firejail":    {},
-		"proxychains": {ValueFlags: []string{"-f"}},
-		"torsocks":    {},
-		"catchsegv":   {},
-		"faketime":    {Skip: 1},
-		"dbus-launch": {},
-		"xvfb-run":    {ValueFlags: []string{"-a", "-n", "-s", "-e", "-f", "-p", "-w"}},
-		"uv-run":      {},
+		"sudo":             {Level: high, Reason: "privilege escalation", ValueFlags: []string{"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"}},
+		"doas":             {Level: high, Reason: "privilege escalation", ValueFlags: []string{"-u", "-C"}},
+		"su":               {Level: high, Reason: "privilege escalation (switch user)", ValueFlags: []string{"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"}, ScriptFlags: []string{"-c", "--command", "--session-command"}},
+		"run0":             {Level: high, Reason: "privilege escalation"},
+		"env":              {Analyzer: "env"},
+		"timeout":          {ValueFlags: []string{"-s", "--signal", "-k", "--kill-after"}, Skip: 1},
+		"nice":             {ValueFlags: []string{"-n", "--adjustment"}},
+		"renice":           {ValueFlags: []string{"-n", "-g", "-u", "-p"}},
+		"ionice":           {ValueFlags: []string{"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}},
+		"setsid":           {},
+		"stdbuf":           {ValueFlags: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
+		"nohup":            {},
+		"time":             {ValueFlags: []string{"-f", "--format", "-o", "--output"}, OutputFlags: []string{"-o", "--output"}},
+		"command":          {Analyzer: "command"},
+		"builtin":          {},
+		"exec":             {ValueFlags: []string{"-a"}},
+		"xargs":            {Analyzer: "xargs"},
+		"parallel":         {Analyzer: "parallel"},
+		"strace":           {ValueFlags: []string{"-o", "--output", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}, OutputFlags: []string{"-o", "--output"}},
+		"ltrace":           {ValueFlags: []string{"-o", "--output", "-e", "-p", "-s", "-u", "-a", "-n", "-l"}, OutputFlags: []string{"-o", "--output"}},
+		"script":           {Analyzer: "script", OutputFlags: []string{"-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-t", "--timing"}, Level: review, Reason: "records a terminal session"},
+		"unshare":          {Level: review, Reason: "runs a command in new namespaces", ValueFlags: []string{"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd", "--map-user", "--map-group", "--map-users", "--map-groups", "--propagation", "--setgroups"}},
+		"nsenter":          {Level: high, Reason: "enters another process's namespaces (container escape)", ValueFlags: []string{"-t", "--target", "-S", "--setuid", "-G", "--setgid"}},
+		"chroot":           {Level: high, Reason: "changes the root directory (privileged)", ValueFlags: []string{"--userspec", "--groups"}, Skip: 1},
+		"pkexec":           {Level: high, Reason: "privilege escalation", ValueFlags: []string{"--user"}},
+		"runuser":          {Level: high, Reason: "privilege escalation (switch user)", ValueFlags: []string{"-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"}, ScriptFlags: []string{"-c", "--command", "--session-command"}},
+		"setpriv":          {Level: review, Reason: "changes privileges or capabilities", ValueFlags: []string{"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"}},
+		"sg":               {Analyzer: "sg", Level: review, Reason: "runs a command with another group"},
+		"bwrap":            {Analyzer: "bwrap"},
+		"proot":            {ValueFlags: []string{"-r", "--rootfs", "-b", "--bind", "-m", "--mount", "-w", "--pwd", "--cwd", "-q", "--qemu", "-k", "--kernel-release"}},
+		"cpulimit":         {ValueFlags: []string{"-l", "--limit", "-p", "--pid", "-e", "--exe", "-c", "--cpu"}},
+		"prlimit":          {ValueFlags: []string{"-p", "--pid", "-o", "--output"}},
+		"setarch":          {Skip: 1, ValueFlags: []string{"--uname-2.6"}},
+		"linux32":          {},
+		"linux64":          {},
+		"fakeroot":         {ValueFlags: []string{"-l", "--lib", "--faked", "-s", "-i"}},
+		"ssh-agent":        {ValueFlags: []string{"-a", "-E", "-P", "-t"}},
+		"dbus-run-session": {ValueFlags: []string{"--config-file", "--dbus-daemon"}},
+		"trickle":          {ValueFlags: []string{"-d", "-u", "-w", "-t", "-l", "-n"}},
+		"ccache":           {},
+		"sem":              {Analyzer: "parallel"},
+		"busybox":          {Analyzer: "busybox"},
+		"toybox":           {Analyzer: "busybox"},
+		"flock":            {ValueFlags: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, ScriptFlags: []string{"-c", "--command"}, Skip: 1},
+		"chronic":          {},
+		"unbuffer":         {},
+		"caffeinate":       {},
+		"systemd-run":      {Level: review, Reason: "runs a command as a transient service", ValueFlags: []string{"-u", "--unit", "-p", "--property", "--description", "--slice", "-E", "--setenv", "--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--timer-property", "--path-property", "--socket-property", "-H", "--host", "-M", "--machine", "--uid", "--gid", "--nice", "--working-directory", "-d"}},
+		"watch":            {Analyzer: "watch"},
+		"noglob":           {},
+		"nocorrect":        {},
+		"chrt":             {Skip: 1},
+		"taskset":          {Skip: 1},
+		"numactl":          {ValueFlags: []string{"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"}},
+		"firejail":         {},
+		"proxychains":      {ValueFlags: []string{"-f"}},
+		"torsocks":         {},
+		"catchsegv":        {},
+		"faketime":         {Skip: 1},
+		"dbus-launch":      {},
+		"xvfb-run":         {ValueFlags: []string{"-n", "-s", "-e", "--error-file", "-f", "--auth-file", "-p", "-w"}, OutputFlags: []string{"-e", "--error-file"}},
+		"uv-run":           {},
 	}
 }
 

@@ -66,6 +66,10 @@ type CommandRule struct {
 	// ValueFlags take a separate value (kubectl -n NS); used to find the
 	// subcommand and the operands.
 	ValueFlags []string `yaml:"value_flags,omitempty"`
+	// OutputFlags take the name of a file the command writes (gcc -o,
+	// valgrind --log-file, curl --dump-header); the file is checked like
+	// any other write (gcc -o ~/.bashrc is high).
+	OutputFlags []string `yaml:"output_flags,omitempty"`
 	// Flags raise the level when present (before "--").
 	Flags []FlagRule `yaml:"flags,omitempty"`
 	// Subcommands, keyed by the first operand, refine the rule; a
@@ -97,6 +101,9 @@ type WrapperRule struct {
 	Skip int `yaml:"skip,omitempty"`
 	// ScriptFlags take a shell script as their value (su -c, script -c).
 	ScriptFlags []string `yaml:"script_flags,omitempty"`
+	// OutputFlags take the name of a file the wrapper writes (strace -o,
+	// time -o); it is checked like any other write.
+	OutputFlags []string `yaml:"output_flags,omitempty"`
 	// Analyzer names built-in handling for wrappers with their own syntax
 	// (env, xargs, parallel, shell, eval).
 	Analyzer string `yaml:"analyzer,omitempty"`

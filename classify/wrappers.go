@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -14,7 +15,33 @@ func (r *run) wrapper(key string, w WrapperRule, args []field, cx *callCtx) trai
 		}
 		r.add(cx, w.Level, "wrapper."+key, key+": "+reason)
 	}
+	for _, of := range w.OutputFlags {
+		if v, ok := flagValue(args[1:], of); ok {
+			r.writePath(v, key+" "+of, cx)
+		} else if v, ok := bundledValue(args, of, w.ValueFlags); ok {
+			r.writePath(v, key+" "+of, cx)
+		}
+	}
 	switch w.Analyzer {
+	case "script":
+		return r.wrapScript(args, cx)
+	case "sg":
+		// sg GROUP [-c] COMMAND: the command is a shell script.
+		ops := args[1:]
+		if len(ops) > 0 && ops[0].s == "-" {
+			ops = ops[1:]
+		}
+		if len(ops) < 2 {
+			return 0
+		}
+		ops = ops[1:]
+		if ops[0].s == "-c" {
+			ops = ops[1:]
+		}
+		r.nested(cx, joinFields(ops))
+		return tShell
+	case "bwrap":
+		return r.wrapBwrap(args, cx)
 	case "env":
 		return r.wrapEnv(args, cx)
 	case "xargs":
@@ -290,4 +317,71 @@ func (r *run) checkPath(val string, dyn bool, cx *callCtx) {
 			return
 		}
 	}
+}
+
+// wrapScript: script [options] [FILE]; -c runs a command, FILE (default
+// ./typescript) is written, and so are the -I/-O/-B/-T log files.
+func (r *run) wrapScript(args []field, cx *callCtx) traits {
+	vf := []string{"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing", "-m", "--logging-format", "-o", "--output-limit", "-t", "--timing", "-c", "--command"}
+	var t traits
+	for i := 1; i < len(args); i++ {
+		if script, ok, _ := scriptFlag(args, i, []string{"-c", "--command"}); ok && strings.HasPrefix(args[i].s, "-") && !args[i].dyn {
+			if script.dyn {
+				r.dynamicScript(script, cx)
+			} else {
+				r.nested(cx, script.s)
+			}
+			t = tShell
+			break
+		}
+	}
+	if ops := operands(args[1:], vf...); len(ops) > 0 {
+		r.writePath(ops[0], "script", cx)
+	}
+	return t
+}
+
+// wrapBwrap: bwrap [options] COMMAND; its options take zero, one or two
+// values.
+func (r *run) wrapBwrap(args []field, cx *callCtx) traits {
+	two := []string{"--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try", "--dev-bind-try", "--symlink", "--setenv", "--file", "--bind-data", "--ro-bind-data", "--chmod"}
+	one := []string{"--uid", "--gid", "--hostname", "--chdir", "--unsetenv", "--dir", "--tmpfs", "--proc", "--dev", "--mqueue", "--remount-ro", "--exec-label", "--file-label", "--seccomp", "--info-fd", "--lock-file", "--sync-fd", "--block-fd", "--userns-block-fd", "--json-status-fd", "--userns", "--userns2", "--pidns", "--cap-add", "--cap-drop", "--perms", "--size", "--argv0", "--args", "--add-seccomp-fd"}
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i].s, "--") && !args[i].dyn {
+		a := args[i].s
+		i++
+		if a == "--" {
+			break
+		}
+		switch {
+		case slices.Contains(two, a):
+			i += 2
+		case slices.Contains(one, a):
+			i++
+		}
+	}
+	if i >= len(args) {
+		return 0
+	}
+	return r.argv(args[i:], cx)
+}
+
+// bundledValue finds a one-letter flag at the end of a short-option
+// bundle ("strace -fo FILE") among a wrapper's options (args[0] is the
+// wrapper) and returns the next argument, its value.
+func bundledValue(args []field, flag string, valueFlags []string) (field, bool) {
+	if len(flag) != 2 || flag[0] != '-' || flag[1] == '-' {
+		return field{}, false
+	}
+	for i := 1; i < len(args); {
+		s := args[i].s
+		if args[i].dyn || s == "--" || len(s) < 2 || s[0] != '-' {
+			return field{}, false
+		}
+		if len(s) > 2 && s[1] != '-' && s[len(s)-1] == flag[1] && i+1 < len(args) {
+			return args[i+1], true
+		}
+		i = skipFlag(args, i, valueFlags)
+	}
+	return field{}, false
 }
