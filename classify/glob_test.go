@@ -1,6 +1,8 @@
 package classify_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/classify"
@@ -101,4 +103,25 @@ func TestHomeOfUser(t *testing.T) {
 		{"ls ~alice", S, ""},
 		{"cd ~+ && ls", S, ""},
 	}, classify.WithWorkspace("/work/app"))
+}
+
+// TestBraceExpansionCovers: a brace expansion too large to expand fully
+// still shows every alternative to the rules.
+func TestBraceExpansionCovers(t *testing.T) {
+	decoys := func(n int, prefix string) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "%s%d,", prefix, i)
+		}
+		return b.String()
+	}
+	runBashCases(t, []bashCase{
+		{"cat {" + decoys(300, "f") + "~/.ssh/id_rsa}", H, "path.ssh-private-key"},
+		{"cat {~/.ssh/id_rsa," + decoys(300, "f") + "x}", H, ""},
+		{"cat {a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}x ~/.ssh/id_{rsa,x}", H, ""},
+		{"rm -rf {" + decoys(40, "f") + "x}{" + decoys(40, "g") + "/}", R, ""},
+		{"echo {" + decoys(5000, "f") + "x}", R, "limit.brace"},
+		{"echo {a,b}{c,d}", S, ""},
+		{"cp x{,.bak}", R, ""},
+	})
 }

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,7 +58,11 @@ func (r *run) appendWord(out []field, w *syntax.Word) []field {
 	if hasBrace(w) {
 		w2 := &syntax.Word{Parts: slices.Clone(w.Parts)}
 		if syntax.SplitBraces(w2) {
-			for _, parts := range expandBraces(w2.Parts, maxBraceFields) {
+			exp, truncated := expandBraces(w2.Parts, maxBraceFields)
+			if truncated {
+				r.addAt(review, "limit.brace", fmt.Sprintf("brace expansion over %d words", maxBraceCover), w.Pos(), w.End())
+			}
+			for _, parts := range exp {
 				out = r.expandParts(out, parts, w.Pos())
 			}
 			return out
@@ -76,15 +81,23 @@ func hasBrace(w *syntax.Word) bool {
 }
 
 // expandBraces turns parts with BraceExp nodes into the list of plain part
-// lists bash would produce, at most limit of them.
-func expandBraces(parts []syntax.WordPart, limit int) [][]syntax.WordPart {
-	res := [][]syntax.WordPart{nil}
+// lists bash would produce. When the full product would exceed limit, it
+// returns a covering set instead: every alternative of every brace
+// appears at least once, with the first alternative of the other braces,
+// so that no alternative escapes the rules ("cat {a,b,…,~/.ssh/id_rsa}"
+// with thousands of decoys). The result has at most maxBraceCover lists;
+// truncated reports whether anything was left out even so.
+func expandBraces(parts []syntax.WordPart, limit int) (out [][]syntax.WordPart, truncated bool) {
+	type slot struct {
+		part syntax.WordPart
+		alts [][]syntax.WordPart
+	}
+	slots := make([]slot, 0, len(parts))
+	product := 1
 	for _, p := range parts {
 		be, ok := p.(*syntax.BraceExp)
 		if !ok {
-			for i := range res {
-				res[i] = append(res[i], p)
-			}
+			slots = append(slots, slot{part: p})
 			continue
 		}
 		var alts [][]syntax.WordPart
@@ -92,25 +105,71 @@ func expandBraces(parts []syntax.WordPart, limit int) [][]syntax.WordPart {
 			alts = braceSequence(be)
 		} else {
 			for _, e := range be.Elems {
-				alts = append(alts, expandBraces(e.Parts, limit)...)
+				sub, tr := expandBraces(e.Parts, limit)
+				truncated = truncated || tr
+				alts = append(alts, sub...)
 			}
 		}
 		if len(alts) == 0 {
 			alts = [][]syntax.WordPart{nil}
 		}
-		next := make([][]syntax.WordPart, 0, len(res)*len(alts))
-		for _, pre := range res {
-			for _, a := range alts {
-				if len(next) >= limit {
-					break
-				}
-				next = append(next, append(slices.Clone(pre), a...))
+		if len(alts) > maxBraceCover {
+			alts, truncated = alts[:maxBraceCover], true
+		}
+		product = min(product*len(alts), limit+1)
+		slots = append(slots, slot{alts: alts})
+	}
+	build := func(choice func(i int) []syntax.WordPart) []syntax.WordPart {
+		var w []syntax.WordPart
+		for i, sl := range slots {
+			if sl.alts == nil {
+				w = append(w, sl.part)
+			} else {
+				w = append(w, choice(i)...)
 			}
 		}
-		res = next
+		return w
 	}
-	return res
+	if product <= limit {
+		out = [][]syntax.WordPart{nil}
+		for _, sl := range slots {
+			if sl.alts == nil {
+				for i := range out {
+					out[i] = append(out[i], sl.part)
+				}
+				continue
+			}
+			next := make([][]syntax.WordPart, 0, len(out)*len(sl.alts))
+			for _, pre := range out {
+				for _, a := range sl.alts {
+					next = append(next, append(slices.Clone(pre), a...))
+				}
+			}
+			out = next
+		}
+		return out, truncated
+	}
+	for i, sl := range slots {
+		for k := range sl.alts {
+			if k == 0 && i > 0 && len(out) > 0 {
+				continue // the all-first combination is already there
+			}
+			if len(out) >= maxBraceCover {
+				return out, true
+			}
+			out = append(out, build(func(j int) []syntax.WordPart {
+				if j == i {
+					return slots[j].alts[k]
+				}
+				return slots[j].alts[0]
+			}))
+		}
+	}
+	return out, truncated
 }
+
+// maxBraceCover bounds a covering brace expansion (see expandBraces).
+const maxBraceCover = 4096
 
 func braceSequence(be *syntax.BraceExp) [][]syntax.WordPart {
 	if len(be.Elems) < 2 {
