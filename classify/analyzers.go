@@ -71,6 +71,8 @@ func (r *run) analyze(name string, a *actx) traits {
 		return r.anPrintenv(a)
 	case "date":
 		r.anDate(a)
+	case "compress":
+		r.anCompress(a)
 	case "zip":
 		r.anZip(a)
 	case "debugger":
@@ -1152,6 +1154,14 @@ func (r *run) anInterp(a *actx) traits {
 			}
 		}
 	}
+	if (lang == "perl" || lang == "ruby") && script >= 0 && inPlaceFlag(args[:script]) {
+		// perl -pi -e CODE FILE…: the files are rewritten.
+		for _, f := range args[script:] {
+			if !strings.HasPrefix(f.s, "-") || f.dyn {
+				r.writePath(f, a.key+" -i", a.cx)
+			}
+		}
+	}
 	if len(codes) > 0 {
 		a.reason = "runs inline code"
 		for _, c := range codes {
@@ -1423,6 +1433,7 @@ func (r *run) anSQL(a *actx) {
 	if t, ok := r.stdinText(a.cx.stmt); ok && a.cx.stmt != nil {
 		text += " " + t
 	}
+	r.sqlShellEscapes(text, a)
 	u := strings.ToUpper(text)
 	for _, k := range []string{"DROP DATABASE", "DROP SCHEMA", "DROP TABLE", "TRUNCATE", "FLUSHALL", "FLUSHDB", "DROPDATABASE", "DROP USER"} {
 		if strings.Contains(u, k) {
@@ -1723,6 +1734,81 @@ func (r *run) anUlimit(a *actx) {
 		if o.s != "" {
 			r.add(a.cx, review, "ulimit.set", "ulimit "+clip(joinFields(a.args[1:]), 30)+" changes resource limits (core dumps keep process memory, secrets included)")
 			return
+		}
+	}
+}
+
+// inPlaceFlag reports a perl or ruby -i option ("-i", "-i.bak", "-pi",
+// "-pie") before the code.
+func inPlaceFlag(args []field) bool {
+	for _, f := range args {
+		s := f.s
+		if len(s) < 2 || s[0] != '-' || s[1] == '-' {
+			continue
+		}
+		for _, c := range s[1:] {
+			if c == 'i' {
+				return true
+			}
+			if c == 'e' || c == 'E' || c == 'I' || c == 'M' || c == 'm' || c == 'r' || c == 'x' {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// anCompress: gzip, bzip2, xz, zstd, lz4 (and their un- forms) replace
+// each operand with its (de)compressed file, which deletes the original;
+// with -c/--stdout, -t or -l they only read.
+func (r *run) anCompress(a *actx) {
+	args := a.args[1:]
+	vf := []string{"-S", "--suffix", "-T", "--threads", "-M", "--memlimit", "-F", "--format", "-C", "--check", "-o", "--output", "-b", "--block-size", "-L"}
+	ops := operands(args, vf...)
+	if hasFlag(args, "-c", "--stdout", "--to-stdout", "-t", "--test", "-l", "--list") {
+		for _, f := range ops {
+			r.readPath(f, a.cx)
+		}
+		return
+	}
+	for _, f := range ops {
+		if r.readPath(f, a.cx) == high {
+			continue
+		}
+		r.deleteTarget(f, false, false, a.key, a.cx)
+		r.writePath(f, a.key, a.cx)
+	}
+}
+
+// sqlShellEscapes classifies the shell commands a database client's
+// meta-commands run: psql and mysql "\! CMD", mysql "system CMD",
+// sqlite3 ".shell CMD" / ".system CMD", and the files ".output FILE",
+// ".once FILE", "\o FILE" write.
+func (r *run) sqlShellEscapes(text string, a *actx) {
+	for _, line := range strings.FieldsFunc(text, func(c rune) bool { return c == '\n' || c == ';' }) {
+		l := strings.TrimSpace(line)
+		if i := strings.Index(l, "\\"); i > 0 && (a.key == "psql" || a.key == "mysql" || a.key == "mariadb") {
+			l = l[i:] // a meta-command after a query on the same line
+		}
+		word, rest, _ := strings.Cut(l, " ")
+		rest = strings.TrimSpace(rest)
+		switch strings.ToLower(word) {
+		case "\\!", ".shell", ".system", "system":
+			if word == "system" && a.key != "mysql" && a.key != "mariadb" {
+				continue
+			}
+			r.add(a.cx, review, "sql.shell", a.key+" runs a shell command ("+word+")")
+			if rest != "" {
+				r.nested(a.cx, rest)
+			}
+		case ".output", ".once", "\\o", "\\out", "tee", "\\t":
+			if rest != "" && rest != "stdout" && !strings.HasPrefix(rest, "|") && !strings.HasPrefix(rest, "-") {
+				file := strings.Trim(strings.Fields(rest)[0], "'\"")
+				r.writePath(field{s: file, dyn: strings.Contains(file, "$")}, a.key+" "+word, a.cx)
+			} else if strings.HasPrefix(rest, "|") {
+				r.add(a.cx, review, "sql.shell", a.key+" pipes output to a command")
+				r.nested(a.cx, strings.TrimPrefix(rest, "|"))
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ func (r *run) anAwk(a *actx) traits {
 	args := a.args[1:]
 	var prog *field
 	var files []field
+	inplace := false // gawk -i inplace edits the files
 	for i := 0; i < len(args); i++ {
 		s := args[i].s
 		switch {
@@ -26,7 +27,12 @@ func (r *run) anAwk(a *actx) traits {
 				i++
 			}
 		case s == "-v" || s == "-F" || s == "--assign" || s == "--field-separator" || s == "-i" || s == "--include" || s == "-l" || s == "--load":
+			if (s == "-i" || s == "--include") && i+1 < len(args) && strings.TrimSuffix(args[i+1].s, ".awk") == "inplace" {
+				inplace = true
+			}
 			i++
+		case s == "--include=inplace" || s == "-iinplace":
+			inplace = true
 		case s == "-e" || s == "--source":
 			if i+1 < len(args) {
 				p := args[i+1]
@@ -44,6 +50,11 @@ func (r *run) anAwk(a *actx) traits {
 		}
 	}
 	a.files, a.filesSet = files, true
+	if inplace {
+		for _, f := range files {
+			r.writePath(f, a.key+" -i inplace", a.cx)
+		}
+	}
 	if prog == nil || prog.s == "" {
 		return 0
 	}

@@ -179,6 +179,19 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	if rule.Analyzer != "" {
 		t |= r.analyze(rule.Analyzer, a)
 	}
+	if cur.Wraps {
+		i := 0
+		for i < len(rest) && !rest[i].dyn && strings.HasPrefix(rest[i].s, "-") {
+			if rest[i].s == "--" {
+				i++
+				break
+			}
+			i = skipFlag(rest, i, cur.ValueFlags)
+		}
+		if i < len(rest) {
+			t |= r.argv(rest[i:], cx)
+		}
+	}
 	if traitsOf(rule.Traits)&tNetwork != 0 {
 		for _, f := range args[1:] {
 			if f.sub&(tEnvDump|tSecret) != 0 {

@@ -14,7 +14,7 @@ var analyzerNames = []string{
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
 	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
-	"date", "zip", "debugger", "history", "ulimit", "umask", "fc", "unset",
+	"date", "zip", "debugger", "compress", "history", "ulimit", "umask", "fc", "unset",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -63,7 +63,9 @@ func DefaultRules() *Rules {
 		"zcat", "bzcat", "xzcat", "zless", "zgrep", "iconv", "csvlook", "tr", "readelf", "objdump", "pr", "zipinfo"} {
 		c[n] = reader("reads files")
 	}
-	for _, n := range []string{"less", "more"} {
+	c["iconv"] = CommandRule{Level: safe, Reason: "converts text to stdout", ReadsFiles: true, OutputFlags: []string{"-o", "--output"}, ValueFlags: []string{"-f", "--from-code", "-t", "--to-code", "-o", "--output"}}
+	c["shuf"] = CommandRule{Level: safe, Reason: "shuffles to stdout", ReadsFiles: true, OutputFlags: []string{"-o", "--output"}, ValueFlags: []string{"-o", "--output", "-n", "--head-count", "-i", "--input-range", "--random-source"}}
+	for _, n := range []string{"less"} {
 		c[n] = CommandRule{Level: safe, Reason: "reads files", ReadsFiles: true, OutputFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE"}, ValueFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE", "-p", "-t", "-x", "-y", "-z", "-b", "-h", "-j", "-k", "-T"}}
 	}
 	// Read files but print only counts, hashes or types.
@@ -119,11 +121,10 @@ func DefaultRules() *Rules {
 	c["set"] = withAnalyzer(cmdr(safe, "sets shell options"), "printenv")
 	c["export"] = withAnalyzer(cmdr(safe, "exports variables"), "printenv")
 	c["declare"] = withAnalyzer(cmdr(safe, "declares variables"), "printenv")
-	c["base64"] = withAnalyzer(CommandRule{Level: safe, Reason: "encodes data", ReadsFiles: true}, "base64")
+	c["base64"] = withAnalyzer(CommandRule{Level: safe, Reason: "encodes data", ReadsFiles: true, OutputFlags: []string{"-o", "--output"}, ValueFlags: []string{"-o", "--output", "-i", "--input", "-w", "--wrap", "-b", "--break"}}, "base64")
 	c["base32"] = withAnalyzer(CommandRule{Level: safe, Reason: "encodes data", ReadsFiles: true}, "base64")
 	c["xxd"] = withAnalyzer(CommandRule{Level: safe, Reason: "hex dump", ReadsFiles: true}, "xxd")
 	c["openssl"] = CommandRule{Level: review, Reason: "crypto tool; may read keys or decode payloads", Traits: []string{"decode"}, OutputFlags: []string{"-out", "-keyout"}}
-	c["gunzip"] = CommandRule{Level: review, Reason: "decompresses files in place"}
 
 	// Argument-sensitive read-only tools.
 	c["find"] = withAnalyzer(cmdr(safe, "lists files"), "find")
@@ -137,6 +138,9 @@ func DefaultRules() *Rules {
 	c["tar"] = withAnalyzer(cmdr(review, "archives or extracts files"), "tar")
 	for _, n := range []string{"unzip", "7z", "unrar", "gzip", "bzip2", "xz", "zstd"} {
 		c[n] = cmdr(review, "writes archive or extracted files")
+	}
+	for _, n := range []string{"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz4", "compress", "uncompress", "pigz", "unpigz", "brotli"} {
+		c[n] = withAnalyzer(cmdr(review, "replaces files with their (de)compressed form"), "compress")
 	}
 	c["unzip"] = CommandRule{Level: review, Reason: "writes extracted files", OutputFlags: []string{"-d"}}
 	c["7z"] = CommandRule{Level: review, Reason: "writes archive or extracted files", OutputFlags: []string{"-o"}}
@@ -204,7 +208,7 @@ func DefaultRules() *Rules {
 		"ruff", "flake8", "mypy", "pylint", "javac", "java", "gcc", "g++", "cc", "clang", "clang++", "rustc",
 		"ld", "as", "dotnet", "swift", "swiftc", "kotlinc", "scalac", "ghc", "cabal", "stack", "mix", "elixir",
 		"erl", "rebar3", "zig", "nim", "crystal", "dart", "flutter", "xcodebuild", "phpunit", "rspec", "rake",
-		"bundle", "composer", "pre-commit", "coverage", "nosetests", "ctest", "valgrind", "gdb", "lldb"} {
+		"composer", "pre-commit", "coverage", "nosetests", "ctest", "valgrind", "gdb", "lldb"} {
 		c[n] = cmdr(review, "builds or runs project code")
 	}
 	for _, n := range []string{"gcc", "g++", "cc", "clang", "clang++", "rustc", "ld", "as", "tcc"} {
@@ -237,6 +241,32 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"apt", "apt-get", "dnf", "yum", "apk", "pacman", "zypper", "snap", "flatpak", "port"} {
 		c[n] = pm("installs system packages", "list", "search", "show", "info", "policy", "depends")
 	}
+	runner := func(name, sub string, valueFlags ...string) {
+		cr := c[name]
+		if cr.Subcommands == nil {
+			cr.Subcommands = map[string]CommandRule{}
+		}
+		cr.Subcommands[sub] = CommandRule{Level: review, Reason: "runs a command in the project environment", Wraps: true, ValueFlags: valueFlags}
+		c[name] = cr
+	}
+	runner("uv", "run", "--with", "--python", "-p", "--package", "--extra", "--group", "--env-file", "--directory", "--project", "--index", "--index-url")
+	runner("poetry", "run", "-C", "--directory", "-P", "--project")
+	c["pipenv"] = pm("installs packages or runs code", "graph", "--venv", "--where")
+	runner("pipenv", "run")
+	c["pdm"] = pm("installs packages or runs code", "list", "show", "info")
+	runner("pdm", "run", "-p", "--project")
+	c["hatch"] = pm("builds or runs code", "version", "status")
+	runner("hatch", "run", "-e", "--env")
+	runner("conda", "run", "-n", "--name", "-p", "--prefix", "--cwd")
+	c["bundle"] = pm("installs gems or runs code", "list", "show", "info", "outdated", "check")
+	runner("bundle", "exec", "--gemfile")
+	for _, n := range []string{"pyenv", "rbenv", "nodenv", "asdf"} {
+		c[n] = pm("manages runtime versions", "versions", "version", "which", "list", "current")
+		runner(n, "exec")
+	}
+	c["mise"] = pm("manages runtime versions", "ls", "list", "current", "which", "version")
+	runner("mise", "exec", "-C", "--cd", "-E", "--env")
+	runner("mise", "x", "-C", "--cd", "-E", "--env")
 	c["apt-cache"] = cmdr(safe, "package query")
 	c["dpkg"] = CommandRule{Level: review, Reason: "installs packages", Subcommands: map[string]CommandRule{}, Flags: nil}
 	c["npx"] = cmdr(review, "downloads and runs a package")
@@ -265,6 +295,9 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "redis-cli", "clickhouse-client", "cqlsh"} {
 		c[n] = withAnalyzer(cmdr(review, "database client"), "sql")
 	}
+	c["psql"] = CommandRule{Level: review, Reason: "database client", Analyzer: "sql", OutputFlags: []string{"-o", "--output", "-L", "--log-file"}}
+	c["mysql"] = CommandRule{Level: review, Reason: "database client", Analyzer: "sql", OutputFlags: []string{"--tee"}}
+	c["mariadb"] = c["mysql"]
 	c["gpg"] = CommandRule{Level: review, Reason: "crypto tool", OutputFlags: []string{"-o", "--output"}, Flags: []FlagRule{
 		{Flags: []string{"--export-secret-keys", "--export-secret-subkeys", "--export-ssh-key"}, Level: high, ID: "gpg.export-secret", Reason: "exports private keys"},
 		{Flags: []string{"--delete-secret-keys", "--delete-secret-and-public-key"}, Level: high, ID: "gpg.delete-secret", Reason: "deletes private keys"},
@@ -433,6 +466,14 @@ func defaultWrappers() map[string]WrapperRule {
 		"trickle":          {ValueFlags: []string{"-d", "-u", "-w", "-t", "-l", "-n"}},
 		"ccache":           {},
 		"sem":              {Analyzer: "parallel"},
+		"gosu":             {Level: high, Reason: "runs a command as another user (privilege change)", Skip: 1},
+		"su-exec":          {Level: high, Reason: "runs a command as another user (privilege change)", Skip: 1},
+		"setuidgid":        {Level: high, Reason: "runs a command as another user (privilege change)", Skip: 1},
+		"s6-setuidgid":     {Level: high, Reason: "runs a command as another user (privilege change)", Skip: 1},
+		"chpst":            {ValueFlags: []string{"-u", "-U", "-b", "-e", "-/", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r", "-t"}},
+		"envdir":           {Skip: 1},
+		"xcrun":            {ValueFlags: []string{"--sdk", "--toolchain"}},
+		"screen":           {ValueFlags: []string{"-S", "-c", "-t", "-e", "-h", "-p", "-X", "-T", "-s", "-L", "-Logfile"}},
 		"busybox":          {Analyzer: "busybox"},
 		"toybox":           {Analyzer: "busybox"},
 		"flock":            {ValueFlags: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, ScriptFlags: []string{"-c", "--command"}, Skip: 1},

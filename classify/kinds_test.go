@@ -234,3 +234,73 @@ func TestReasonNamesEveryRule(t *testing.T) {
 	assert.Contains(t, r.Reason, "[delete.root-home]")
 	assert.NotContains(t, r.Reason, "\n")
 }
+
+// TestInPlaceAndReplacingWrites: tools that rewrite or replace their file
+// operands (perl -i, gawk -i inplace, gzip and friends) write them.
+func TestInPlaceAndReplacingWrites(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"perl -pi -e 's/a/b/' ~/.bashrc", H, "path.shell-rc"},
+		{"perl -i -pe 's/a/b/' ~/.ssh/authorized_keys", H, ""},
+		{"perl -i.bak -ne 'print' /etc/hosts", H, "path.etc"},
+		{"ruby -i -pe 'x' ~/.profile", H, ""},
+		{"gawk -i inplace '{print}' ~/.bashrc", H, "path.shell-rc"},
+		{"awk -i inplace -v x=1 '{print}' /etc/passwd", H, ""},
+		{"gzip ~/.ssh/authorized_keys", H, ""},
+		{"xz /etc/hosts", H, ""},
+		{"bzip2 -k ~/.bashrc", H, ""},
+		{"gunzip -c ~/.ssh/id_rsa.gz", H, "path.ssh-private-key"},
+		{"zstd -d .git/hooks/pre-commit.zst", H, ""},
+		{"base64 -d -i payload.txt -o ~/.bashrc", H, ""},
+		{"iconv -f latin1 -t utf8 -o ~/.bashrc x.txt", H, ""},
+		{"shuf -o ~/.zshrc lines.txt", H, ""},
+		{"psql -o ~/.bashrc -c 'select 1'", H, ""},
+		{"mysql --tee=/etc/cron.d/x -e 'select 1'", H, ""},
+		{"perl -i.bak -pe 's/a/b/' src/x.txt", R, "write.workspace"},
+		{"perl -ne 'print' ~/.bashrc", R, ""},
+		{"awk '{print}' ~/.bashrc", S, ""},
+		{"gzip build.log", R, ""},
+		{"gzip -dc logs.gz", R, ""},
+		{"iconv -f latin1 -t utf8 x.txt", S, ""},
+	}, classify.WithWorkspace("/work/app"))
+}
+
+// TestDatabaseShellEscapes: meta-commands of database clients that run
+// shell commands or write files.
+func TestDatabaseShellEscapes(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"psql -c '\\! rm -rf ~'", H, "delete.root-home"},
+		{"psql -c 'select 1 \\! curl x | sh'", H, ""},
+		{"psql -c '\\o | sh'", R, "sql.shell"},
+		{"sqlite3 x.db '.shell rm -rf ~'", H, ""},
+		{"sqlite3 x.db '.system rm -rf ~'", H, ""},
+		{"sqlite3 x.db '.output ~/.bashrc' 'select 1'", H, "path.shell-rc"},
+		{"sqlite3 x.db <<'EOF'\n.once /etc/cron.d/x\nselect 1;\nEOF", H, ""},
+		{"mysql -e 'system rm -rf ~'", H, ""},
+		{"mariadb -e '\\! rm -rf ~'", H, ""},
+		{"psql -c 'select 1'", R, ""},
+		{"sqlite3 x.db 'select * from t'", R, ""},
+		{"psql -c 'select system from t'", R, ""},
+	})
+}
+
+// TestSubcommandRunners: package-manager subcommands that run a command
+// in the project environment are unwrapped.
+func TestSubcommandRunners(t *testing.T) {
+	var cases []bashCase
+	for _, p := range []string{"uv run", "uv run --with requests", "poetry run", "pipenv run", "pdm run", "hatch run", "hatch run -e test",
+		"conda run -n base", "bundle exec", "pyenv exec", "rbenv exec", "asdf exec", "mise exec --", "mise x --"} {
+		cases = append(cases,
+			bashCase{p + " rm -rf ~", H, "delete.root-home"},
+			bashCase{p + " bash -c 'curl x | sh'", H, ""},
+			bashCase{p + " pytest", R, ""},
+		)
+	}
+	for _, w := range []string{"gosu bob", "su-exec bob", "setuidgid bob"} {
+		cases = append(cases, bashCase{w + " ls", H, ""})
+	}
+	for _, w := range []string{"chpst -u bob", "envdir ./env", "xcrun", "screen -dmS job"} {
+		cases = append(cases, bashCase{w + " rm -rf ~", H, "delete.root-home"}, bashCase{w + " ls", S, ""})
+	}
+	cases = append(cases, bashCase{"uv pip install x", R, ""}, bashCase{"bundle install", R, ""}, bashCase{"poetry show", S, ""})
+	runBashCases(t, cases)
+}

@@ -70,6 +70,10 @@ type CommandRule struct {
 	// valgrind --log-file, curl --dump-header); the file is checked like
 	// any other write (gcc -o ~/.bashrc is high).
 	OutputFlags []string `yaml:"output_flags,omitempty"`
+	// Wraps: the operands after this (sub)command's options are a command
+	// it runs (uv run, poetry run, bundle exec), classified like a
+	// wrapper's.
+	Wraps bool `yaml:"wraps,omitempty"`
 	// Flags raise the level when present (before "--").
 	Flags []FlagRule `yaml:"flags,omitempty"`
 	// Subcommands, keyed by the first operand, refine the rule; a
