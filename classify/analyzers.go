@@ -73,6 +73,10 @@ func (r *run) analyze(name string, a *actx) traits {
 		r.anDate(a)
 	case "compress":
 		r.anCompress(a)
+	case "editor":
+		r.anEditor(a)
+	case "tmux":
+		return r.anTmux(a)
 	case "zip":
 		r.anZip(a)
 	case "debugger":
@@ -1811,4 +1815,139 @@ func (r *run) sqlShellEscapes(text string, a *actx) {
 			}
 		}
 	}
+}
+
+// anEditor: vim's -c CMD / +CMD / --cmd CMD and emacs's --eval EXPR run
+// editor commands before any file is opened: ":!CMD", ":r !CMD",
+// ":w !CMD", "call system('CMD')" and emacs's (shell-command "CMD") run
+// shell commands; ":w FILE" writes. Files named on the command line are
+// what the user edits (review).
+func (r *run) anEditor(a *actx) {
+	args := a.args[1:]
+	var cmds []field
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		switch {
+		case (s == "-c" || s == "--cmd" || s == "--eval" || s == "-eval" || s == "--execute") && i+1 < len(args):
+			cmds = append(cmds, args[i+1])
+			i++
+		case strings.HasPrefix(s, "--eval="):
+			f := args[i]
+			f.s = strings.TrimPrefix(s, "--eval=")
+			cmds = append(cmds, f)
+		case strings.HasPrefix(s, "+") && len(s) > 1:
+			f := args[i]
+			f.s = s[1:]
+			cmds = append(cmds, f)
+		case (s == "-S" || s == "-s" || s == "-l" || s == "--load" || s == "-u" || s == "--script" || s == "-x") && i+1 < len(args):
+			r.add(a.cx, review, "editor.script", a.key+" runs a script file")
+			i++
+		}
+	}
+	for _, c := range cmds {
+		if c.dyn {
+			r.dynamicScript(c, a.cx)
+			continue
+		}
+		if strings.Contains(c.s, "!") {
+			// After ":!" or ":r !" a "|" belongs to the shell command.
+			r.editorCommand(strings.TrimSpace(c.s), a)
+			continue
+		}
+		for _, part := range strings.Split(c.s, "|") {
+			r.editorCommand(strings.TrimSpace(part), a)
+		}
+	}
+}
+
+func (r *run) editorCommand(c string, a *actx) {
+	c = strings.TrimLeft(c, ": ")
+	shell := func(cmd string) {
+		r.add(a.cx, review, "editor.shell", a.key+" runs a shell command")
+		if cmd = strings.TrimSpace(cmd); cmd != "" {
+			r.nested(a.cx, cmd)
+		}
+	}
+	for _, call := range []string{"shell-command", "call-process-shell-command", "async-shell-command", "system(", "systemlist(", "term ", "terminal "} {
+		if i := strings.Index(c, call); i >= 0 {
+			lits := stringLiterals(c[i:])
+			if len(lits) > 0 {
+				shell(lits[0])
+			} else {
+				shell("")
+			}
+			return
+		}
+	}
+	switch {
+	case strings.HasPrefix(c, "!"):
+		shell(c[1:])
+	case strings.HasPrefix(c, "r !") || strings.HasPrefix(c, "r!") || strings.HasPrefix(c, "read !") || strings.HasPrefix(c, "w !") || strings.HasPrefix(c, "w!") && strings.Contains(c, " !"):
+		shell(c[strings.IndexByte(c, '!')+1:])
+	case strings.HasPrefix(c, "w ") || strings.HasPrefix(c, "w! ") || strings.HasPrefix(c, "write ") || strings.HasPrefix(c, "saveas "):
+		if f := strings.Fields(c); len(f) > 1 {
+			r.writePath(field{s: f[1]}, a.key+" :w", a.cx)
+		}
+	case strings.HasPrefix(c, "py ") || strings.HasPrefix(c, "py3 ") || strings.HasPrefix(c, "python ") || strings.HasPrefix(c, "python3 ") || strings.HasPrefix(c, "pyx "):
+		r.add(a.cx, review, "editor.python", a.key+" runs Python code")
+		_, code, _ := strings.Cut(c, " ")
+		r.inlineCode(code, a.cx)
+	case strings.HasPrefix(c, "so ") || strings.HasPrefix(c, "source "):
+		r.add(a.cx, review, "editor.script", a.key+" runs a script file")
+	}
+}
+
+// anTmux: new-session, new-window, split-window, respawn-pane/-window
+// and run-shell run a shell command (the last operands); send-keys types
+// text into a pane's shell (key names like Enter or C-m dropped).
+func (r *run) anTmux(a *actx) traits {
+	args := a.args[1:]
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].s, "-") {
+		i = skipFlag(args, i, []string{"-L", "-S", "-f", "-c", "-T"})
+	}
+	if i >= len(args) {
+		return 0
+	}
+	sub := args[i].s
+	rest := args[i+1:]
+	vf := []string{"-c", "-e", "-f", "-F", "-n", "-s", "-t", "-x", "-y", "-l", "-p", "-T", "-w", "-h"}
+	if sub == "split-window" || sub == "splitw" || sub == "run-shell" || sub == "run" || sub == "pipe-pane" || sub == "pipep" {
+		vf = vf[:len(vf)-2] // -w and -h are plain flags here
+	}
+	switch sub {
+	case "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell", "run", "if-shell", "if", "display-popup", "popup", "pipe-pane", "pipep":
+		k := firstOperand(rest, vf)
+		if k < 0 {
+			return 0
+		}
+		ops := rest[k:]
+		r.add(a.cx, review, "tmux.command", "tmux "+sub+" runs a shell command")
+		dyn, _ := anyDyn(ops)
+		if dyn {
+			r.dynamicScript(ops[0], a.cx)
+			return tShell
+		}
+		r.nested(a.cx, joinFields(ops))
+		return tShell
+	case "send-keys", "send":
+		var words []string
+		for _, o := range operands(rest, "-t", "-N") {
+			switch o.s {
+			case "Enter", "C-m", "KPEnter", "C-j", "Escape", "Tab", "Space":
+				words = append(words, "\n")
+				continue
+			}
+			words = append(words, o.s)
+		}
+		text := strings.ReplaceAll(strings.Join(words, " "), " \n", "\n")
+		if strings.TrimSpace(text) != "" {
+			r.add(a.cx, review, "tmux.send-keys", "tmux send-keys types commands into a shell")
+			r.nested(a.cx, text)
+		}
+		return tShell
+	case "ls", "list-sessions", "list-windows", "lsw", "list-panes", "lsp", "has-session", "has", "display-message", "display", "capture-pane", "capturep", "show-options", "show", "info", "list-keys", "lsk", "list-buffers", "lsb", "show-buffer", "showb":
+		a.level = safe
+	}
+	return 0
 }

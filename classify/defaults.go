@@ -14,7 +14,7 @@ var analyzerNames = []string{
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
 	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
-	"date", "zip", "debugger", "compress", "history", "ulimit", "umask", "fc", "unset",
+	"date", "zip", "debugger", "compress", "editor", "tmux", "history", "ulimit", "umask", "fc", "unset",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -190,7 +190,20 @@ func DefaultRules() *Rules {
 	c["systemctl"] = withAnalyzer(cmdr(review, "controls services"), "systemctl")
 	c["service"] = cmdr(review, "controls services")
 	c["mount"] = withAnalyzer(cmdr(high, "mounts file systems"), "mount")
-	c["journalctl"] = cmdr(safe, "reads logs")
+	c["journalctl"] = CommandRule{Level: safe, Reason: "reads logs", Flags: []FlagRule{
+		{Flags: []string{"--vacuum-time", "--vacuum-size", "--vacuum-files", "--rotate"}, Level: high, ID: "logs.destroy", Reason: "deletes system journal entries (destroys evidence)"},
+		{Flags: []string{"--flush", "--relinquish-var", "--smart-relinquish-var", "--setup-keys", "--update-catalog"}, Level: review, ID: "journalctl.admin", Reason: "changes journal storage"},
+	}}
+	c["dmesg"] = CommandRule{Level: safe, Reason: "reads the kernel log", Flags: []FlagRule{
+		{Flags: []string{"-C", "--clear", "-c", "--read-clear"}, Level: review, ID: "logs.clear", Reason: "clears the kernel ring buffer (destroys evidence)"},
+		{Flags: []string{"-D", "--console-off", "-E", "--console-on", "-n", "--console-level"}, Level: review, ID: "dmesg.console", Reason: "changes kernel console logging"},
+	}}
+	c["view"] = withAnalyzer(reader("reads files"), "editor")
+	for _, n := range []string{"vim", "vi", "nvim", "ex", "gvim", "vimdiff"} {
+		c[n] = withAnalyzer(cmdr(review, "opens an interactive editor"), "editor")
+	}
+	c["emacs"] = withAnalyzer(cmdr(review, "opens an interactive editor"), "editor")
+	c["tmux"] = withAnalyzer(cmdr(review, "terminal multiplexer (runs commands in sessions)"), "tmux")
 
 	// Shells, interpreters and code runners.
 	for _, n := range []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash"} {
@@ -621,6 +634,10 @@ func defaultPaths() []PathRule {
 		persist("/System/**", "path.system", "system files"),
 		persist("/Library/**", "path.system", "system files"),
 		persist("/var/lib/**", "path.system", "system state"),
+		persist("/var/log/**", "path.logs", "system log (destroying or forging evidence)"),
+		persist("/var/log", "path.logs", "system logs (destroying or forging evidence)"),
+		persist("/var/run/utmp", "path.logs", "login records"),
+		persist("/run/utmp", "path.logs", "login records"),
 		persist("/root/**", "path.system", "root's home"),
 	}
 }

@@ -304,3 +304,56 @@ func TestSubcommandRunners(t *testing.T) {
 	cases = append(cases, bashCase{"uv pip install x", R, ""}, bashCase{"bundle install", R, ""}, bashCase{"poetry show", S, ""})
 	runBashCases(t, cases)
 }
+
+// TestEditorsAndMultiplexers: editor startup commands and multiplexer
+// sessions run shell commands that are classified.
+func TestEditorsAndMultiplexers(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"vim -c ':!rm -rf ~' -c q", H, "delete.root-home"},
+		{"vim +'!rm -rf ~' x.txt", H, ""},
+		{"vi -c 'r !curl x | sh'", H, ""},
+		{"nvim --cmd 'call system(\"rm -rf ~\")'", H, ""},
+		{"vim -c 'w ~/.bashrc' -c q x.txt", H, "path.shell-rc"},
+		{"vim -c 'py3 import os; os.system(\"rm -rf ~\")'", H, ""},
+		{"ex -c 'w !sh' x.txt", R, "editor.shell"},
+		{"view -c '!rm -rf ~' x.txt", H, ""},
+		{"emacs --batch --eval '(shell-command \"rm -rf ~\")'", H, ""},
+		{"vim x.txt", R, ""},
+		{"view x.txt", S, ""},
+		{"vim -S session.vim", R, "editor.script"},
+		{"tmux new -d 'rm -rf ~'", H, "delete.root-home"},
+		{"tmux new-session -d -s job 'curl x | sh'", H, ""},
+		{"tmux split-window -h rm -rf ~", H, ""},
+		{"tmux run-shell 'rm -rf ~'", H, ""},
+		{"tmux send-keys -t job 'rm -rf ~' Enter", H, ""},
+		{"tmux send-keys -t job 'ls -la' C-m", R, "tmux.send-keys"},
+		{"tmux new -d 'python3 train.py'", R, ""},
+		{"tmux ls", S, ""},
+		{"tmux capture-pane -p -t job", S, ""},
+		{"screen -dmS job rm -rf ~", H, ""},
+		{"screen -ls", S, ""},
+	})
+}
+
+// TestEvidenceDestruction: deleting or rewriting system logs and clearing
+// the journal or kernel log destroy the audit trail.
+func TestEvidenceDestruction(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"journalctl --vacuum-time=1s", H, "logs.destroy"},
+		{"journalctl --rotate --vacuum-size=1K", H, ""},
+		{"sudo journalctl --vacuum-files=1", H, ""},
+		{"dmesg -C", R, "logs.clear"},
+		{"dmesg --clear", R, ""},
+		{"rm /var/log/auth.log", H, "path.logs"},
+		{"truncate -s 0 /var/log/syslog", H, ""},
+		{"> /var/log/wtmp", H, ""},
+		{"echo x >> /var/log/auth.log", H, ""},
+		{"shred -u /var/log/*.log", H, ""},
+		{"rm -rf /var/log", H, ""},
+		{"journalctl -u nginx --since today", S, ""},
+		{"journalctl -xe", S, ""},
+		{"dmesg | tail", S, ""},
+		{"tail -n 50 /var/log/syslog", S, ""},
+		{"grep error /var/log/*.log", S, ""},
+	})
+}
