@@ -59,7 +59,16 @@ func summarize(findings []Finding, safeReason string) Risk {
 		return r
 	}
 	r.Level = top.Level
-	r.Reason = clip(top.Command, 80) + ": " + top.Reason + " [" + top.Rule + "]" + alsoRules(findings, top.Rule)
+	var b strings.Builder
+	b.Grow(128)
+	b.WriteString(clip(top.Command, 80))
+	b.WriteString(": ")
+	b.WriteString(top.Reason)
+	b.WriteString(" [")
+	b.WriteString(top.Rule)
+	b.WriteString("]")
+	alsoRules(&b, findings, top.Rule)
+	r.Reason = b.String()
 	if len(r.Reason) > MaxReasonBytes {
 		r.Reason = clip(r.Reason, MaxReasonBytes-len("…"))
 	}
@@ -70,27 +79,28 @@ func summarize(findings []Finding, safeReason string) Risk {
 // boundary and ends with "…".
 const MaxReasonBytes = 300
 
-// alsoRules names the rules of the other findings, highest level first
-// (input order within a level), each once: "; also [pytest] [curl]".
-func alsoRules(findings []Finding, topRule string) string {
-	var b strings.Builder
-	seen := map[string]bool{topRule: true}
+// alsoRules appends the rules of the other findings to b, highest level
+// first (input order within a level), each once: "; also [pytest] [curl]".
+func alsoRules(b *strings.Builder, findings []Finding, topRule string) {
+	n := b.Len()
 	for _, l := range []gate.RiskLevel{gate.RiskHigh, gate.RiskReview} {
-		for _, f := range findings {
-			if f.Level != l || seen[f.Rule] {
+		for i, f := range findings {
+			// Each rule once: skip the top rule, rules already named at
+			// this level, and review rules named among the high ones.
+			if f.Level != l || f.Rule == topRule || ruleAt(findings[:i], f.Rule, l) || l == gate.RiskReview && ruleAt(findings, f.Rule, gate.RiskHigh) {
 				continue
 			}
-			seen[f.Rule] = true
-			if b.Len() == 0 {
+			if b.Len() == n {
 				b.WriteString("; also")
 			}
-			b.WriteString(" [" + f.Rule + "]")
+			b.WriteString(" [")
+			b.WriteString(f.Rule)
+			b.WriteString("]")
 			if b.Len() > MaxReasonBytes {
-				return b.String()
+				return
 			}
 		}
 	}
-	return b.String()
 }
 
 // clip shortens s to at most n bytes on a rune boundary, flattening
@@ -112,4 +122,14 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// ruleAt reports whether some finding of level l has the rule.
+func ruleAt(findings []Finding, rule string, l gate.RiskLevel) bool {
+	for _, f := range findings {
+		if f.Rule == rule && f.Level == l {
+			return true
+		}
+	}
+	return false
 }
