@@ -48,6 +48,12 @@ func TestGlobPaths(t *testing.T) {
 		{"cat ~/.s*h/id_rsa", H, ""},
 		{"cat ~/.[s]sh/id_rsa", H, ""},
 		{"cat ~/.[s]sh/config", S, ""}, // ~/.ssh/config itself is not secret
+		// Extended globs count as "*".
+		{"cat ~/.ssh/!(*.pub)", H, ""},
+		{"cat ~/.ssh/@(id_rsa|config)", H, ""},
+		{"cat ~/.ssh/+(i)d_rsa", H, ""},
+		{"cat .@(env|x)", H, ""},
+		{"cat src/!(*.go)", S, ""},
 		// A sensitive name or pattern could match the glob segment.
 		{"cat .env*", H, "path.dotenv"},
 		{"cat config/.env.*", H, "path.dotenv"},

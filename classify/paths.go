@@ -274,6 +274,9 @@ func homeAlias(p string) (string, bool) {
 }
 
 func (cr *compiled) matchOne(p string, write bool) pathVerdict {
+	if strings.Contains(p, "(") {
+		p = extglobAsStar(p)
+	}
 	if hasGlob(p) {
 		return cr.matchGlob(p, write)
 	}
@@ -613,4 +616,21 @@ func (c *Classifier) Path(op Op, p string) Risk {
 		}
 	}
 	return summarize(fs, string(op)+" of an ordinary path")
+}
+
+// extglobAsStar rewrites bash's extended glob groups (@(a|b), !(x),
+// +(x), ?(x), *(x)) as "*", which matches at least what they match.
+func extglobAsStar(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if i+1 < len(p) && p[i+1] == '(' && strings.IndexByte("@!+?*", p[i]) >= 0 {
+			if j := strings.IndexByte(p[i:], ')'); j > 0 && !strings.Contains(p[i:i+j], "/") {
+				b.WriteByte('*')
+				i += j
+				continue
+			}
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
