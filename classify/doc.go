@@ -8,9 +8,13 @@
 // wrappers (sudo, env, timeout, xargs, sh -c, eval, …). Words are
 // normalised as bash would (quote and backslash removal, $'…' escapes,
 // brace expansion, literal ${IFS}) before rules match them. The verdict is
-// the highest level of the parts.
+// the highest level of the parts; Risk.Reason names the decisive part and
+// every finding's rule.
 //
 // Path classifies one file-tool operation (read, write, delete) on a path.
+// For both, a path with glob characters is judged by every path it could
+// match (cat ~/.ssh/* is a secret read), and rules about the home
+// directory hold for every user's home (~alice, /root, /home/NAME).
 //
 // The levels follow the labelling policy in docs/classifier.md:
 //
