@@ -119,7 +119,7 @@ func (r *run) analyze(name string, a *actx) traits {
 		ops := operands(a.args[1:], "-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J")
 		for i, f := range ops {
 			if i < len(ops)-1 && !strings.Contains(f.s, ":") {
-				if r.readPath(f, a.cx) == high {
+				if r.readPath(f, a.cx) == high || hasFlag(a.args[1:], "-r") && r.readTree(f, false, a.cx) == high {
 					r.add(a.cx, high, "net.exfiltration", "copies a secret off the machine")
 				}
 			}
@@ -648,6 +648,9 @@ func (r *run) anTar(a *actx) traits {
 				continue
 			}
 			r.readPath(src, a.cx)
+			if !hasFlag(args, "--no-recursion") {
+				r.readTree(src, false, a.cx)
+			}
 		}
 		if hasArch && !arch.dyn && (arch.s == "-" || harmlessTarget(arch.s)) {
 			a.level = safe
@@ -696,6 +699,9 @@ func (r *run) anCopy(a *actx) traits {
 			r.writePath(s, "mv (source)", a.cx)
 		} else {
 			r.readPath(s, a.cx)
+			if hasFlag(args, "-r", "-R", "--recursive", "-a", "--archive") {
+				r.readTree(s, false, a.cx)
+			}
 		}
 	}
 	if a.key == "mv" && !dest.dyn && (dest.s == "/dev/null" || dest.s == "/dev/zero") {
@@ -1345,6 +1351,15 @@ func (r *run) anGrep(a *actx) traits {
 	}
 	a.files, a.filesSet = ops, true
 	t := traits(0)
+	skipsHidden := a.key == "rg" || a.key == "ag" || a.key == "ack"
+	if skipsHidden || hasFlag(args, "-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse") {
+		hidden := skipsHidden && !hasFlag(args, "--hidden", "-.", "-uu", "-uuu", "--unrestricted", "-a", "--all-types")
+		for _, f := range ops {
+			if r.readTree(f, hidden, a.cx) == high {
+				t |= tSecret
+			}
+		}
+	}
 	if secretPattern(pattern) {
 		t |= tSecretFilter
 		for _, f := range ops {
@@ -1467,7 +1482,7 @@ func (r *run) anRsync(a *actx) {
 	for i, f := range ops {
 		remote := strings.Contains(f.s, ":") && !strings.HasPrefix(f.s, "/")
 		if i < len(ops)-1 {
-			if !remote && r.readPath(f, a.cx) == high {
+			if !remote && (r.readPath(f, a.cx) == high || hasFlag(args, "-r", "--recursive", "-a", "--archive") && r.readTree(f, false, a.cx) == high) {
 				r.add(a.cx, high, "net.exfiltration", "copies a secret")
 			}
 		} else if !remote {
@@ -1633,6 +1648,14 @@ func (r *run) anDate(a *actx) {
 
 // anZip: -TT/--unzip-command CMD runs CMD to test the archive.
 func (r *run) anZip(a *actx) {
+	if hasFlag(a.args[1:], "-r", "-R", "--recurse-paths", "--recurse-patterns") {
+		ops := operands(a.args[1:], a.rule.ValueFlags...)
+		for i, f := range ops {
+			if i > 0 {
+				r.readTree(f, false, a.cx)
+			}
+		}
+	}
 	if v, ok := flagValue(a.args[1:], "-TT", "--unzip-command"); ok {
 		r.add(a.cx, review, "zip.exec", "zip -TT runs a command to test the archive")
 		if v.dyn {

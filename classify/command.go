@@ -266,6 +266,22 @@ func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
 	return v.level
 }
 
+// readTree applies the path rules to a directory the command reads
+// recursively (see matchTree); a plain file or a glob is readPath's.
+// With skipHidden the command skips hidden entries (rg, ag, ack).
+func (r *run) readTree(f field, skipHidden bool, cx *callCtx) gate.RiskLevel {
+	if f.dyn || f.proc || f.s == "" || f.s == "-" || hasGlob(f.s) {
+		return safe
+	}
+	rp := r.c.res.resolve(r.cwd, f.s)
+	v := r.cr.matchTree(rp, skipHidden)
+	if v.level.Rank() > safe.Rank() {
+		r.add(cx, v.level, v.id, "reads recursively "+v.reason+" ("+clip(f.s, 60)+")")
+		return v.level
+	}
+	return safe
+}
+
 // writePath applies the path rules to a file the command writes, creates
 // or deletes: harmless targets pass, sensitive ones are what the rule
 // says, anything else is review.

@@ -131,3 +131,38 @@ func TestBraceExpansionCovers(t *testing.T) {
 		{"cp x{,.bak}", R, ""},
 	})
 }
+
+// TestRecursiveReads: a directory read recursively (grep -r, rg, tar c,
+// cp -r, zip -r, rsync -a, scp -r) is judged by the anchored secrets
+// below it; rg, ag and ack skip hidden entries unless told not to.
+func TestRecursiveReads(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"grep -r x ~/.config", H, "path.cloud-credentials"},
+		{"grep -R token ~/.config/", H, ""},
+		{"grep --recursive x /etc", H, ""},
+		{"tar czf - ~/.config", H, ""},
+		{"tar czf /tmp/etc.tgz /etc", H, ""},
+		{"cp -r ~/.config /tmp/x", H, ""},
+		{"cp -a /etc/ssl /tmp/", H, "path.private-key"},
+		{"zip -r x.zip ~/.config", H, ""},
+		{"rsync -a ~/.config host:", H, ""},
+		{"scp -r ~/.config host:", H, ""},
+		{"rg x ~/.config", H, ""},
+		{"rg -uu x ~", H, "path.ssh-private-key"},
+		{"rg --hidden password /root", H, ""},
+		{"ag x /etc", H, ""},
+		{"grep -r x /", H, ""},
+		// Not recursive, hidden entries skipped, or nothing anchored below.
+		{"grep x ~/.config/app.conf", S, ""},
+		{"tar czf - --no-recursion ~/.config", S, ""},
+		{"cp ~/.config/app.conf /tmp/", R, ""},
+		{"grep -rn foo .", S, ""},
+		{"grep -rn foo src/", S, ""},
+		{"rg foo", S, ""},
+		{"rg foo /usr/lib/python3", S, ""},
+		{"grep -r foo /usr/share/doc", S, ""},
+		{"tar czf /tmp/src.tgz src", R, ""},
+		{"cp -r src /tmp/", R, ""},
+		{"grep -r x /home/project", S, ""}, // /home/NAME as a whole is often a project
+	}, classify.WithWorkspace("/work/app"))
+}

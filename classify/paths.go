@@ -389,6 +389,40 @@ func (cr *compiled) globExempt(excepts [][]string, segs []string) bool {
 	return false
 }
 
+// matchTree returns the highest read rule for a file somewhere below the
+// directory p, for a recursive read (grep -r, tar c, cp -r): a rule
+// anchored at "/" or "~" whose leading segments match p and that names
+// something further down ("~/.config" holds "~/.config/gcloud/**", "/etc"
+// holds "/etc/shadow"). Rules for names found anywhere ("**/.env") are
+// left out: every project has such names, and they are matched when they
+// are named.
+//
+// With skipHidden (rg, ag, ack without --hidden), rules whose remaining
+// segments name a hidden entry ("~" holding "~/.ssh/id_*") do not count.
+func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
+	segs := splitPath(p)
+	var best pathVerdict
+	for i := range cr.paths {
+		cp := &cr.paths[i]
+		l := cp.rule.Read
+		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" {
+			continue
+		}
+		for k := 1; k < len(cp.segs); k++ {
+			if matchSegs(cp.segs[:k], segs) && !(skipHidden && hiddenSeg(cp.segs[k:])) {
+				best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which lies below it"}
+				break
+			}
+		}
+	}
+	if alt, ok := homeAlias(p); ok && alt != "~" && !strings.HasPrefix(p, "~") {
+		if v := cr.matchTree(alt, skipHidden); v.level.Rank() > best.level.Rank() {
+			best = v
+		}
+	}
+	return best
+}
+
 // loc is where a resolved path lies.
 type loc int
 
@@ -633,4 +667,14 @@ func extglobAsStar(p string) string {
 		b.WriteByte(p[i])
 	}
 	return b.String()
+}
+
+// hiddenSeg reports whether a pattern names a hidden entry.
+func hiddenSeg(segs []string) bool {
+	for _, s := range segs {
+		if strings.HasPrefix(s, ".") {
+			return true
+		}
+	}
+	return false
 }
