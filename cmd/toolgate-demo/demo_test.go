@@ -25,18 +25,7 @@ import (
 // summary's numbers with what `auditq stats` computes.
 func TestDemoEndToEnd(t *testing.T) {
 	ctx := context.Background()
-	ch := testenv.StartClickHouse(t)
-	w, err := audit.Open(ctx, ch.WriterDSN)
-	require.NoError(t, err)
-	_, err = w.Migrate(ctx)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	jaeger := testenv.StartJaeger(t)
-	col := testenv.StartCollector(t,
-		testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, ""),
-		testenv.WithJaegerOTLP(jaeger.OTLPGRPC),
-		testenv.WithDecisionWait(time.Second),
-	)
+	ch, jaeger, col := startStack(t)
 
 	var out, errw bytes.Buffer
 	code := run(ctx, []string{
@@ -85,6 +74,27 @@ func TestDemoEndToEnd(t *testing.T) {
 	}
 }
 
+// startStack starts the real pipeline the demo talks to, each component
+// its own process on free loopback ports: the embedded ClickHouse with the
+// audit schema, Jaeger, and our collector sending to both.
+func startStack(t *testing.T) (*testenv.ClickHouse, *testenv.Jaeger, *testenv.Collector) {
+	t.Helper()
+	ctx := context.Background()
+	ch := testenv.StartClickHouse(t)
+	w, err := audit.Open(ctx, ch.WriterDSN)
+	require.NoError(t, err)
+	_, err = w.Migrate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	jaeger := testenv.StartJaeger(t)
+	col := testenv.StartCollector(t,
+		testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, ""),
+		testenv.WithJaegerOTLP(jaeger.OTLPGRPC),
+		testenv.WithDecisionWait(time.Second),
+	)
+	return ch, jaeger, col
+}
+
 func TestUsage(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -107,18 +117,7 @@ func TestUsage(t *testing.T) {
 // exactly those.
 func TestDemoDenyOnly(t *testing.T) {
 	ctx := context.Background()
-	ch := testenv.StartClickHouse(t)
-	w, err := audit.Open(ctx, ch.WriterDSN)
-	require.NoError(t, err)
-	_, err = w.Migrate(ctx)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	jaeger := testenv.StartJaeger(t)
-	col := testenv.StartCollector(t,
-		testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, ""),
-		testenv.WithJaegerOTLP(jaeger.OTLPGRPC),
-		testenv.WithDecisionWait(time.Second),
-	)
+	ch, jaeger, col := startStack(t)
 	var out, errw bytes.Buffer
 	code := run(ctx, []string{
 		"--transcript", "../../testdata/real/trajectories.jsonl",
