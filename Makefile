@@ -12,7 +12,7 @@ export TOOLGATE_AUDITQ ?= $(BIN)/auditq
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all demo test stop status deps modules libchdb collector jaeger build vet unit race exportertest bench fuzz clean
+.PHONY: all demo test stop status deps modules libchdb collector jaeger cluster build vet unit race exportertest bench fuzz clean
 
 all: build
 
@@ -21,7 +21,7 @@ demo: deps build
 	@scripts/demo.sh
 
 ## test: install and build what the tests need, then run the whole suite
-test: deps build vet
+test: deps cluster build vet
 	@echo "==> go test ./... (integration tests use the real ClickHouse engine, collector and Jaeger)"
 	TOOLGATE_INTEGRATION=1 $(GO) test -count=1 -timeout 25m ./...
 	@echo "==> go test -race (executor, gate, otelbridge, replay)"
@@ -54,6 +54,11 @@ collector:
 jaeger:
 	@echo "==> Jaeger v2 (bin/jaeger)"
 	@scripts/build-jaeger.sh
+
+## cluster: the load-balancing collector of the cluster variant (bin/otelcol-toolgate-cluster)
+cluster:
+	@echo "==> OpenTelemetry Collector, cluster variant (bin/otelcol-toolgate-cluster)"
+	@scripts/build-collector.sh --manifest deploy/otel-collector/builder-cluster.yaml
 
 ## build: our binaries into bin/
 build:
