@@ -27,6 +27,9 @@ type connFlags struct {
 	dsn      string
 	database string
 	timeout  time.Duration
+	// from says where dsn came from ("--dsn", "$AUDITQ_DSN", the default),
+	// for error messages; set by open.
+	from string
 }
 
 func (c *connFlags) add(cmd *cobra.Command) {
@@ -52,21 +55,32 @@ func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
 	if c.dsn == "" {
 		c.dsn, from = defaultDSN, "the default DSN"
 	}
+	c.from = from
 	st, err := audit.Open(ctx, c.dsn, audit.WithDatabase(c.database))
 	if errors.Is(err, audit.ErrBadDSN) {
 		return nil, usagef("%s: %v (want e.g. http://reader:PASS@127.0.0.1:8123)", from, err)
 	}
+	if err != nil {
+		return nil, c.explain(err)
+	}
+	return st, nil
+}
+
+// explain turns a connection failure (server gone, credentials refused,
+// tables missing) into one line that says what was tried and what to do;
+// other errors pass through.
+func (c *connFlags) explain(err error) error {
 	var ue *audit.UnreachableError
 	if errors.As(err, &ue) {
-		return nil, fmt.Errorf("no ClickHouse server at %s (tried %s %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s",
-			ue.Addr, from, redactDSN(c.dsn), rootCause(ue.Err), dsnEnv)
+		return fmt.Errorf("no ClickHouse server at %s (tried %s %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s",
+			ue.Addr, c.from, redactDSN(c.dsn), rootCause(ue.Err), dsnEnv)
 	}
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) && (ex.Code == codeAuthenticationFailed || ex.Code == codeRequiredPassword) {
-		return nil, fmt.Errorf("ClickHouse at %s refused the credentials in %s %s (code %d: %s); set the user and password in --dsn or %s, e.g. http://reader:PASS@%s (after `make demo`, `source .demo/env` sets it)",
-			addrOf(c.dsn), from, redactDSN(c.dsn), ex.Code, ex.Message, dsnEnv, addrOf(c.dsn))
+		return fmt.Errorf("ClickHouse at %s refused the credentials in %s %s (code %d: %s); set the user and password in --dsn or %s, e.g. http://reader:PASS@%s (after `make demo`, `source .demo/env` sets it)",
+			addrOf(c.dsn), c.from, redactDSN(c.dsn), ex.Code, ex.Message, dsnEnv, addrOf(c.dsn))
 	}
-	return st, err
+	return explain(err, c.database)
 }
 
 // ClickHouse error codes auditq explains (src/Common/ErrorCodes.cpp).

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -61,11 +63,7 @@ the store after the collector's batching, typically within seconds.`,
 			}
 			defer st.Close()
 			tw := newTailWriter(io.out, out)
-			err = st.Follow(ctx, f, interval, tw.write, opts...)
-			if err != nil {
-				return explain(err, conn.database)
-			}
-			return nil
+			return follow(ctx, st, &conn, f, interval, tw.write, io.err, opts...)
 		},
 	}
 	conn.add(cmd)
@@ -139,8 +137,8 @@ func (t *tailWriter) line(cells []string, header bool) string {
 	}
 	var b strings.Builder
 	for i, c := range cells {
-		if widths[i] > 0 {
-			c = truncate(c, widths[i])
+		if widths[i] > 0 && t.term.tty {
+			c = truncate(c, widths[i]) // piped output is never cut
 		}
 		cell := c
 		if t.term.color {
@@ -156,4 +154,46 @@ func (t *tailWriter) line(cells []string, header bool) string {
 		}
 	}
 	return fmt.Sprintln(strings.TrimRight(b.String(), " "))
+}
+
+// tailRetry is how often tail tries again while the server is unreachable.
+const tailRetry = 2 * time.Second
+
+// follow polls for new decisions every interval and writes each once,
+// until ctx ends. When the server goes away (a restart, `make demo`
+// starting a new stack) it says so once on stderr and keeps trying every
+// tailRetry, continuing from where it was; any other failure (credentials
+// refused, tables missing, a bad query) ends it with an explanation.
+func follow(ctx context.Context, st *audit.Store, conn *connFlags, f audit.Filter, interval time.Duration, write func(audit.Decision) error, errw io.Writer, opts ...audit.FollowOption) error {
+	fl := st.NewFollower(f, opts...)
+	lost := false
+	for {
+		ds, err := fl.Poll(ctx)
+		for _, d := range ds {
+			if werr := write(d); werr != nil {
+				return werr
+			}
+		}
+		wait := interval
+		var ue *audit.UnreachableError
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.As(err, &ue):
+			if !lost {
+				fmt.Fprintf(errw, "auditq: tail: lost the server: %v; retrying every %s (Ctrl-C to stop)\n", conn.explain(err), tailRetry)
+			}
+			lost, wait = true, tailRetry
+		case err != nil:
+			return conn.explain(err)
+		case lost:
+			fmt.Fprintln(errw, "auditq: tail: the server answers again; following")
+			lost = false
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
 }
