@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +79,9 @@ func TestRememberedGrantForRun(t *testing.T) {
 			assert.Equal(t, gate.ApprovalApproved, res.Gate.Approval)
 			assert.Equal(t, tc.approver, res.Gate.Approver)
 			assert.Len(t, ap.reqs, tc.asked)
+			// The recorded reason says who approved it, so the audit
+			// trail can tell an approval from an allow.
+			assert.True(t, strings.HasPrefix(res.Gate.Reason, "confirm shell; approved by "), res.Gate.Reason)
 		})
 	}
 	// A grant never overrides a deny.

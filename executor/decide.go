@@ -67,15 +67,15 @@ const (
 // resolveAsk turns an ask into allow or deny. It returns the final decision
 // and the approval outcome and approver to record.
 func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallContext, d gate.Decision) (gate.Decision, string, string) {
-	allow := func() gate.Decision {
-		return gate.Decision{Action: gate.ActionAllow, Reason: d.Reason, Source: d.Source, Risk: d.Risk, RewrittenInput: d.RewrittenInput}
+	allow := func(reason string) gate.Decision {
+		return gate.Decision{Action: gate.ActionAllow, Reason: reason, Source: d.Source, Risk: d.Risk, RewrittenInput: d.RewrittenInput}
 	}
 	deny := func(reason, kind string) gate.Decision {
 		return gate.Decision{Action: gate.ActionDeny, Reason: reason, Source: d.Source, Risk: d.Risk, ErrorKind: kind}
 	}
 	key := gate.GrantKey(gc.ToolName, gc.Input)
 	if r.granted(key) {
-		return allow(), gate.ApprovalApproved, ApproverGrant
+		return allow(d.Reason + "; approved by a grant of this run"), gate.ApprovalApproved, ApproverGrant
 	}
 	if e.cfg.approver == nil {
 		return deny(d.Reason+"; no approver is configured", ""), gate.ApprovalDeclined, ApproverNone
@@ -107,7 +107,7 @@ func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallConte
 		if res.Remember == gate.GrantScopeRun {
 			r.grant(key)
 		}
-		return allow(), gate.ApprovalApproved, approver
+		return allow(d.Reason + "; approved by " + approver + suffix(res.Reason)), gate.ApprovalApproved, approver
 	case res.Outcome == gate.ApprovalTimeout || actx.Err() != nil:
 		return deny(d.Reason+"; no approval in time"+suffix(res.Reason), ""), gate.ApprovalTimeout, approver
 	default:
