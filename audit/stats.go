@@ -22,10 +22,26 @@ const (
 	ByAction Dimension = "action"
 	ByReason Dimension = "reason"
 	ByRisk   Dimension = "risk"
+	// ByRule groups by the first classifier rule ID a reason names in
+	// brackets ("… [delete.root-home]; also [net]" → "delete.root-home");
+	// "" when the reason names none. Classifier reasons quote the call
+	// (paths, commands), so grouping by reason scatters; by rule it doesn't.
+	ByRule Dimension = "rule"
+	// BySource groups by the policy that decided (gate.source).
+	BySource Dimension = "source"
+	// ByApproval groups by the approval outcome of asks (gate.approval:
+	// approved, declined, timeout; "" when nobody was asked).
+	ByApproval Dimension = "approval"
 )
 
+// RulePattern is the RE2 pattern ByRule extracts a rule ID with (its first
+// group); the demo's summary uses the same pattern.
+const RulePattern = `\[([a-z0-9][a-z0-9_.-]*)\]`
+
 // Dimensions lists every Dimension.
-func Dimensions() []Dimension { return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk} }
+func Dimensions() []Dimension {
+	return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk, ByRule, BySource, ByApproval}
+}
 
 // column is the gate_decisions column of d, or "".
 func (d Dimension) column() string {
@@ -40,6 +56,12 @@ func (d Dimension) column() string {
 		return "Reason"
 	case ByRisk:
 		return "RiskLevel"
+	case ByRule:
+		return "extract(Reason, " + quoteString(RulePattern) + ")"
+	case BySource:
+		return "Source"
+	case ByApproval:
+		return "Approval"
 	}
 	return ""
 }
@@ -54,7 +76,7 @@ func ParseDimensions(s string) ([]Dimension, error) {
 			continue
 		}
 		if d.column() == "" {
-			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason or risk)", d)
+			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason, risk, rule, source or approval)", d)
 		}
 		if seen[d] {
 			return nil, fmt.Errorf("audit: dimension %q given twice", d)

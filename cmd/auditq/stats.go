@@ -36,7 +36,7 @@ func newStatsCmd(io stdio) *cobra.Command {
 	formats := []string{formatTable, formatJSON, formatJSONL, formatCSV}
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Count decisions grouped by tool, agent, action, reason or risk",
+		Short: "Count decisions grouped by tool, agent, action, reason, risk, rule, source or approval",
 		Long: `stats counts decisions (each gated tool call once), grouped by the
 dimensions in --by, optionally per time bucket (--every). On a terminal each
 row gets a bar (share of the largest group) or, with --every, a sparkline of
@@ -44,9 +44,12 @@ its counts over the buckets.
 
 Rows are ordered by bucket, then count (largest first). json, jsonl and csv
 rows carry bucket (with --every), one field per dimension (tool_name, agent,
-action, reason, risk_level), count and denied.`,
-		Example: `  # which tools were denied most this week?
-  auditq stats --since 7d --action deny --by tool,reason
+action, reason, risk_level, rule, source, approval), count and denied.
+
+rule is the classifier rule a reason names in brackets ("[net.upload]"): the
+way to count denials by kind, since reasons quote the call itself.`,
+		Example: `  # which tools were denied most this week, and by which rule?
+  auditq stats --since 7d --action deny --by tool,rule
   # hourly decisions per action over the last day
   auditq stats --since 24h --by action --every 1h
   auditq stats --by agent,risk --format csv`,
@@ -90,7 +93,7 @@ action, reason, risk_level), count and denied.`,
 	conn.add(cmd)
 	out.add(cmd, formats...)
 	filt.add(cmd, true, "24h")
-	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk")
+	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk, rule, source, approval")
 	cmd.Flags().StringVar(&every, "every", "", "count per time bucket of this width (1h, 15m, 1d)")
 	_ = cmd.RegisterFlagCompletionFunc("by", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ds []string

@@ -143,6 +143,27 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 	if total.Total != expect {
 		return fmt.Errorf("verify: ClickHouse holds %d decisions (filter %+v) since the replay started, the replay made %d", total.Total, f, expect)
 	}
+	// Denials by classifier rule: the summary's "top deny reasons" are
+	// what `auditq stats --action deny --by rule` reports.
+	fd := f
+	fd.Action = "deny"
+	byRuleStored, err := store.Stats(ctx, audit.StatsQuery{Filter: fd, By: []audit.Dimension{audit.ByRule}})
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	stored := map[string]uint64{}
+	for _, r := range byRuleStored.Rows {
+		stored[r.Keys[0]] = r.Count
+	}
+	for _, rc := range byRule(s) {
+		if stored[rc.Rule] != uint64(rc.Count) {
+			return fmt.Errorf("verify: ClickHouse has %d denials by rule %q, the replay %d", stored[rc.Rule], rc.Rule, rc.Count)
+		}
+		delete(stored, rc.Rule)
+	}
+	if len(stored) > 0 {
+		return fmt.Errorf("verify: ClickHouse has denials by rules the replay never made: %v", stored)
+	}
 	rep.StoredDecisions, rep.Database, rep.OnlyDenials = total.Total, store.Database(), !allKept
 	if !allKept {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/replay"
 )
@@ -26,8 +27,9 @@ type report struct {
 	JaegerSpans     int
 }
 
-// ruleID finds the first "[rule.id]" a classifier reason carries.
-var ruleID = regexp.MustCompile(`\[([a-z0-9][a-z0-9_.-]*)\]`)
+// ruleID finds the first "[rule.id]" a classifier reason carries, as
+// `auditq stats --by rule` does.
+var ruleID = regexp.MustCompile(audit.RulePattern)
 
 // ruleCount groups deny reasons by the classifier rule behind them.
 type ruleCount struct {
@@ -37,12 +39,12 @@ type ruleCount struct {
 }
 
 // byRule groups the summary's deny reasons by rule ID, most frequent
-// first; a reason without a rule ID is its own group.
+// first; reasons without a rule ID form the group "".
 func byRule(s *replay.Summary) []ruleCount {
 	idx := map[string]int{}
 	var out []ruleCount
 	for _, rc := range s.DenyReasons {
-		key := rc.Reason
+		key := ""
 		if m := ruleID.FindStringSubmatch(rc.Reason); m != nil {
 			key = m[1]
 		}
@@ -88,13 +90,17 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "  %-15s %s\n", "denied by tool", strings.Join(parts, " · "))
 
 	if rules := byRule(s); len(rules) > 0 {
-		fmt.Fprintf(w, "\n  top deny reasons (by classifier rule):\n")
+		fmt.Fprintf(w, "\n  top deny reasons (by classifier rule, as `auditq stats --action deny --by rule`):\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, rc := range rules {
 			if i == 8 {
 				break
 			}
-			fmt.Fprintf(tw, "    %d\t%s\te.g. %s\n", rc.Count, rc.Rule, clip(rc.Example, 90))
+			rule := rc.Rule
+			if rule == "" {
+				rule = "(no rule)"
+			}
+			fmt.Fprintf(tw, "    %d\t%s\te.g. %s\n", rc.Count, rule, clip(rc.Example, 90))
 		}
 		tw.Flush()
 	}
@@ -118,6 +124,7 @@ func (r report) print(w io.Writer) {
 		fmt.Fprintf(w, "\n  Look further:\n")
 		fmt.Fprintf(w, "    source .demo/env\n")
 		fmt.Fprintf(w, "    bin/auditq stats --by action,risk\n")
+		fmt.Fprintf(w, "    bin/auditq stats --action deny --by rule\n")
 		fmt.Fprintf(w, "    bin/auditq decisions --since 1h --action deny --limit 20\n")
 		fmt.Fprintf(w, "    bin/auditq trace %s --jaeger-url %s\n", run.TraceID, r.JaegerURL)
 		fmt.Fprintf(w, "    bin/auditq tail --action deny\n")
