@@ -75,6 +75,10 @@ func (r *run) analyze(name string, a *actx) traits {
 		r.anCompress(a)
 	case "editor":
 		r.anEditor(a)
+	case "pager":
+		r.anPager(a)
+	case "ed":
+		r.anEd(a)
 	case "tmux":
 		return r.anTmux(a)
 	case "zip":
@@ -576,10 +580,16 @@ func (r *run) anTee(a *actx) traits {
 	if a.cx.stdinArg {
 		ops = append(ops, field{s: "$XARGS", dyn: true})
 	}
+	text, known := r.pipeIn, r.hasPipeIn
+	if t, ok := r.stdinText(a.cx.stmt); ok && a.cx.stmt != nil {
+		text, known = t, true
+	}
+	appendTo := hasFlag(a.args[1:], "-a", "--append")
 	for _, f := range ops {
 		if r.writePath(f, "tee", a.cx) != safe {
 			a.level = review
 		}
+		r.markWritten(f, text, known, appendTo)
 	}
 	a.reason = "writes files"
 	return 0
@@ -1076,6 +1086,7 @@ func (r *run) runsFile(f field, a *actx, what string) traits {
 		if r.fetched[r.c.res.resolve(r.cwd, f.s)] {
 			r.add(a.cx, high, "download.execute", "runs a "+what+" downloaded earlier in the command")
 		}
+		r.writtenScript(f, a.cx, a.rule.Analyzer == "interpreter")
 		if f.s == "/dev/stdin" {
 			return tShell
 		}
@@ -1847,6 +1858,17 @@ func (r *run) sqlShellEscapes(text string, a *actx) {
 // what the user edits (review).
 func (r *run) anEditor(a *actx) {
 	args := a.args[1:]
+	if a.key == "nano" || a.key == "rnano" || a.key == "pico" {
+		// nano's -s/--speller PROGRAM runs a spell-check command.
+		for i, f := range args {
+			if v, ok := strings.CutPrefix(f.s, "--speller="); ok {
+				r.editorSpeller(a, field{s: v, dyn: f.dyn, sub: f.sub})
+			} else if (f.s == "-s" || f.s == "--speller") && i+1 < len(args) {
+				r.editorSpeller(a, args[i+1])
+			}
+		}
+		return
+	}
 	var cmds []field
 	for i := 0; i < len(args); i++ {
 		s := args[i].s
@@ -1881,6 +1903,15 @@ func (r *run) anEditor(a *actx) {
 			r.editorCommand(strings.TrimSpace(part), a)
 		}
 	}
+}
+
+func (r *run) editorSpeller(a *actx, f field) {
+	r.add(a.cx, review, "editor.shell", a.key+" --speller runs a program")
+	if f.dyn {
+		r.dynamicScript(f, a.cx)
+		return
+	}
+	r.nested(a.cx, f.s+" FILE")
 }
 
 func (r *run) editorCommand(c string, a *actx) {

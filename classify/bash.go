@@ -50,6 +50,7 @@ type run struct {
 	cwd      string
 	cwdKnown bool
 	fetched  map[string]bool // files written by a download earlier in the command
+	written  map[string]string // files written earlier in the command with content known statically
 	funcs    map[string]bool
 	substs   map[syntax.Node]traits
 	inGlob   bool
@@ -306,7 +307,11 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 	switch x := s.Cmd.(type) {
 	case nil:
 	case *syntax.CallExpr:
+		r.pipeOut, r.hasPipeOut = "", false
 		t = r.call(x, s)
+		if !r.hasPipeOut {
+			r.pipeOut, r.hasPipeOut = r.catStdin(x, s)
+		}
 	case *syntax.BinaryCmd:
 		t = r.binary(x)
 	case *syntax.Subshell:
@@ -537,6 +542,9 @@ func (r *run) envRule(name, val string, known bool, s *syntax.Stmt) {
 		r.checkPath(val, !known, &callCtx{stmt: s, pos: s.Pos(), end: s.End()})
 		return
 	}
+	if name == "LESS" && known {
+		r.lessEnv(val, &callCtx{stmt: s, pos: s.Pos(), end: s.End()})
+	}
 	rule, ok := r.cr.Env[name]
 	if !ok && strings.HasPrefix(name, "BASH_FUNC_") {
 		rule, ok = EnvRule{Level: high, Reason: "defines an exported shell function"}, true
@@ -590,6 +598,14 @@ func (r *run) redirects(s *syntax.Stmt, t traits) {
 			continue
 		}
 		r.writePath(f, "redirect", &callCtx{stmt: s, pos: rd.Pos(), end: rd.End()})
+		if rd.N == nil || rd.N.Value == "1" {
+			switch rd.Op {
+			case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
+				r.markWritten(f, r.pipeOut, r.hasPipeOut, false)
+			case syntax.AppOut, syntax.AppAll:
+				r.markWritten(f, r.pipeOut, r.hasPipeOut, true)
+			}
+		}
 		if t&(tFetch|tDecode) != 0 && (rd.N == nil || rd.N.Value == "1") && rd.Op != syntax.DplOut {
 			// A download or decoded payload saved to a file: running
 			// that file later in the command is running it directly.
@@ -755,6 +771,7 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 		if r.fetched[rp] {
 			r.add(cx, high, "download.execute", "runs a file downloaded earlier in the command")
 		}
+		r.writtenScript(name, cx, false)
 		if !r.cr.systemDir(dir) {
 			r.add(cx, review, "name.path-qualified", "runs "+clip(n, 60)+", a program outside the system directories")
 			return 0
@@ -904,4 +921,93 @@ func (r *run) staticSubst(cs *syntax.CmdSubst) (string, bool) {
 		return r.cwd, true
 	}
 	return "", false
+}
+
+// catStdin returns what `cat` with no file operands (or "-") prints when
+// its stdin is a here-document or here-string: the document's text.
+func (r *run) catStdin(x *syntax.CallExpr, s *syntax.Stmt) (string, bool) {
+	if len(x.Args) == 0 || x.Args[0].Lit() != "cat" {
+		return "", false
+	}
+	for _, w := range x.Args[1:] {
+		if l := w.Lit(); l != "-" {
+			return "", false
+		}
+	}
+	return r.stdinText(s)
+}
+
+// markWritten records what a command wrote to file f: its content when
+// known statically (known), or that the content is no longer known. A
+// later command in the same list that runs f runs that content
+// (Rules: exec.written-script). appendTo appends to known content.
+func (r *run) markWritten(f field, content string, known, appendTo bool) {
+	if f.dyn || f.s == "" || f.s == "/dev/null" || strings.HasPrefix(f.s, "/dev/") {
+		return
+	}
+	p := r.c.res.resolve(r.cwd, f.s)
+	if r.written == nil {
+		r.written = map[string]string{}
+	}
+	prev, had := r.written[p]
+	switch {
+	case !known:
+		delete(r.written, p)
+	case appendTo && had:
+		r.written[p] = prev + "\n" + content
+	case appendTo:
+		// Appending to a file whose earlier content is unknown: the
+		// new lines still run.
+		r.written[p] = content
+	default:
+		r.written[p] = content
+	}
+	if len(r.written[p]) > r.c.cfg.maxBytes {
+		r.written[p] = r.written[p][:r.c.cfg.maxBytes]
+	}
+}
+
+// writtenScript classifies the content of f when an earlier command in
+// the same list wrote it with static content; code runs it as an
+// interpreter's source instead of a shell script.
+func (r *run) writtenScript(f field, cx *callCtx, code bool) {
+	if f.dyn || r.written == nil {
+		return
+	}
+	content, ok := r.written[r.c.res.resolve(r.cwd, f.s)]
+	if !ok {
+		return
+	}
+	r.add(cx, review, "exec.written-script", "runs "+clip(f.s, 60)+", written earlier in the command")
+	if first, _, _ := strings.Cut(content, "\n"); strings.HasPrefix(first, "#!") && !shellShebang(first) {
+		code = true
+	}
+	if code {
+		r.inlineCode(content, cx)
+		return
+	}
+	r.nested(cx, content)
+}
+
+// shellShebang reports whether a #! line names a POSIX-like shell.
+func shellShebang(line string) bool {
+	fs := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if len(fs) == 0 {
+		return true
+	}
+	prog := path.Base(fs[0])
+	if prog == "env" && len(fs) > 1 {
+		prog = path.Base(fs[len(fs)-1])
+		for _, f := range fs[1:] {
+			if !strings.HasPrefix(f, "-") {
+				prog = path.Base(f)
+				break
+			}
+		}
+	}
+	switch prog {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash":
+		return true
+	}
+	return false
 }

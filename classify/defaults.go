@@ -15,6 +15,7 @@ var analyzerNames = []string{
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
 	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
 	"date", "zip", "debugger", "compress", "editor", "tmux", "history", "ulimit", "umask", "fc", "unset",
+	"pager", "ed",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -65,8 +66,15 @@ func DefaultRules() *Rules {
 	}
 	c["iconv"] = CommandRule{Level: safe, Reason: "converts text to stdout", ReadsFiles: true, OutputFlags: []string{"-o", "--output"}, ValueFlags: []string{"-f", "--from-code", "-t", "--to-code", "-o", "--output"}}
 	c["shuf"] = CommandRule{Level: safe, Reason: "shuffles to stdout", ReadsFiles: true, OutputFlags: []string{"-o", "--output"}, ValueFlags: []string{"-o", "--output", "-n", "--head-count", "-i", "--input-range", "--random-source"}}
-	for _, n := range []string{"less"} {
-		c[n] = CommandRule{Level: safe, Reason: "reads files", ReadsFiles: true, OutputFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE"}, ValueFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE", "-p", "-t", "-x", "-y", "-z", "-b", "-h", "-j", "-k", "-T"}}
+	for _, n := range []string{"less", "zless"} {
+		c[n] = withAnalyzer(CommandRule{Level: safe, Reason: "reads files", ReadsFiles: true, OutputFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE"}, ValueFlags: []string{"-o", "-O", "--log-file", "--LOG-FILE", "-p", "-t", "-x", "-y", "-z", "-b", "-h", "-j", "-k", "-T"}}, "pager")
+	}
+	c["more"] = withAnalyzer(reader("reads files"), "pager")
+	for _, n := range []string{"ed", "red"} {
+		c[n] = withAnalyzer(cmdr(review, "edits files (line editor)"), "ed")
+	}
+	for _, n := range []string{"nano", "rnano", "pico"} {
+		c[n] = withAnalyzer(cmdr(review, "opens an interactive editor"), "editor")
 	}
 	// Read files but print only counts, hashes or types.
 	for _, n := range []string{"wc", "md5", "shasum", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "sum", "file", "cmp", "nm", "ldd"} {

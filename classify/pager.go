@@ -1,0 +1,176 @@
+package classify
+
+import (
+	"strings"
+)
+
+// anPager handles pagers whose startup options run pager commands:
+// less's "+cmd" and "++cmd" (any less command, run before the first
+// screen: "!cmd" runs a shell command, "|Xcmd" pipes to one, "v" runs an
+// editor, "s file" writes a file; LESS(1) "OPTIONS", "+"), less's lesskey
+// files (-k, --lesskey-file, --lesskey-src, --lesskey-content, which can
+// set LESSOPEN), and more's "+num" / "+/pattern" (anything else is
+// unknown). A plain goto or search is safe; a shell escape is review and
+// its command is classified as a nested script; any other command is
+// review.
+func (r *run) anPager(a *actx) {
+	args := a.args[1:]
+	var files []field
+	less := a.key != "more"
+	for i := 0; i < len(args); i++ {
+		f := args[i]
+		s := f.s
+		switch {
+		case strings.HasPrefix(s, "+") && len(s) > 1:
+			r.pagerCommand(a.key, f, less, a.cx)
+		case less && (s == "-k" || s == "--lesskey-file" || s == "--lesskey-src" || s == "--lesskey-content"):
+			r.add(a.cx, review, "pager.lesskey", a.key+" "+s+" loads key bindings and environment settings (LESSOPEN runs a program)")
+			i++
+		case less && (strings.HasPrefix(s, "--lesskey") || strings.HasPrefix(s, "-k") && len(s) > 2 && !strings.HasPrefix(s, "--")):
+			r.add(a.cx, review, "pager.lesskey", a.key+" "+clip(s, 30)+" loads key bindings and environment settings (LESSOPEN runs a program)")
+		case less && slicesContains(a.rule.ValueFlags, s):
+			i++
+		default:
+			if !strings.HasPrefix(s, "-") || s == "-" || f.dyn {
+				files = append(files, f)
+			}
+		}
+	}
+	a.files, a.filesSet = files, true
+}
+
+func slicesContains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lessEnv applies the pager rules to the options in $LESS, which less
+// reads as if given first on its command line; there a string option
+// such as "+cmd" runs to a "$" or the end of the value.
+func (r *run) lessEnv(val string, cx *callCtx) {
+	for i := 0; i < len(val); i++ {
+		if val[i] != '+' || i > 0 && val[i-1] != ' ' && val[i-1] != '$' && val[i-1] != '\t' {
+			continue
+		}
+		end := strings.IndexByte(val[i:], '$')
+		if end < 0 {
+			end = len(val) - i
+		}
+		r.pagerCommand("LESS", field{s: val[i : i+end]}, true, cx)
+		i += end
+	}
+	for _, w := range strings.Fields(val) {
+		if strings.HasPrefix(w, "-k") || strings.HasPrefix(w, "--lesskey") {
+			r.add(cx, review, "pager.lesskey", "LESS loads a lesskey file (key bindings and environment settings)")
+		}
+	}
+}
+
+// pagerCommand classifies one "+cmd" startup option.
+func (r *run) pagerCommand(key string, f field, less bool, cx *callCtx) {
+	if f.dyn {
+		r.add(cx, review, "pager.command", key+" runs a pager command computed at run time")
+		r.dynamicScript(field{s: strings.TrimLeft(f.s, "+"), dyn: true, sub: f.sub}, cx)
+		return
+	}
+	c := strings.TrimPrefix(f.s, "+")
+	if less {
+		c = strings.TrimPrefix(c, "+")
+	}
+	if c == "" {
+		return
+	}
+	if strings.ContainsAny(c, "\n\r") {
+		r.add(cx, review, "pager.command", key+" +cmd runs several pager commands")
+		for _, line := range strings.FieldsFunc(c, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			r.pagerCommand(key, field{s: "+" + line}, less, cx)
+		}
+		return
+	}
+	if gotoCommand(c, less) || c[0] == '/' || less && (c[0] == '?' || c[0] == '&') {
+		return
+	}
+	if !less {
+		r.add(cx, review, "pager.command", key+" "+clip(f.s, 40)+" is not a line number or search")
+		return
+	}
+	switch {
+	case c[0] == '!':
+		r.add(cx, review, "pager.shell", key+" "+clip(f.s, 40)+" runs a shell command")
+		if cmd := strings.TrimSpace(strings.ReplaceAll(c[1:], "%", "FILE")); cmd != "" && cmd != "!" {
+			r.nested(cx, cmd)
+		}
+	case c[0] == '|' && len(c) > 2:
+		r.add(cx, review, "pager.shell", key+" "+clip(f.s, 40)+" pipes the file to a shell command")
+		r.nested(cx, strings.TrimSpace(strings.ReplaceAll(c[2:], "%", "FILE")))
+	default:
+		r.add(cx, review, "pager.command", key+" "+clip(f.s, 40)+" runs a pager command (editor, save to file, option change) before the first screen")
+	}
+}
+
+// gotoCommand reports whether c is a plain movement: [N]g, [N]G, [N]p,
+// [N]%, a bare number, F (follow) or, for more, a line number.
+func gotoCommand(c string, less bool) bool {
+	i := 0
+	for i < len(c) && c[i] >= '0' && c[i] <= '9' {
+		i++
+	}
+	rest := c[i:]
+	if !less {
+		return rest == "" && i > 0
+	}
+	switch rest {
+	case "", "g", "G", "p", "P", "%", "F", "j", "k", "e", "y", "f", "b", "d", "u", "<", ">", "R":
+		return true
+	}
+	return false
+}
+
+// anEd handles ed and red: a file operand starting with "!" reads the
+// output of a shell command, and a script fed on stdin may run "!cmd",
+// "r !cmd", "w !cmd" or "e !cmd" (ED(1) "COMMANDS").
+func (r *run) anEd(a *actx) {
+	var files []field
+	for _, f := range a.args[1:] {
+		if strings.HasPrefix(f.s, "!") && len(f.s) > 1 {
+			r.add(a.cx, review, "ed.shell", a.key+" "+clip(f.s, 40)+" reads the output of a shell command")
+			r.nested(a.cx, f.s[1:])
+			continue
+		}
+		if !strings.HasPrefix(f.s, "-") {
+			files = append(files, f)
+		}
+	}
+	a.files, a.filesSet = files, true
+	text, ok := "", false
+	if a.cx.stmt != nil {
+		text, ok = r.stdinText(a.cx.stmt)
+	}
+	if !ok && r.hasPipeIn {
+		text, ok = r.pipeIn, true
+	}
+	if !ok {
+		return
+	}
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		i := strings.Index(t, "!")
+		if i < 0 {
+			continue
+		}
+		// "!cmd", "ADDR!cmd", "[ADDR]r !cmd", "[ADDR]w !cmd", "e !cmd".
+		switch strings.TrimSpace(strings.TrimLeft(t[:i], "0123456789.,$;+- ")) {
+		case "", "r", "w", "W", "e", "E":
+		default:
+			continue
+		}
+		r.add(a.cx, review, "ed.shell", a.key+" script runs a shell command")
+		if cmd := strings.TrimSpace(t[i+1:]); cmd != "" {
+			r.nested(a.cx, cmd)
+		}
+	}
+}
