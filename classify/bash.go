@@ -49,8 +49,9 @@ type run struct {
 	ifs      string
 	cwd      string
 	cwdKnown bool
-	fetched  map[string]bool // files written by a download earlier in the command
+	fetched  map[string]bool   // files written by a download earlier in the command
 	written  map[string]string // files written earlier in the command with content known statically
+	gitEnv   map[string]string // GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n set by the current statement
 	funcs    map[string]bool
 	substs   map[syntax.Node]traits
 	inGlob   bool
@@ -481,6 +482,13 @@ func (r *run) funcDecl(fd *syntax.FuncDecl) {
 
 // decl handles export, declare, local, readonly and typeset.
 func (r *run) decl(d *syntax.DeclClause, s *syntax.Stmt) {
+	r.gitEnv = nil
+	defer func() {
+		if r.gitEnv != nil {
+			r.gitEnvPairs(&callCtx{stmt: s, pos: s.Pos(), end: s.End()}, r.gitEnv)
+			r.gitEnv = nil
+		}
+	}()
 	for _, a := range d.Args {
 		if a.Name == nil {
 			if a.Value != nil {
@@ -517,6 +525,12 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 		val = strings.Join(parts, " ")
 	}
 	r.envRule(name, val, known, s)
+	if known && (strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")) {
+		if r.gitEnv == nil {
+			r.gitEnv = map[string]string{}
+		}
+		r.gitEnv[name] = val
+	}
 	if !persist {
 		return
 	}
@@ -541,6 +555,9 @@ func (r *run) envRule(name, val string, known bool, s *syntax.Stmt) {
 	if name == "PATH" {
 		r.checkPath(val, !known, &callCtx{stmt: s, pos: s.Pos(), end: s.End()})
 		return
+	}
+	if name == "GIT_CONFIG_PARAMETERS" && known {
+		r.gitEnvConfig(&callCtx{stmt: s, pos: s.Pos(), end: s.End()}, val)
 	}
 	if name == "LESS" && known {
 		r.lessEnv(val, &callCtx{stmt: s, pos: s.Pos(), end: s.End()})
@@ -701,8 +718,13 @@ func hasStdinRedirect(s *syntax.Stmt) bool {
 
 // call classifies a simple command.
 func (r *run) call(x *syntax.CallExpr, s *syntax.Stmt) traits {
+	r.gitEnv = nil
 	for _, a := range x.Assigns {
 		r.assign(a, s, len(x.Args) == 0)
+	}
+	if r.gitEnv != nil {
+		r.gitEnvPairs(&callCtx{stmt: s, pos: s.Pos(), end: s.End()}, r.gitEnv)
+		r.gitEnv = nil
 	}
 	if len(x.Args) == 0 {
 		return 0

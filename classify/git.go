@@ -1,6 +1,8 @@
 package classify
 
 import (
+	"path"
+	"slices"
 	"strings"
 )
 
@@ -23,25 +25,141 @@ func (r *run) gitExecKey(key string) bool {
 	return false
 }
 
-// gitConfigValue handles one key=value from git -c or git config.
-func (r *run) gitConfigValue(a *actx, key, val string, persistent bool) {
+// gitConfigValue handles one key=value from git -c (persistent false),
+// git config (persistent true) or the GIT_CONFIG_PARAMETERS /
+// GIT_CONFIG_KEY_n environment (persistent false; via names the source).
+// For a key naming a program git runs (Rules.GitExecKeys), the value is
+// classified as a nested command (alias.* only with a leading "!"), and
+// the setting itself is at least review for -c, high for git config, and
+// high for either when the value runs a shell or interpreter with inline
+// code (sh -c, python -c …) or a program by a path outside the workspace
+// and the system directories. Keys whose value is a directory or file of
+// programs (core.hooksPath, init.templateDir, include.path …) are high.
+func (r *run) gitConfigValue(cx *callCtx, via, key, val string, persistent bool) {
 	if !r.gitExecKey(key) {
 		return
 	}
 	lk := strings.ToLower(key)
-	if strings.HasPrefix(lk, "alias.") && !strings.HasPrefix(strings.TrimSpace(val), "!") {
+	v := strings.TrimSpace(val)
+	if (strings.HasPrefix(lk, "alias.") || strings.HasPrefix(lk, "submodule.")) && !strings.HasPrefix(v, "!") {
 		return
 	}
+	what := via + " " + key
 	if persistent {
-		r.add(a.cx, high, "git.config-exec", "git config sets "+key+", which runs a program on later git commands")
+		r.add(cx, high, "git.config-exec", "git config sets "+key+", which runs a program on later git commands")
+	} else {
+		r.add(cx, review, "git.config-exec", what+" runs a program")
+	}
+	switch {
+	case strings.HasSuffix(lk, "hookspath") || strings.HasSuffix(lk, "templatedir") || strings.HasSuffix(lk, ".path") || lk == "core.worktree" || lk == "http.sslkeylogfile":
+		if !persistent {
+			r.add(cx, high, "git.config-exec", what+" points git at programs in "+clip(val, 40))
+		}
+		return
+	case strings.HasPrefix(lk, "protocol.") || lk == "ssh.variant" || lk == "receive.procreceiverefs" || lk == "web.browser":
+		// Enables or selects behaviour; no command in the value.
 		return
 	}
-	r.add(a.cx, review, "git.config-exec", "git -c "+key+" runs a program")
-	cmd := strings.TrimPrefix(strings.TrimSpace(val), "!")
-	if cmd != "" && !strings.HasSuffix(lk, "hookspath") && !strings.HasSuffix(lk, "templatedir") && !strings.HasSuffix(lk, ".path") {
-		r.nested(a.cx, cmd)
-	} else {
-		r.add(a.cx, high, "git.config-exec", "git -c "+key+" points git at programs in "+clip(val, 40))
+	cmd := strings.TrimSpace(strings.TrimPrefix(v, "!"))
+	if cmd == "" {
+		return
+	}
+	if why := r.gitCommandValue(cmd); why != "" {
+		r.add(cx, high, "git.config-exec", what+" "+why)
+	}
+	r.nested(cx, cmd)
+}
+
+// gitCommandValue reports why a command-valued git setting is high on
+// its own: it runs a shell or interpreter with inline code, or a program
+// by a path outside the workspace and the system directories.
+func (r *run) gitCommandValue(cmd string) string {
+	fs := strings.Fields(cmd)
+	for len(fs) > 0 && (fs[0] == "env" || fs[0] == "exec" || fs[0] == "command" || strings.Contains(fs[0], "=") && !strings.HasPrefix(fs[0], "=")) {
+		fs = fs[1:]
+	}
+	if len(fs) == 0 {
+		return ""
+	}
+	prog := strings.Trim(fs[0], `'"`)
+	base := strings.ToLower(path.Base(prog))
+	if rule, ok := r.cr.Commands[strings.TrimRight(base, "0123456789.")]; ok && (rule.Analyzer == "shell" || rule.Analyzer == "interpreter" || rule.Analyzer == "eval") {
+		lang := strings.TrimRight(base, "0123456789.")
+		for _, f := range fs[1:] {
+			f = strings.Trim(f, `'"`)
+			if rule.Analyzer == "eval" || rule.Analyzer == "shell" && strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--") && strings.Contains(f, "c") || slices.Contains(interpCodeFlags(lang), f) || lang == "python" && f == "-c" {
+				return "runs " + base + " with inline code"
+			}
+		}
+	}
+	if strings.Contains(prog, "/") || strings.HasPrefix(prog, "~") {
+		dir := path.Dir(prog)
+		if r.cr.systemDir(dir) {
+			return ""
+		}
+		switch r.c.res.where(r.c.res.resolve(r.cwd, prog)) {
+		case locWorkspace, locWorkspaceRoot:
+			if r.c.cfg.workspace != "" {
+				return ""
+			}
+		}
+		return "runs " + clip(prog, 40) + ", a program outside the workspace"
+	}
+	return ""
+}
+
+// gitEnvConfig applies gitConfigValue to GIT_CONFIG_PARAMETERS, whose
+// value is git's own quoting: 'key'='value' pairs (or 'key=value'),
+// separated by spaces, with ' written as '\”.
+func (r *run) gitEnvConfig(cx *callCtx, val string) {
+	var words []string
+	var cur strings.Builder
+	in, have := false, false
+	for i := 0; i < len(val); i++ {
+		c := val[i]
+		switch {
+		case c == '\'':
+			in = !in
+			have = true
+		case c == '\\' && !in && i+1 < len(val):
+			i++
+			cur.WriteByte(val[i])
+		case (c == ' ' || c == '\t' || c == '\n') && !in:
+			if have {
+				words = append(words, cur.String())
+				cur.Reset()
+				have = false
+			}
+		default:
+			cur.WriteByte(c)
+			have = true
+		}
+	}
+	if have {
+		words = append(words, cur.String())
+	}
+	for _, w := range words {
+		k, v, _ := strings.Cut(w, "=")
+		r.gitConfigValue(cx, "GIT_CONFIG_PARAMETERS", k, v, false)
+	}
+}
+
+// gitEnvPairs applies gitConfigValue to GIT_CONFIG_KEY_n /
+// GIT_CONFIG_VALUE_n pairs set on a command (env) or earlier in the
+// command (vars).
+func (r *run) gitEnvPairs(cx *callCtx, env map[string]string) {
+	for name, k := range env {
+		n, ok := strings.CutPrefix(name, "GIT_CONFIG_KEY_")
+		if !ok {
+			continue
+		}
+		v, ok := env["GIT_CONFIG_VALUE_"+n]
+		if !ok {
+			v, ok = r.vars["GIT_CONFIG_VALUE_"+n]
+		}
+		if ok {
+			r.gitConfigValue(cx, "GIT_CONFIG_KEY_"+n, k, v, false)
+		}
 	}
 }
 
@@ -62,12 +180,12 @@ func (r *run) anGit(a *actx) traits {
 		case s == "-c":
 			if i+1 < len(args) {
 				k, v, _ := strings.Cut(args[i+1].s, "=")
-				r.gitConfigValue(a, k, v, false)
+				r.gitConfigValue(a.cx, "git -c", k, v, false)
 				i++
 			}
 		case strings.HasPrefix(s, "-c") && len(s) > 2:
 			k, v, _ := strings.Cut(s[2:], "=")
-			r.gitConfigValue(a, k, v, false)
+			r.gitConfigValue(a.cx, "git -c", k, v, false)
 		case s == "--config-env" || strings.HasPrefix(s, "--config-env="):
 			r.add(a.cx, review, "git.config-env", "git --config-env sets config from the environment")
 			if s == "--config-env" {
@@ -264,7 +382,7 @@ func (r *run) anGitConfig(a *actx, rest []field) {
 		ops = ops[1:]
 	}
 	if len(ops) >= 2 {
-		r.gitConfigValue(a, ops[0].s, ops[1].s, true)
+		r.gitConfigValue(a.cx, "git config", ops[0].s, ops[1].s, true)
 	}
 	a.level, a.reason = review, "writes git config"
 	if scoped == "--system" {
