@@ -45,7 +45,10 @@ func FuzzBash(f *testing.F) {
 	}
 	for _, s := range []string{"", "$(", "${x@P}", "a=(1 2); ${a[@]}", "cat <<E\n$(id)\nE", "{a,b}{c,d}{e,f}", "{1..99999999}",
 		"$((1+", "<<<", "f() { f | f & }; f", "x=$'\\x00'", "case $x in (a) ;; esac", "[[ $(a) == b ]]", "coproc x { ls; }",
-		"echo ${x:0:1}${y/a/b}${#z}${!w}", "eval \"$(eval \"$(eval x)\")\""} {
+		"echo ${x:0:1}${y/a/b}${#z}${!w}", "eval \"$(eval \"$(eval x)\")\"",
+		"less '+!rm -rf ~' f", "LESS='+|a$' less", "ed '!x' <<< '1r !y'", "git -c core.pager='sh -c x' log",
+		"GIT_CONFIG_PARAMETERS=\"'a.b'='c' 'core.pager=sh -c \\'x\\''\" git log", "GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!sh' git x",
+		"echo 'sh a.sh; sh a.sh' > a.sh; sh a.sh", "cat > a <<'E'\n. ./a\nE\n. ./a", "echo x | tee -a a b; ./a"} {
 		f.Add(s)
 	}
 	c, err := classify.New()
