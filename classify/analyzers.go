@@ -182,12 +182,14 @@ func (r *run) analyze(name string, a *actx) traits {
 			}
 		}
 		if len(ops) > 0 && !hasFlag(a.args[1:], "-v") {
+			args := make([]string, 0, len(ops)-1)
+			for _, o := range ops[1:] {
+				args = append(args, o.s)
+			}
 			if dyn, _ := anyDyn(ops); !dyn {
-				args := make([]string, 0, len(ops)-1)
-				for _, o := range ops[1:] {
-					args = append(args, o.s)
-				}
 				r.pipeOut, r.hasPipeOut = printfFormat(ops[0].s, args), true
+			} else {
+				r.srcOut, r.hasSrcOut = printfFormat(ops[0].s, args), true
 			}
 		}
 		if len(ops) > 0 && (strings.Contains(ops[0].s, "\\x") || strings.Contains(ops[0].s, "\\0") || strings.Contains(ops[0].s, "%b") || strings.Contains(ops[0].s, "\\u")) {
@@ -201,7 +203,8 @@ func (r *run) analyze(name string, a *actx) traits {
 				t |= tSecret
 			}
 		}
-		if dyn, _ := anyDyn(a.args[1:]); !dyn {
+		{
+			dyn, _ := anyDyn(a.args[1:])
 			ops := a.args[1:]
 			esc := false
 			for len(ops) > 0 && (ops[0].s == "-n" || ops[0].s == "-e" || ops[0].s == "-E" || ops[0].s == "-ne" || ops[0].s == "-en") {
@@ -212,7 +215,11 @@ func (r *run) analyze(name string, a *actx) traits {
 			if esc {
 				text = ansiC(text)
 			}
-			r.pipeOut, r.hasPipeOut = text, true
+			if dyn {
+				r.srcOut, r.hasSrcOut = text, true
+			} else {
+				r.pipeOut, r.hasPipeOut = text, true
+			}
 		}
 		for _, f := range a.args[1:] {
 			if strings.Contains(f.s, "\\x") || strings.Contains(f.s, "\\0") {

@@ -59,6 +59,11 @@ type run struct {
 	// writes (pipeOut) and what the current stage reads (pipeIn).
 	pipeIn, pipeOut       string
 	hasPipeIn, hasPipeOut bool
+	// srcOut is what an echo or printf stage with run-time parts writes,
+	// those parts kept in source form ($HOME): the text a file written
+	// from it holds when run as a script (exec.written-script).
+	srcOut    string
+	hasSrcOut bool
 }
 
 // Bash classifies a shell command with the default rules and opts. It
@@ -309,9 +314,13 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 	case nil:
 	case *syntax.CallExpr:
 		r.pipeOut, r.hasPipeOut = "", false
+		r.srcOut, r.hasSrcOut = "", false
 		t = r.call(x, s)
 		if !r.hasPipeOut {
 			r.pipeOut, r.hasPipeOut = r.catStdin(x, s)
+		}
+		if r.hasPipeOut {
+			r.srcOut, r.hasSrcOut = r.pipeOut, true
 		}
 	case *syntax.BinaryCmd:
 		t = r.binary(x)
@@ -618,9 +627,9 @@ func (r *run) redirects(s *syntax.Stmt, t traits) {
 		if rd.N == nil || rd.N.Value == "1" {
 			switch rd.Op {
 			case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
-				r.markWritten(f, r.pipeOut, r.hasPipeOut, false)
+				r.markWritten(f, r.srcOut, r.hasSrcOut, false)
 			case syntax.AppOut, syntax.AppAll:
-				r.markWritten(f, r.pipeOut, r.hasPipeOut, true)
+				r.markWritten(f, r.srcOut, r.hasSrcOut, true)
 			}
 		}
 		if t&(tFetch|tDecode) != 0 && (rd.N == nil || rd.N.Value == "1") && rd.Op != syntax.DplOut {
@@ -685,6 +694,12 @@ func (r *run) stdinText(s *syntax.Stmt) (text string, ok bool) {
 			}
 			return strings.Join(parts, " "), true
 		case syntax.RdrIn:
+			if rd.Word != nil && r.written != nil {
+				if p := rd.Word.Lit(); p != "" {
+					text, ok = r.written[r.c.res.resolve(r.cwd, p)]
+					return text, ok
+				}
+			}
 			return "", false
 		}
 	}

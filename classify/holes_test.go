@@ -137,3 +137,18 @@ func TestWriteThenRun(t *testing.T) {
 		{"echo 'rm -rf ~' > notes.txt && cat notes.txt", R, "write.workspace"},
 	}, classify.WithWorkspace("/work/app"))
 }
+
+// TestWriteThenRunSourceForm: run-time parts of the written text keep
+// their source form ($HOME), and a shell reading the file on stdin runs
+// it too.
+func TestWriteThenRunSourceForm(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{`echo "rm -rf $HOME" > /tmp/a.sh; sh /tmp/a.sh`, H, "delete.root-home"},
+		{`printf 'rm -rf %s\n' "$HOME" > /tmp/a.sh && bash /tmp/a.sh`, H, "delete.root-home"},
+		{"echo 'rm -rf ~' > /tmp/a.sh; sh < /tmp/a.sh", H, "delete.root-home"},
+		{"echo 'rm -rf ~' > /tmp/a.sh; bash -s < /tmp/a.sh", H, "delete.root-home"},
+		{"echo 'import shutil; shutil.rmtree(\"/home/u\")' > a.py; python3 < a.py", H, ""},
+		{`echo "ls $DIR" > /tmp/a.sh; sh /tmp/a.sh`, R, "exec.written-script"},
+		{"echo 'rm -rf ~' > /tmp/a.sh; cat < /tmp/a.sh", R, "write.temp"},
+	}, classify.WithWorkspace("/work/app"))
+}
