@@ -54,6 +54,8 @@ func TestPagerStartupCommands(t *testing.T) {
 		{"LESS=-R less README.md", S, ""},
 		{"more +/foo README.md", S, ""},
 		{"more +10 README.md", S, ""},
+		{"less -- '+!rm -rf ~'", S, ""},
+		{"view '+!rm -rf ~' notes.txt", H, "delete.root-home"},
 		{"ed -s notes.txt <<< 's/a!/b/'", R, "ed"},
 		{"nano notes.txt", R, "nano"},
 	}, classify.WithWorkspace("/work/app"))
@@ -78,6 +80,8 @@ func TestGitCommandValuedSettings(t *testing.T) {
 		{`GIT_CONFIG_PARAMETERS="'core.pager=sh -c id'" git log`, H, "git.config-exec"},
 		{`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='sh -c id' git log`, H, "git.config-exec"},
 		{`export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='bash -c id'; git status`, H, "git.config-exec"},
+		{`env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='sh -c id' git log`, H, "git.config-exec"},
+		{`env GIT_CONFIG_PARAMETERS="'core.sshCommand'='zsh -c id'" git fetch`, H, "git.config-exec"},
 		// A program by a path outside the workspace.
 		{"git -c core.pager=/tmp/evil log", H, "git.config-exec"},
 		{"git -c credential.helper='~/bin/helper' fetch", H, "git.config-exec"},
@@ -94,6 +98,7 @@ func TestGitCommandValuedSettings(t *testing.T) {
 		{"git -c core.pager='less -R' log", R, "git.config-exec"},
 		{"git -c core.sshCommand='ssh -i ~/.ssh/deploy_key' fetch", R, "git.config-exec"},
 		{"git -c core.pager=/usr/bin/less log", R, "git.config-exec"},
+		{"git -c core.pager=./tools/pager.sh log", R, "git.config-exec"},
 		{`GIT_CONFIG_PARAMETERS="'core.pager'='less'" git log`, R, "git.config-exec"},
 		{"git config core.pager less", H, "git.config-exec"},
 		// Settings that are not programs stay as they were.

@@ -20,6 +20,10 @@ func (r *run) anPager(a *actx) {
 	for i := 0; i < len(args); i++ {
 		f := args[i]
 		s := f.s
+		if s == "--" && !f.dyn {
+			files = append(files, args[i+1:]...)
+			break
+		}
 		switch {
 		case strings.HasPrefix(s, "+") && len(s) > 1:
 			r.pagerCommand(a.key, f, less, a.cx)

@@ -166,6 +166,12 @@ func (r *run) dynamicScript(f field, cx *callCtx) {
 
 // wrapEnv: env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... [CMD ARGS].
 func (r *run) wrapEnv(args []field, cx *callCtx) traits {
+	var genv map[string]string // GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n pairs
+	defer func() {
+		if genv != nil {
+			r.gitEnvPairs(cx, genv)
+		}
+	}()
 	i := 1
 	for i < len(args) {
 		a := args[i]
@@ -196,6 +202,12 @@ func (r *run) wrapEnv(args []field, cx *callCtx) traits {
 		case strings.Contains(a.s, "=") && !strings.HasPrefix(a.s, "="):
 			name, val, _ := strings.Cut(a.s, "=")
 			r.envRule(name, val, !a.dyn, cx.stmt)
+			if !a.dyn && (strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")) {
+				if genv == nil {
+					genv = map[string]string{}
+				}
+				genv[name] = val
+			}
 		default:
 			return r.argv(args[i:], cx)
 		}
