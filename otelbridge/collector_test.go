@@ -1,7 +1,6 @@
 package otelbridge
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,13 +9,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/internal/testenv"
 )
 
 // collectorBinary finds our collector distribution: TOOLGATE_OTELCOL
@@ -49,24 +49,6 @@ func freeAddr(t *testing.T) string {
 	require.NoError(t, err)
 	defer lis.Close()
 	return lis.Addr().String()
-}
-
-// lockedBuffer collects the collector's output for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startCollector runs the real collector with an OTLP/gRPC receiver on a
@@ -104,7 +86,7 @@ service:
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd := exec.Command(bin, "--config", path)
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,25 +10,8 @@ import (
 
 	"github.com/toolgate/toolgate/audit/audittest"
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/internal/testenv"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the tail goroutine and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestTailSurvivesServerRestart: `auditq tail` says once that the server
 // went away, keeps trying, says when it is back, and then shows the
@@ -59,7 +40,7 @@ func TestTailSurvivesServerRestart(t *testing.T) {
 	}
 	require.Positive(t, denials)
 
-	var out, errw lockedBuffer
+	var out, errw testenv.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"tail", "--dsn", env.CH.ReaderDSN, "--action", "deny", "--format", "jsonl", "--interval", "200ms"},
