@@ -62,6 +62,10 @@ func BenchmarkQueries(b *testing.B) {
 			_, err := env.Store.Stats(ctx, audit.StatsQuery{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByAction}})
 			return err
 		}},
+		{"stats-by-gate", func() error {
+			_, err := env.Store.Stats(ctx, audit.StatsQuery{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByGate}})
+			return err
+		}},
 		{"stats-by-tool-action-every-1h", func() error {
 			_, err := env.Store.Stats(ctx, audit.StatsQuery{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByTool, audit.ByAction}, Every: time.Hour})
 			return err

@@ -35,7 +35,7 @@ type Decision struct {
 	Reason       string    `json:"reason"`         // gate.reason
 	Source       string    `json:"source"`         // gate.source
 	RiskLevel    string    `json:"risk_level"`     // gate.risk.level: safe | review | high | ""
-	Approval     string    `json:"approval"`       // gate.approval: approved | declined | timeout | ""
+	Approval     string    `json:"approval"`       // gate.approval: approved | declined | timeout | invalid | ""
 	Approver     string    `json:"approver"`       // gate.approver
 	ErrorKind    string    `json:"error_kind"`     // gate.error: fail-closed cause
 	ErrorType    string    `json:"error_type"`     // error.type
@@ -44,6 +44,20 @@ type Decision struct {
 	DurationNs   uint64    `json:"duration_ns"`    // whole tool call, ns
 	GateDuration uint64    `json:"gate_duration_ns"`
 	Input        string    `json:"input"` // gen_ai.tool.call.arguments (redacted), when recorded
+	// Schema version 4 (rows written before read false, "" and 0, and
+	// Verdicts the deciding gate's verdict).
+	Rewritten         bool   `json:"rewritten"`             // gate.rewritten: the input that ran is a gate's rewrite
+	RewrittenBy       string `json:"rewritten_by"`          // gate.rewritten_by: the gate of the last accepted rewrite
+	OriginalInputHash string `json:"original_input_sha256"` // gate.input.original_sha256: hex SHA-256 of the model's input
+	Rounds            uint64 `json:"rounds"`                // gate.rounds: times the gates ran; 0 = not recorded (one round)
+	// Verdicts is every gate's verdict in the order the gates ran, each
+	// "gate|action|risk|rule" (action allow, deny, ask or rewrite;
+	// gate.ParseVerdict splits one): gate.verdicts, or for a span without
+	// it (a single verdict that is the decision itself, or an older
+	// producer) the one verdict Source|action|RiskLevel| (action "ask"
+	// when an approver was asked; the rule is not recorded apart from the
+	// list). Empty when no gate ran; never nil.
+	Verdicts []string `json:"verdicts"`
 }
 
 // scanDecision reads one row selected with selectList().
@@ -52,7 +66,11 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 	err := rows.Scan(&d.Timestamp, &d.InsertedAt, &d.TraceID, &d.SpanID, &d.ParentSpanID, &d.ServiceName,
 		&d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID, &d.Gated, &d.OptOut, &d.Action,
 		&d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind, &d.ErrorType,
-		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input)
+		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input,
+		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts)
+	if d.Verdicts == nil {
+		d.Verdicts = []string{}
+	}
 	return d, err
 }
 
@@ -71,6 +89,9 @@ type Filter struct {
 	RunID   string
 	// Service is the resource service.name (ServiceName).
 	Service string
+	// Rewritten keeps only decisions whose input a gate rewrote
+	// (gate.rewritten); false does not filter.
+	Rewritten bool
 }
 
 // where renders f as a WHERE clause over gate_decisions, with parameters.
@@ -98,6 +119,9 @@ func (f Filter) where(p clickhouse.Parameters) string {
 	add("TraceId = {trace:String}", "trace", strings.ToLower(f.TraceID))
 	add("RunId = {run:String}", "run", f.RunID)
 	add("ServiceName = {service:String}", "service", f.Service)
+	if f.Rewritten {
+		conds = append(conds, "Rewritten")
+	}
 	if len(conds) == 0 {
 		return ""
 	}

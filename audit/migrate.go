@@ -44,6 +44,15 @@ func (m Migration) Checksum() string {
 // then backfills gate_decisions from the spans already in otel_traces, so
 // decisions written before the view existed are not lost; rows that both
 // the view and the backfill copy are collapsed by the table's deduplication.
+//
+// Each step's SQL is fixed once released (its checksum is recorded):
+// steps 2 and 3 create the table and view with the columns of version 2
+// (columnsAt), and later steps that add columns are upgrades (see
+// config.upgrade): ALTER TABLE … ADD COLUMN IF NOT EXISTS, the view's new
+// query (ALTER TABLE … MODIFY QUERY, which swaps it without a gap in
+// ingestion), and a repair of the rows already copied without the new
+// columns. A fresh install runs every step in order and ends with the same
+// table as an upgraded one.
 func Migrations(opts ...Option) ([]Migration, error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -55,8 +64,9 @@ func Migrations(opts ...Option) ([]Migration, error) {
 func (c config) migrations() []Migration {
 	return []Migration{
 		{1, "otel_traces", []string{c.tracesDDL()}},
-		{2, "gate_decisions", []string{c.decisionsDDL()}},
-		{3, "gate_decisions_mv", []string{c.viewDDL(), c.backfill()}},
+		{2, "gate_decisions", []string{c.decisionsDDL(columnsAt(2))}},
+		{3, "gate_decisions_mv", []string{c.viewDDL(columnsAt(3)), c.backfill(columnsAt(3))}},
+		c.upgrade(4, "verdicts_rewrites"),
 	}
 }
 
@@ -134,10 +144,10 @@ SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1`
 //     collapse.
 //   - Skip indexes: a bloom filter on TraceId (trace lookups) and minmax on
 //     InsertedAt (the follow stream).
-func (c config) decisionsDDL() string {
+func (c config) decisionsDDL(cols []column) string {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE IF NOT EXISTS " + c.table(DecisionsTable) + c.onCluster() + " (\n")
-	for _, col := range decisionColumns() {
+	for _, col := range cols {
 		fmt.Fprintf(&b, "    %s %s,\n", col.name, col.typ)
 	}
 	b.WriteString(`    Version UInt64 MATERIALIZED bitNot(toUInt64(toUnixTimestamp64Nano(InsertedAt))),
@@ -151,29 +161,88 @@ SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1`)
 	return b.String()
 }
 
-// viewSelect is the SELECT shared by the view and the backfill.
-func (c config) viewSelect() string {
+// viewSelect is the SELECT shared by the view and the backfill: the
+// view columns of cols, computed from one otel_traces row that is a
+// decision.
+func (c config) viewSelect(cols []column) string {
+	return c.selectFrom(viewColumns(cols), nil) + "FROM " + c.table(c.tracesTable) + "\nWHERE " + gateSpanCondition()
+}
+
+// selectFrom renders "SELECT expr AS name, …\n" for cols (view columns),
+// with the expressions in replace instead of theirs.
+func (c config) selectFrom(cols []column, replace map[string]string) string {
 	var b strings.Builder
 	b.WriteString("SELECT\n")
-	cols := decisionColumns()
 	for i, col := range cols {
 		sep := ","
 		if i == len(cols)-1 {
 			sep = ""
 		}
-		fmt.Fprintf(&b, "    %s AS %s%s\n", col.expr, col.name, sep)
+		expr := col.expr
+		if r, ok := replace[col.name]; ok {
+			expr = r
+		}
+		fmt.Fprintf(&b, "    %s AS %s%s\n", expr, col.name, sep)
 	}
-	b.WriteString("FROM " + c.table(c.tracesTable) + "\nWHERE " + gateSpanCondition())
 	return b.String()
 }
 
-func (c config) viewDDL() string {
+func (c config) viewDDL(cols []column) string {
 	return "CREATE MATERIALIZED VIEW IF NOT EXISTS " + c.table(DecisionsView) + c.onCluster() +
-		" TO " + c.table(DecisionsTable) + " AS\n" + c.viewSelect()
+		" TO " + c.table(DecisionsTable) + " AS\n" + c.viewSelect(cols)
 }
 
-func (c config) backfill() string {
-	return "INSERT INTO " + c.table(DecisionsTable) + " (" + selectList() + ")\n" + c.viewSelect()
+func (c config) backfill(cols []column) string {
+	return "INSERT INTO " + c.table(DecisionsTable) + " (" + names(viewColumns(cols)) + ")\n" + c.viewSelect(cols)
+}
+
+// upgrade is migration v when it adds the columns of version v
+// (decisionColumns with since = v) to an existing gate_decisions, in
+// three idempotent statements:
+//
+//  1. ALTER TABLE gate_decisions ADD COLUMN IF NOT EXISTS, each column
+//     with its type's default (derived columns with their DEFAULT
+//     expression, which ClickHouse also computes, on read, for the rows
+//     written before: VerdictGates of an old row is its fallback entry).
+//  2. ALTER TABLE gate_decisions_mv MODIFY QUERY: the view's new SELECT
+//     takes over without dropping the view, so no span is missed while it
+//     changes.
+//  3. The repair backfill: spans that carry a new attribute but reached
+//     gate_decisions through the older view (their producer was upgraded
+//     before this migration ran, or the exporter ran first and step 3's
+//     backfill copied them) are copied again with every column, stamped
+//     with the InsertedAt of the copy already there. Equal InsertedAt
+//     means equal Version, and of equal versions ReplacingMergeTree keeps
+//     the last inserted: the repaired copy replaces the old one (FINAL
+//     reads it at once), and the follow stream does not report it again.
+//     Spans without the new attributes are left alone: their new columns
+//     would be the defaults they already read as.
+func (c config) upgrade(v int, name string) Migration {
+	var adds, has []string
+	for _, col := range decisionColumns() {
+		if col.since != v {
+			continue
+		}
+		adds = append(adds, "ADD COLUMN IF NOT EXISTS "+col.name+" "+col.typ)
+		if col.key != "" {
+			has = append(has, "mapContains(SpanAttributes, "+quoteString(string(col.key))+")")
+		}
+	}
+	cols := columnsAt(v)
+	alter := "ALTER TABLE " + c.table(DecisionsTable) + c.onCluster() + "\n    " + strings.Join(adds, ",\n    ")
+	modify := "ALTER TABLE " + c.table(DecisionsView) + c.onCluster() + " MODIFY QUERY\n" + c.viewSelect(cols)
+	carries := "(" + strings.Join(has, " OR ") + ")"
+	repair := "INSERT INTO " + c.table(DecisionsTable) + " (" + names(viewColumns(cols)) + ")\n" +
+		c.selectFrom(viewColumns(cols), map[string]string{"InsertedAt": "repaired.FirstInsertedAt"}) +
+		"FROM " + c.table(c.tracesTable) + "\n" +
+		"INNER JOIN (\n" +
+		"    SELECT SpanId, min(InsertedAt) AS FirstInsertedAt\n" +
+		"    FROM " + c.table(DecisionsTable) + "\n" +
+		"    WHERE SpanId IN (SELECT SpanId FROM " + c.table(c.tracesTable) + " WHERE " + carries + ")\n" +
+		"    GROUP BY SpanId\n" +
+		") AS repaired USING (SpanId)\n" +
+		"WHERE " + gateSpanCondition() + "\n  AND " + carries
+	return Migration{Version: v, Name: name, Statements: []string{alter, modify, repair}}
 }
 
 // MigrationResult reports what Migrate did.
@@ -286,6 +355,8 @@ func Status(ctx context.Context, conn driver.Conn, opts ...Option) ([]MigrationS
 // ClickHouse error codes this package recognises
 // (src/Common/ErrorCodes.cpp).
 const (
-	codeUnknownTable    = 60
-	codeUnknownDatabase = 81
+	codeNoSuchColumn      = 16
+	codeUnknownIdentifier = 47
+	codeUnknownTable      = 60
+	codeUnknownDatabase   = 81
 )

@@ -31,6 +31,11 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 				"ORDER BY (toStartOfHour(Timestamp), Action, Agent, ToolName, Timestamp, SpanId)",
 				"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_mv` TO `otel`.`gate_decisions`",
 				"INSERT INTO `otel`.`gate_decisions` (",
+				"ALTER TABLE `otel`.`gate_decisions`\n    ADD COLUMN IF NOT EXISTS Rewritten Bool,",
+				"ADD COLUMN IF NOT EXISTS Verdicts Array(String) CODEC(ZSTD(1))",
+				"ADD COLUMN IF NOT EXISTS VerdictGates Array(LowCardinality(String)) DEFAULT arrayMap(",
+				"ALTER TABLE `otel`.`gate_decisions_mv` MODIFY QUERY\nSELECT",
+				") AS repaired USING (SpanId)",
 			},
 			notWant: []string{"ON CLUSTER", "Replicated", "TTL"},
 		},
@@ -43,6 +48,8 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 				"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions` ON CLUSTER `audit_cluster` (",
 				"ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', Version)",
 				"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_mv` ON CLUSTER `audit_cluster` TO",
+				"ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit_cluster`\n    ADD COLUMN IF NOT EXISTS",
+				"ALTER TABLE `otel`.`gate_decisions_mv` ON CLUSTER `audit_cluster` MODIFY QUERY",
 			},
 			notWant: []string{"ENGINE = MergeTree()", "ENGINE = ReplacingMergeTree("},
 		},
@@ -61,7 +68,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ms, err := audit.Migrations(tc.opts...)
 			require.NoError(t, err)
-			require.Len(t, ms, 3)
+			require.Len(t, ms, 4)
 			var all strings.Builder
 			for i, m := range ms {
 				assert.Equal(t, i+1, m.Version)
@@ -79,7 +86,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 			// Every DDL statement carries the cluster clause when a cluster is set.
 			for _, m := range ms {
 				for _, s := range m.Statements {
-					if strings.HasPrefix(s, "CREATE") {
+					if strings.HasPrefix(s, "CREATE") || strings.HasPrefix(s, "ALTER") {
 						assert.Equal(t, strings.Contains(all.String(), "ON CLUSTER"), strings.Contains(s, "ON CLUSTER"), s)
 					}
 				}
@@ -91,6 +98,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 func TestMigrationsUseAttributeConstants(t *testing.T) {
 	ms, err := audit.Migrations()
 	require.NoError(t, err)
+	require.Len(t, ms, 4)
 	view := ms[2].Statements[0]
 	for _, k := range []string{
 		string(gate.AttrAction), string(gate.AttrReason), string(gate.AttrSource), string(gate.AttrRiskLevel),
@@ -100,6 +108,55 @@ func TestMigrationsUseAttributeConstants(t *testing.T) {
 		string(semconv.ErrorTypeKey), string(semconv.GenAIToolCallArgumentsKey),
 	} {
 		assert.Contains(t, view, "SpanAttributes['"+k+"']", k)
+	}
+	// Version 4's view reads every field of the decision record.
+	modify := ms[3].Statements[1]
+	require.True(t, strings.HasPrefix(modify, "ALTER TABLE `otel`.`gate_decisions_mv` MODIFY QUERY"), modify)
+	lines := map[string]string{} // column → its line of the SELECT
+	for _, l := range strings.Split(modify, "\n") {
+		if i := strings.LastIndex(l, " AS "); i > 0 {
+			lines[strings.TrimSuffix(l[i+4:], ",")] = l
+		}
+	}
+	for _, f := range gate.Fields() {
+		assert.Contains(t, lines[f.Name], "SpanAttributes['"+string(f.Key)+"']", f.Key)
+	}
+}
+
+// A released migration's SQL never changes: databases record its checksum
+// (auditq migrate --status shows "applied (with different SQL)" otherwise).
+// Versions 1–3 are the checksums of the first release (version 4 is new
+// with the verdict columns); a change to a column of gate.Fields() that an
+// earlier migration created fails here. A schema change is a new migration.
+func TestMigrationChecksumsAreFrozen(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []audit.Option
+		want []string
+	}{
+		{"default", nil, []string{
+			"6e741041582de4b794169080605541e87c4b4e4f415b40e438da86c85a39e71a",
+			"65b3582c89a4bf9c940c48a30c7bee516e9550d4abfb16bbcdec9b00531d42ea",
+			"a5e5ad79cd35f9082b9de22ad92bc042d92529d742a6636f0da370d9986b939d",
+			"f680a989a413d2114292879f794bef4ef3499a03f7621f5e64117e0a7758db6d",
+		}},
+		{"cluster and retention", []audit.Option{audit.WithCluster("audit"), audit.WithRetention(365 * 24 * time.Hour)}, []string{
+			"b32e2bc80f1d1de70895e626115cde86c56c7ddfe476e4cad68341ef31ffd22e",
+			"09b89663f972b5b94a5816e1c55fae3b00d5cbe4ee13d6a180de9532a313cbe4",
+			"0c33160ee0a28aebb77c80754cf08de4d9dc6da4b440ee95bbb1f0db3735c8f5",
+			"170927fc785735f20bec838a98949d334171c2b48dc59391c53debd5ca74f3d7",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, err := audit.Migrations(tc.opts...)
+			require.NoError(t, err)
+			var got []string
+			for _, m := range ms {
+				got = append(got, m.Checksum())
+			}
+			assert.Equal(t, tc.want, got)
+		})
 	}
 }
 
@@ -119,7 +176,7 @@ func TestMigrateIdempotentAndStatus(t *testing.T) {
 	res, err := audit.Migrate(ctx, env.Writer)
 	require.NoError(t, err)
 	assert.Empty(t, res.Applied, "second run applies nothing")
-	assert.Equal(t, 3, res.Current)
+	assert.Equal(t, 4, res.Current)
 	st, err := audit.Status(ctx, env.Writer)
 	require.NoError(t, err)
 	for _, s := range st {
@@ -147,7 +204,7 @@ func TestMigrateBackfillsSpansWrittenBeforeTheView(t *testing.T) {
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
 	// Step 1 finds the exporter's table and leaves it (and its rows) alone.
-	assert.Equal(t, []int{1, 2, 3}, res.Applied)
+	assert.Equal(t, []int{1, 2, 3, 4}, res.Applied)
 	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()
@@ -155,4 +212,13 @@ func TestMigrateBackfillsSpansWrittenBeforeTheView(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, audittest.FixtureDecisions, s.Total)
 	assert.EqualValues(t, audittest.FixtureDenied, s.TotalDenied)
+	// Step 3's backfill copied the spans with version 3's columns; step 4
+	// repaired the ones that carry the newer attributes.
+	page, err := st.Decisions(ctx, audit.Filter{TraceID: audittest.TraceOps, Tool: "bash"}, audit.Page{})
+	require.NoError(t, err)
+	require.Len(t, page.Decisions, 1)
+	d := page.Decisions[0]
+	assert.True(t, d.Rewritten)
+	assert.EqualValues(t, 2, d.Rounds)
+	assert.Len(t, d.Verdicts, 4)
 }

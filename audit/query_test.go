@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,38 @@ func TestQueries(t *testing.T) {
 		assert.EqualValues(t, 2*time.Millisecond, deny.DurationNs)
 		assert.EqualValues(t, 1100*time.Microsecond, deny.GateDuration)
 		assert.Equal(t, `{"command":"rm -rf /"}`, deny.Input)
+		assert.Equal(t, []string{"classify.bash|deny|high|delete.root"}, deny.Verdicts)
+		assert.False(t, deny.Rewritten)
+		assert.Zero(t, deny.Rounds, "one round: not recorded")
+	})
+
+	t.Run("rewrites, rounds and verdicts", func(t *testing.T) {
+		page, err := st.Decisions(ctx, audit.Filter{Rewritten: true}, audit.Page{})
+		require.NoError(t, err)
+		require.Len(t, page.Decisions, 1)
+		d := page.Decisions[0]
+		assert.Equal(t, "c3c3c3c3c3c3c302", d.SpanID)
+		assert.True(t, d.Rewritten)
+		assert.Equal(t, "sandbox", d.RewrittenBy)
+		assert.Equal(t, audittest.FixtureOriginalInputHash, d.OriginalInputHash)
+		assert.EqualValues(t, 2, d.Rounds)
+		assert.Equal(t, []string{"sandbox|rewrite||", "classify.bash|allow|safe|", "sandbox|allow||", "classify.bash|allow|safe|read.git"}, d.Verdicts)
+		// Recorded without verdicts (an older producer): the deciding
+		// gate's verdict, "ask" when an approver was asked.
+		page, err = st.Decisions(ctx, audit.Filter{TraceID: audittest.TraceReviewer}, audit.Page{})
+		require.NoError(t, err)
+		got := map[string][]string{}
+		for _, d := range page.Decisions {
+			got[d.SpanID] = d.Verdicts
+		}
+		assert.Equal(t, map[string][]string{
+			"b2b2b2b2b2b2b201": {"policy.network|deny|high|"},
+			"b2b2b2b2b2b2b202": {"classify.path|allow|safe|"},
+			"b2b2b2b2b2b2b203": {"policy.consequential|ask|review|"},
+		}, got)
+		// Split per gate and action, with the deciding gate standing in
+		// for missing verdicts.
+		assert.Equal(t, fixtureVerdictColumns, verdictColumns(t, ctx, env.Writer, env.Database))
 	})
 
 	t.Run("filters", func(t *testing.T) {
@@ -149,6 +182,58 @@ func TestQueries(t *testing.T) {
 			{Keys: []string{"read_file", "safe"}, Count: 1},
 			{Keys: []string{"write_file", "review"}, Count: 1},
 		}, s.Rows)
+	})
+
+	t.Run("stats by gate", func(t *testing.T) {
+		tests := []struct {
+			name string
+			q    audit.StatsQuery
+			want []audit.StatsRow
+		}{
+			{
+				// A call counts once for each gate that judged it (the
+				// rewritten call's two rounds count once per gate).
+				name: "every gate",
+				q:    audit.StatsQuery{By: []audit.Dimension{audit.ByGate}},
+				want: []audit.StatsRow{
+					{Keys: []string{"classify.bash"}, Count: 3, Denied: 1},
+					{Keys: []string{"classify.path"}, Count: 3},
+					{Keys: []string{"policy.network"}, Count: 3, Denied: 1},
+					{Keys: []string{"policy.consequential"}, Count: 2, Denied: 1},
+					{Keys: []string{"chain[0]:approval"}, Count: 1, Denied: 1},
+					{Keys: []string{"default"}, Count: 1},
+					{Keys: []string{"sandbox"}, Count: 1},
+				},
+			},
+			{
+				name: "with another dimension and a filter",
+				q:    audit.StatsQuery{By: []audit.Dimension{audit.ByGate, audit.ByTool}, Filter: audit.Filter{Agent: "coder"}},
+				want: []audit.StatsRow{
+					{Keys: []string{"classify.bash", "bash"}, Count: 2, Denied: 1},
+					{Keys: []string{"classify.path", "read_file"}, Count: 1},
+					{Keys: []string{"classify.path", "write_file"}, Count: 1},
+					{Keys: []string{"policy.consequential", "write_file"}, Count: 1},
+					{Keys: []string{"policy.network", "bash"}, Count: 1},
+					{Keys: []string{"policy.network", "read_file"}, Count: 1},
+				},
+			},
+			{
+				name: "source is the deciding gate only",
+				q:    audit.StatsQuery{By: []audit.Dimension{audit.BySource}, Filter: audit.Filter{Agent: "coder"}},
+				want: []audit.StatsRow{
+					{Keys: []string{"classify.bash"}, Count: 2, Denied: 1},
+					{Keys: []string{"classify.path"}, Count: 1},
+					{Keys: []string{"policy.consequential"}, Count: 1},
+				},
+			},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				s, err := st.Stats(ctx, tc.q)
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, s.Rows)
+			})
+		}
 	})
 
 	t.Run("stats per bucket", func(t *testing.T) {
@@ -244,6 +329,12 @@ func TestWhichSpansAreDecisions(t *testing.T) {
 	assert.Equal(t, []string{"0000000000000002", "0000000000000001"}, spanIDs(page.Decisions))
 	assert.True(t, page.Decisions[0].OptOut)
 	assert.Empty(t, page.Decisions[0].Action)
+	assert.Equal(t, []string{}, page.Decisions[0].Verdicts, "no gate judged an opted-out call")
+	assert.Equal(t, []string{"|allow||"}, page.Decisions[1].Verdicts)
+	// An opted-out call is in no gate's row.
+	s, err := env.Store.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByGate}})
+	require.NoError(t, err)
+	assert.Equal(t, []audit.StatsRow{{Keys: []string{""}, Count: 1}}, s.Rows)
 }
 
 func TestFollower(t *testing.T) {
@@ -375,5 +466,127 @@ func TestParseCursor(t *testing.T) {
 	for _, bad := range []string{"", "!!!", "bm9zZXA", "YWJjOmRlZg"} {
 		_, err := audit.ParseCursor(bad)
 		assert.ErrorIs(t, err, audit.ErrBadCursor, bad)
+	}
+}
+
+// The decision record as the executor encodes it (gate.Record.Attributes),
+// stored the way the exporter stores attributes (audittest.SpanAttrs),
+// reads back field by field, its verdicts in order; the derived gate and
+// action columns leave out the entry that summarises verdicts beyond
+// gate.MaxVerdicts.
+func TestRecordRoundTrip(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	many := make([]gate.Verdict, gate.MaxVerdicts+3)
+	for i := range many {
+		many[i] = gate.Verdict{Gate: fmt.Sprintf("g%02d", i%4), Action: gate.ActionAllow}
+	}
+	tests := []struct {
+		name        string
+		rec         gate.Record
+		want        func(t *testing.T, d audit.Decision)
+		wantGates   string
+		wantActions string
+	}{
+		{
+			name: "rewritten, two rounds, odd characters",
+			rec: gate.Record{
+				Gated: true, Action: gate.ActionAllow, Source: "classify.bash", Risk: gate.RiskReview,
+				Reason: `approved "as rewritten" <&>`, Approval: gate.ApprovalApproved, Approver: "terminal",
+				Rewritten: true, RewrittenBy: "sandbox", OriginalInputHash: "05239f897663e2de54bf775f59125ecc5644bc267fc47614a42b84b68c75ce2c",
+				Rounds: 2, Duration: 1500 * time.Microsecond,
+				Verdicts: []gate.Verdict{
+					{Gate: "sandbox", Action: gate.ActionAllow, Rewrote: true, Rule: `strip|pipe "curl" <&> é`},
+					{Gate: "classify.bash", Action: gate.ActionAsk, Risk: gate.RiskReview, Rule: `net\upload`},
+					{Gate: "sandbox", Action: gate.ActionAllow},
+					{Gate: "classify.bash", Action: gate.ActionAsk, Risk: gate.RiskReview},
+				},
+			},
+			want: func(t *testing.T, d audit.Decision) {
+				assert.Equal(t, "allow", d.Action)
+				assert.Equal(t, `approved "as rewritten" <&>`, d.Reason)
+				assert.Equal(t, "approved", d.Approval)
+				assert.True(t, d.Rewritten)
+				assert.Equal(t, "sandbox", d.RewrittenBy)
+				assert.Equal(t, "05239f897663e2de54bf775f59125ecc5644bc267fc47614a42b84b68c75ce2c", d.OriginalInputHash)
+				assert.EqualValues(t, 2, d.Rounds)
+				assert.EqualValues(t, 1500*time.Microsecond, d.GateDuration)
+				assert.Equal(t, []string{`sandbox|rewrite||strip/pipe "curl" <&> é`, `classify.bash|ask|review|net\upload`,
+					"sandbox|allow||", "classify.bash|ask|review|"}, d.Verdicts)
+				g, a, r, rule := gate.ParseVerdict(d.Verdicts[1])
+				assert.Equal(t, []string{"classify.bash", "ask", "review", `net\upload`}, []string{g, a, r, rule})
+			},
+			wantGates:   "sandbox,classify.bash,sandbox,classify.bash",
+			wantActions: "rewrite,ask,allow,ask",
+		},
+		{
+			name: "an invalid approval answer",
+			rec: gate.Record{Gated: true, Action: gate.ActionDeny, Source: "policy.consequential", Reason: "approver answered nonsense",
+				Approval: gate.ApprovalInvalid, Approver: "channel",
+				Verdicts: []gate.Verdict{{Gate: "policy.consequential", Action: gate.ActionAsk}}},
+			want: func(t *testing.T, d audit.Decision) {
+				assert.Equal(t, "deny", d.Action)
+				assert.Equal(t, "invalid", d.Approval)
+				assert.False(t, d.Rewritten)
+				assert.Zero(t, d.Rounds)
+			},
+			wantGates:   "policy.consequential",
+			wantActions: "ask",
+		},
+		{
+			// The producer leaves gate.verdicts out: the single verdict
+			// is the decision (no rule). It reads back from the
+			// decision's attributes.
+			name: "one verdict that is the decision",
+			rec: gate.Record{Gated: true, Action: gate.ActionDeny, Source: "classify.bash", Risk: gate.RiskHigh,
+				Reason: "rm -rf /", Verdicts: []gate.Verdict{{Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh}}},
+			want: func(t *testing.T, d audit.Decision) {
+				assert.Equal(t, []string{"classify.bash|deny|high|"}, d.Verdicts)
+			},
+			wantGates:   "classify.bash",
+			wantActions: "deny",
+		},
+		{
+			// A single verdict with a rule is recorded: the rule lives
+			// only in gate.verdicts.
+			name: "one verdict with a rule",
+			rec: gate.Record{Gated: true, Action: gate.ActionDeny, Source: "classify.bash", Risk: gate.RiskHigh, Rule: "delete.root",
+				Reason: "rm -rf / [delete.root]", Verdicts: []gate.Verdict{{Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "delete.root"}}},
+			want: func(t *testing.T, d audit.Decision) {
+				assert.Equal(t, []string{"classify.bash|deny|high|delete.root"}, d.Verdicts)
+			},
+			wantGates:   "classify.bash",
+			wantActions: "deny",
+		},
+		{
+			name: "more verdicts than recorded",
+			rec:  gate.Record{Gated: true, Action: gate.ActionAllow, Source: "g00", Verdicts: many},
+			want: func(t *testing.T, d audit.Decision) {
+				require.Len(t, d.Verdicts, gate.MaxVerdicts+1)
+				assert.Equal(t, "…|more|3|", d.Verdicts[gate.MaxVerdicts])
+			},
+			wantGates:   strings.TrimSuffix(strings.Repeat("g00,g01,g02,g03,", gate.MaxVerdicts/4), ","),
+			wantActions: strings.TrimSuffix(strings.Repeat("allow,", gate.MaxVerdicts), ","),
+		},
+	}
+	var spans []audittest.Span
+	for i, tc := range tests {
+		attrs := audittest.SpanAttrs(tc.rec.Attributes(nil, 0))
+		attrs[semconv.GenAIToolNameKey] = "bash"
+		spans = append(spans, audittest.Span{Timestamp: audittest.FixtureBase.Add(time.Duration(i) * time.Second),
+			TraceID: audittest.TraceCoder, SpanID: fmt.Sprintf("e5e5e5e5e5e5e5%02d", i), Name: "execute_tool bash", Service: "svc", Attrs: attrs})
+	}
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, spans))
+	vc := verdictColumns(t, ctx, env.Writer, env.Database)
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := fmt.Sprintf("e5e5e5e5e5e5e5%02d", i)
+			page, err := env.Store.Decisions(ctx, audit.Filter{TraceID: audittest.TraceCoder, Since: spans[i].Timestamp, Until: spans[i].Timestamp.Add(time.Nanosecond)}, audit.Page{})
+			require.NoError(t, err)
+			require.Len(t, page.Decisions, 1)
+			require.Equal(t, id, page.Decisions[0].SpanID)
+			tc.want(t, page.Decisions[0])
+			assert.Equal(t, tc.wantGates+" / "+tc.wantActions, vc[id])
+		})
 	}
 }

@@ -30,8 +30,16 @@ const (
 	// BySource groups by the policy that decided (gate.source).
 	BySource Dimension = "source"
 	// ByApproval groups by the approval outcome of asks (gate.approval:
-	// approved, declined, timeout; "" when nobody was asked).
+	// approved, declined, timeout, invalid; "" when nobody was asked).
 	ByApproval Dimension = "approval"
+	// ByGate groups by every gate that judged the call (VerdictGates:
+	// each gate of Decision.Verdicts once, however many rounds it judged;
+	// for a span without gate.verdicts, the deciding gate). A call judged
+	// by two gates counts once in each gate's row, so the counts (and
+	// Stats.Total) add up to calls × gates; Denied counts the calls whose
+	// final action was deny, whichever gate denied; a call no gate judged
+	// (opted out) is in no row. BySource is the deciding gate only.
+	ByGate Dimension = "gate"
 )
 
 // RulePattern is the RE2 pattern ByRule extracts a rule ID with (its first
@@ -40,7 +48,7 @@ const RulePattern = `\[([a-z0-9][a-z0-9_.-]*)\]`
 
 // Dimensions lists every Dimension.
 func Dimensions() []Dimension {
-	return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk, ByRule, BySource, ByApproval}
+	return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk, ByRule, BySource, ByApproval, ByGate}
 }
 
 // column is the gate_decisions column of d, or "".
@@ -62,8 +70,19 @@ func (d Dimension) column() string {
 		return "Source"
 	case ByApproval:
 		return "Approval"
+	case ByGate:
+		return "Gate"
 	}
 	return ""
+}
+
+// selectExpr is what the stats query selects for d: its column, or for
+// ByGate the call's distinct gates, one row each (arrayJoin), named Gate.
+func (d Dimension) selectExpr() string {
+	if d == ByGate {
+		return "arrayJoin(arrayDistinct(VerdictGates)) AS Gate"
+	}
+	return d.column()
 }
 
 // ParseDimensions parses a comma-separated list such as "tool,action".
@@ -76,7 +95,7 @@ func ParseDimensions(s string) ([]Dimension, error) {
 			continue
 		}
 		if d.column() == "" {
-			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason, risk, rule, source or approval)", d)
+			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason, risk, rule, source, approval or gate)", d)
 		}
 		if seen[d] {
 			return nil, fmt.Errorf("audit: dimension %q given twice", d)
@@ -123,7 +142,7 @@ type Stats struct {
 }
 
 // Stats counts decisions grouped by q.By, per time bucket when q.Every is
-// set. Duplicated spans count once.
+// set. Duplicated spans count once (ByGate counts a call once per gate).
 func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 	out := Stats{By: q.By, Every: q.Every}
 	p := clickhouse.Parameters{}
@@ -155,7 +174,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		if col == "" {
 			return out, fmt.Errorf("audit: unknown dimension %q", d)
 		}
-		sel = append(sel, col)
+		sel = append(sel, d.selectExpr())
 		group = append(group, col)
 	}
 	sel = append(sel, "count() AS Count", "countIf(Action = "+quoteString(string(gate.ActionDeny))+") AS Denied")

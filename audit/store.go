@@ -36,9 +36,11 @@ func (e *UnreachableError) Error() string {
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // ErrNotMigrated is wrapped by query errors when the audit tables do not
-// exist yet (ClickHouse code 60 UNKNOWN_TABLE or 81 UNKNOWN_DATABASE); the
-// *clickhouse.Exception stays reachable with errors.As.
-var ErrNotMigrated = errors.New("audit tables missing: run `auditq migrate`")
+// exist yet (ClickHouse code 60 UNKNOWN_TABLE or 81 UNKNOWN_DATABASE), or
+// lack a column a later migration adds (code 47 UNKNOWN_IDENTIFIER or 16
+// NO_SUCH_COLUMN_IN_TABLE naming it: the schema is older than this
+// package); the *clickhouse.Exception stays reachable with errors.As.
+var ErrNotMigrated = errors.New("audit tables missing or outdated: run `auditq migrate`")
 
 // ErrBadDSN is wrapped when Open cannot parse its DSN.
 var ErrBadDSN = errors.New("audit: bad DSN")
@@ -111,13 +113,27 @@ func (s *Store) query(ctx context.Context, what, sql string, params clickhouse.P
 
 func (s *Store) wrap(what string, err error) error {
 	var ex *clickhouse.Exception
-	if errors.As(err, &ex) && (ex.Code == codeUnknownTable || ex.Code == codeUnknownDatabase) {
+	if errors.As(err, &ex) && (ex.Code == codeUnknownTable || ex.Code == codeUnknownDatabase || missesLaterColumn(ex)) {
 		return fmt.Errorf("audit: %s: %w (%w)", what, ErrNotMigrated, err)
 	}
 	if isNetError(err) {
 		return fmt.Errorf("audit: %s: %w", what, &UnreachableError{Addr: s.addr, Err: err})
 	}
 	return fmt.Errorf("audit: %s: %w", what, err)
+}
+
+// missesLaterColumn reports whether ex says a gate_decisions column that a
+// migration after the first table (version 2) added is unknown.
+func missesLaterColumn(ex *clickhouse.Exception) bool {
+	if ex.Code != codeUnknownIdentifier && ex.Code != codeNoSuchColumn {
+		return false
+	}
+	for _, c := range decisionColumns() {
+		if c.since > 2 && strings.Contains(ex.Message, "`"+c.name+"`") {
+			return true
+		}
+	}
+	return false
 }
 
 func isNetError(err error) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/gate"
@@ -87,6 +88,7 @@ func (g *gateConfig) decision(r Risk, source string) gate.Decision {
 	if d.Reason == "" {
 		d.Reason = string(r.Level)
 	}
+	d.Rule = r.rule()
 	return d.WithRisk(r.Level.Max(gate.RiskSafe)).WithSource(source)
 }
 
@@ -136,12 +138,48 @@ func (g *bashGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 	if err != nil {
 		return failClosed(SourceBash, "classify.bash: "+err.Error()), nil
 	}
-	for _, f := range g.cfg.fields {
-		if cmd, ok := in[f].(string); ok {
-			return g.cfg.decision(g.c.Bash(cmd), SourceBash), nil
+	cmds, err := fieldValues(in, g.cfg.fields)
+	if err != nil {
+		return failClosed(SourceBash, "classify.bash: "+err.Error()), nil
+	}
+	if len(cmds) == 0 {
+		return failClosed(SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(g.cfg.fields, " or "))), nil
+	}
+	best := g.c.Bash(cmds[0])
+	for _, cmd := range cmds[1:] {
+		if r := g.c.Bash(cmd); r.Level.Rank() > best.Level.Rank() {
+			best = r
 		}
 	}
-	return failClosed(SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(g.cfg.fields, " or "))), nil
+	return g.cfg.decision(best, SourceBash), nil
+}
+
+// fieldValues returns the string values of every key of in that equals one
+// of fields under Unicode case folding (strings.EqualFold), in key order:
+// a tool may read any of them (Go's encoding/json matches field names
+// case-insensitively; a tool may prefer "cmd" where the gate prefers
+// "command"), so the gate judges them all. A matching key whose value is
+// not a string is an error.
+func fieldValues(in map[string]any, fields []string) ([]string, error) {
+	keys := make([]string, 0, 2)
+	for k := range in {
+		for _, f := range fields {
+			if strings.EqualFold(k, f) {
+				keys = append(keys, k)
+				break
+			}
+		}
+	}
+	slices.Sort(keys)
+	vals := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v, ok := in[k].(string)
+		if !ok {
+			return nil, fmt.Errorf("input field %q is not a string", k)
+		}
+		vals = append(vals, v)
+	}
+	return vals, nil
 }
 
 type pathGate struct {
@@ -189,25 +227,42 @@ func (g *pathGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 		return failClosed(SourcePath, "classify.path: "+err.Error()), nil
 	}
 	op, ok := g.cfg.toolOps[call.ToolName]
-	if sub, isStr := in["command"].(string); isStr {
+	subs, err := fieldValues(in, []string{"command"})
+	if err != nil {
+		subs = nil // a non-string "command" names no editor operation
+	}
+	// An editor sub-command names the operation, overriding the tool
+	// name's; every spelling of "command" a tool may read is considered,
+	// and the most dangerous operation among them wins.
+	subOp, subOK := Op(""), false
+	for _, sub := range subs {
+		var sop Op
 		switch sub {
 		case "view":
-			op, ok = OpRead, true
+			sop = OpRead
 		case "create", "str_replace", "insert", "undo_edit", "write", "append":
-			op, ok = OpWrite, true
+			sop = OpWrite
 		case "delete":
-			op, ok = OpDelete, true
+			sop = OpDelete
+		default:
+			continue
 		}
+		if !subOK || opRank(sop) > opRank(subOp) {
+			subOp, subOK = sop, true
+		}
+	}
+	if subOK {
+		op, ok = subOp, true
 	}
 	if !ok {
 		return failClosed(SourcePath, fmt.Sprintf("classify.path: unknown file operation for tool %q", call.ToolName)), nil
 	}
+	paths, err := fieldValues(in, g.cfg.fields)
+	if err != nil {
+		return failClosed(SourcePath, "classify.path: "+err.Error()), nil
+	}
 	var best *Risk
-	for _, f := range g.cfg.fields {
-		p, isStr := in[f].(string)
-		if !isStr {
-			continue
-		}
+	for _, p := range paths {
 		r := g.c.Path(op, p)
 		if best == nil || r.Level.Rank() > best.Level.Rank() {
 			best = &r
@@ -217,4 +272,17 @@ func (g *pathGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 		return failClosed(SourcePath, fmt.Sprintf("classify.path: input has no string field %s", strings.Join(g.cfg.fields, " or "))), nil
 	}
 	return g.cfg.decision(*best, SourcePath), nil
+}
+
+// opRank orders file operations by danger.
+func opRank(o Op) int {
+	switch o {
+	case OpRead:
+		return 1
+	case OpWrite:
+		return 2
+	case OpDelete:
+		return 3
+	}
+	return 0
 }

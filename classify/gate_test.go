@@ -35,6 +35,12 @@ func TestBashGate(t *testing.T) {
 		{"no command fails closed", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"script": "ls"}}, gate.ActionDeny, H},
 		{"non-string command fails closed", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"command": 42}}, gate.ActionDeny, H},
 		{"bad raw input fails closed", g, gate.ToolCallContext{ToolName: "bash", RawInput: json.RawMessage(`[1]`)}, gate.ActionDeny, H},
+		// A tool may read any spelling (encoding/json matches names
+		// case-insensitively) or the other field: every one is judged.
+		{"case variant of a field is judged", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"cmd": "ls", "COMMAND": "rm -rf ~"}}, gate.ActionDeny, H},
+		{"both fields are judged", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"command": "ls", "cmd": "rm -rf ~"}}, gate.ActionDeny, H},
+		{"harmless variants allow", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"command": "ls", "Cmd": "pwd"}}, gate.ActionAllow, S},
+		{"non-string variant fails closed", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"command": "ls", "Command": []any{"rm"}}}, gate.ActionDeny, H},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +89,9 @@ func TestPathGate(t *testing.T) {
 		{"unknown tool", gate.ToolCallContext{ToolName: "frobnicate", Input: map[string]any{"path": "a"}}, gate.ActionDeny, H},
 		{"no path", gate.ToolCallContext{ToolName: "read_file", Input: map[string]any{"name": "a"}}, gate.ActionDeny, H},
 		{"delete", gate.ToolCallContext{ToolName: "delete_file", Input: map[string]any{"path": "."}}, gate.ActionDeny, H},
+		{"case variant of a path field is judged", gate.ToolCallContext{ToolName: "read_file", Input: map[string]any{"path": "a.go", "PATH": "~/.ssh/id_rsa"}}, gate.ActionDeny, H},
+		{"case variant of the editor command: the most dangerous operation", gate.ToolCallContext{ToolName: "str_replace_editor",
+			Input: map[string]any{"command": "view", "Command": "create", "path": "~/.bashrc"}}, gate.ActionDeny, H},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,6 +39,21 @@ type Risk struct {
 	Findings []Finding `json:"findings"`
 }
 
+// rule is the rule ID of the decisive finding (the first of the highest
+// level), "" when there are none.
+func (r Risk) rule() string {
+	var top *Finding
+	for i := range r.Findings {
+		if f := &r.Findings[i]; top == nil || f.Level.Rank() > top.Level.Rank() {
+			top = f
+		}
+	}
+	if top == nil {
+		return ""
+	}
+	return top.Rule
+}
+
 // String returns "level: reason".
 func (r Risk) String() string { return string(r.Level) + ": " + r.Reason }
 

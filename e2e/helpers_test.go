@@ -135,8 +135,17 @@ func denyPolicy() gate.Gate {
 	}))
 }
 
+// auditGate is the workload's first gate: it allows every call at risk
+// safe under rule e2e.seen, so that each decision has two verdicts and its
+// span carries gate.verdicts (a string slice) through the pipeline.
+func auditGate() gate.Gate {
+	return gate.Named("e2e.audit", gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
+		return gate.Decision{Action: gate.ActionAllow, Risk: gate.RiskSafe, Rule: "e2e.seen"}, nil
+	}))
+}
+
 // newExecutor builds the executor under test on tp: a bash tool (echo
-// only, nothing runs) behind denyPolicy.
+// only, nothing runs) behind auditGate and denyPolicy.
 func newExecutor(t testing.TB, tp trace.TracerProvider, concurrency int) *executor.Executor {
 	t.Helper()
 	reg, err := executor.NewRegistry(executor.Tool{
@@ -153,7 +162,7 @@ func newExecutor(t testing.TB, tp trace.TracerProvider, concurrency int) *execut
 		},
 	})
 	require.NoError(t, err)
-	opts := []executor.Option{executor.WithTracerProvider(tp), executor.WithGates(denyPolicy())}
+	opts := []executor.Option{executor.WithTracerProvider(tp), executor.WithGates(auditGate(), denyPolicy())}
 	if concurrency > 0 {
 		opts = append(opts, executor.WithConcurrency(concurrency))
 	}
@@ -169,6 +178,9 @@ type outcome struct {
 	calls map[string]gate.Action
 	// traceOf maps each tool call ID to its trace ID.
 	traceOf map[string]string
+	// verdicts maps each gated tool call ID to its gate.verdicts entries
+	// (gate.EncodeVerdicts of the result's record).
+	verdicts map[string][]string
 	// agentSpans are the invoke_agent spans made, by trace ID.
 	agentSpans map[string]string
 	// chatSpans are the ungated LLM spans made.
@@ -178,7 +190,7 @@ type outcome struct {
 }
 
 func newOutcome() *outcome {
-	return &outcome{calls: map[string]gate.Action{}, traceOf: map[string]string{}, agentSpans: map[string]string{}}
+	return &outcome{calls: map[string]gate.Action{}, traceOf: map[string]string{}, verdicts: map[string][]string{}, agentSpans: map[string]string{}}
 }
 
 func (o *outcome) count(action gate.Action) int {
@@ -249,24 +261,26 @@ func runAgent(ctx context.Context, t testing.TB, tp trace.TracerProvider, ex *ex
 		}
 		o.calls[r.ToolCallID] = r.Gate.Action
 		o.traceOf[r.ToolCallID] = traceID
+		o.verdicts[r.ToolCallID] = gate.EncodeVerdicts(r.Gate.Verdicts)
 	}
 }
 
 // decisionRow is one gate_decisions row.
 type decisionRow struct {
 	ToolCallID, Action, Agent, TraceID, Reason string
+	Verdicts                                   []string
 }
 
 // decisions reads gate_decisions (deduplicated with FINAL) for a service.
 func (s *stack) decisions(ctx context.Context, t testing.TB, service string) []decisionRow {
 	t.Helper()
-	rows, err := s.store.Conn().Query(withParam(ctx, "s", service), "SELECT ToolCallId, Action, Agent, TraceId, Reason FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String}")
+	rows, err := s.store.Conn().Query(withParam(ctx, "s", service), "SELECT ToolCallId, Action, Agent, TraceId, Reason, Verdicts FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String}")
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []decisionRow
 	for rows.Next() {
 		var r decisionRow
-		require.NoError(t, rows.Scan(&r.ToolCallID, &r.Action, &r.Agent, &r.TraceID, &r.Reason))
+		require.NoError(t, rows.Scan(&r.ToolCallID, &r.Action, &r.Agent, &r.TraceID, &r.Reason, &r.Verdicts))
 		out = append(out, r)
 	}
 	require.NoError(t, rows.Err())

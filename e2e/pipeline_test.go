@@ -80,6 +80,10 @@ func TestPipelineSamplingModes(t *testing.T) {
 				assert.Truef(t, want[r.ToolCallID], "unexpected decision %s (%s)", r.ToolCallID, r.Action)
 				assert.Equal(t, string(o.calls[r.ToolCallID]), r.Action, r.ToolCallID)
 				assert.Equal(t, o.traceOf[r.ToolCallID], r.TraceID, r.ToolCallID)
+				// gate.verdicts (a string slice) through OTLP, the collector
+				// and the exporter, split back into its entries by the view.
+				assert.Len(t, r.Verdicts, 2, r.ToolCallID)
+				assert.Equal(t, o.verdicts[r.ToolCallID], r.Verdicts, r.ToolCallID)
 				assert.Contains(t, []string{"agent-0", "agent-1"}, r.Agent)
 				if r.Action == string(gate.ActionDeny) {
 					assert.Contains(t, r.Reason, "command uses", r.ToolCallID)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +26,12 @@ func (r *recordingApprover) Approve(_ context.Context, req gate.ApprovalRequest)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
-	return gate.ApprovalResult{Approved: r.approve, Approver: "rec", Remember: r.remember}, nil
+	if !r.approve {
+		return req.Decline("rec", ""), nil
+	}
+	res := req.Approve("rec", "")
+	res.Remember = r.remember
+	return res, nil
 }
 
 func TestApprovalBoundToExactCall(t *testing.T) {
@@ -43,7 +47,7 @@ func TestApprovalBoundToExactCall(t *testing.T) {
 	require.False(t, res.IsError)
 	require.Len(t, ap.reqs, 2)
 	r1, r2 := ap.reqs[0], ap.reqs[1]
-	assert.Equal(t, gate.CallHash("bash", map[string]any{"command": "ls"}, "c1"), r1.CallHash)
+	assert.Equal(t, gate.RequestHash(gate.ToolCallContext{ToolName: "bash", RawInput: []byte(`{"command":"ls"}`), ToolCallID: "c1", AgentName: "tester", RunID: "r"}, r1.Nonce), r1.CallHash)
 	assert.NotEqual(t, r1.CallHash, r2.CallHash)
 	assert.Equal(t, "confirm shell", r1.Decision.Reason)
 	assert.Equal(t, "c1", r1.Call.ToolCallID)
@@ -87,47 +91,38 @@ func TestRememberedGrantForRun(t *testing.T) {
 	// A grant never overrides a deny.
 	h2 := newHarness(t, executor.WithGates(gate.DenyTools("never", "bash")))
 	run2 := h2.agent(t).Run("r")
-	run2.Grant("bash", map[string]any{"command": "ls"})
+	require.NoError(t, run2.Grant(context.Background(), "bash", []byte(`{"command":"ls"}`)))
 	res := run2.Execute(context.Background(), call("c", "bash", `{"command":"ls"}`))
 	assert.Equal(t, gate.ActionDeny, res.Gate.Action)
 }
 
-func TestChannelApproverThroughExecutor(t *testing.T) {
-	ch := gate.NewChannelApprover("ui", 0)
-	h := newHarness(t, executor.WithGates(gate.AskTools("confirm", "bash", "deploy")), executor.WithApprover(ch),
-		executor.WithApprovalTimeout(2*time.Second))
-	run := h.agent(t).Run("r")
-	go func() {
-		for req := range ch.Requests() {
-			// The UI approves bash and declines deploy; a replayed answer is
-			// rejected.
-			ok := req.Call.ToolName == "bash"
-			_ = ch.Resolve(req.CallHash, gate.ApprovalResult{Approved: ok, Reason: "ui says so"})
-			assert.ErrorIs(t, ch.Resolve(req.CallHash, gate.ApprovalResult{Approved: true}), gate.ErrApprovalUnknown)
-		}
-	}()
-	res := run.ExecuteBatch(context.Background(), []executor.ToolCall{
-		call("c1", "bash", `{"command":"ls"}`),
-		call("c2", "deploy", `{}`),
-		call("c3", "read", `{}`),
-	})
-	require.Len(t, res, 3)
-	assert.Equal(t, gate.ActionAllow, res[0].Gate.Action)
-	assert.Equal(t, "ui", res[0].Gate.Approver)
-	assert.Equal(t, gate.ActionDeny, res[1].Gate.Action)
-	assert.Equal(t, gate.ApprovalDeclined, res[1].Gate.Approval)
-	assert.Contains(t, res[1].Content, "ui says so")
-	assert.Equal(t, gate.ActionAllow, res[2].Gate.Action)
-	assert.Empty(t, res[2].Gate.Approval)
-	assert.Zero(t, h.calls["deploy"].Load())
+// channelUI is a test approver that publishes requests and lets the test
+// answer them with any result (including forged ones).
+type channelUI struct {
+	reqs    chan gate.ApprovalRequest
+	answers chan gate.ApprovalResult
+}
+
+func newChannelUI() *channelUI {
+	return &channelUI{reqs: make(chan gate.ApprovalRequest, 8), answers: make(chan gate.ApprovalResult, 8)}
+}
+
+func (c *channelUI) Approve(ctx context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+	c.reqs <- req
+	select {
+	case a := <-c.answers:
+		return a, nil
+	case <-ctx.Done():
+		return req.TimedOut("ui", ""), nil
+	}
 }
 
 func TestCancelWhileWaitingForApproval(t *testing.T) {
-	ch := gate.NewChannelApprover("ui", 1)
-	h := newHarness(t, executor.WithGates(gate.AskTools("confirm", "bash")), executor.WithApprover(ch))
+	ui := newChannelUI()
+	h := newHarness(t, executor.WithGates(gate.AskTools("confirm", "bash")), executor.WithApprover(ui))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-ch.Requests()
+		<-ui.reqs
 		cancel()
 	}()
 	res := h.agent(t).Run("r").Execute(ctx, call("c1", "bash", `{"command":"ls"}`))

@@ -5,56 +5,82 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/toolgate/toolgate/gate"
 )
 
-// decide runs the agent's gate for the call gc and resolves an ask. It
-// returns the gate metadata and, when a rewrite was allowed, the input to
-// run (nil to run the model's input). gc.Input is updated to the rewrite.
-func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, gc *gate.ToolCallContext) (GateInfo, json.RawMessage) {
+// DefaultMaxRewrites is how many rewrites one call may go through before it
+// is denied (see WithMaxRewrites).
+const DefaultMaxRewrites = 3
+
+// decide judges the call gc and resolves an ask. Every gate (executor-level
+// then agent-level, one gate.Chain) judges the current input; a rewrite
+// ends the round, is decoded and validated by decodeInput (the decoder of
+// the model's input) and becomes the current input, and every gate judges
+// it again; more than maxRewrites rewrites deny the call. So the tool
+// receives an input only if every gate judged exactly that input in the
+// last round and none denied it. It returns the decision record and, when
+// the call is allowed with a rewrite, the input to run (nil to run the
+// model's). vs is a small buffer for the verdicts.
+func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, gc *gate.ToolCallContext, vs []gate.Verdict) (gate.Record, json.RawMessage) {
 	a := r.agent
-	t0 := time.Now()
-	d := gate.Evaluate(ctx, a.gate, *gc, a.gname)
-	var runRaw json.RawMessage
-	if d.Action != gate.ActionDeny && d.RewrittenInput != nil {
+	t0 := time.Since(monoBase) // one clock read (time.Now reads two)
+	rec := gate.Record{Gated: true, OptOut: a.optOut}
+	var (
+		d      gate.Decision
+		runRaw json.RawMessage
+	)
+	for round := 1; ; round++ {
+		rec.Rounds = round
+		d, vs = gate.Judge(ctx, a.gate, *gc, a.gname, vs)
+		if d.Action == gate.ActionDeny || d.RewrittenInput == nil {
+			break
+		}
+		if round > e.cfg.maxRewrites {
+			d = gate.FailClosed(gate.ErrorKindInvalid, d.Source, fmt.Errorf("%w: the gates kept rewriting the input (%d rewrites, limit %d)",
+				gate.ErrInvalidDecision, round, e.cfg.maxRewrites)).WithRisk(d.Risk)
+			break
+		}
 		in, raw, err := decodeInput(ent.input, d.RewrittenInput)
 		if err != nil {
 			d = gate.FailClosed(gate.ErrorKindInvalid, d.Source,
 				fmt.Errorf("%w: rewritten input for tool %q is invalid: %s", gate.ErrInvalidDecision, gc.ToolName, inputMessage(err))).WithRisk(d.Risk)
-		} else {
-			gc.Input, runRaw = in, raw
+			break
 		}
+		if gc.OriginalInput == nil {
+			gc.OriginalInput = gc.RawInput
+			rec.OriginalInputHash = gate.InputHash(gc.RawInput)
+		}
+		gc.Input, gc.RawInput, runRaw = in, raw, raw
+		rec.Rewritten, rec.RewrittenBy = true, d.Source
 	}
-	var approval, approver string
 	if d.Action == gate.ActionAsk {
-		d, approval, approver = e.resolveAsk(ctx, r, *gc, d)
+		d, rec.Approval, rec.Approver = e.resolveAsk(ctx, r, *gc, d)
 	}
 	if d.Action == gate.ActionAllow && ctx.Err() != nil {
 		// Cancellation is checked again after the gate: a cancelled call
 		// never executes.
 		d = gate.FailClosed(gate.ErrorKindCancelled, d.Source, ctx.Err()).WithRisk(d.Risk)
 	}
-	info := GateInfo{
-		Gated:     true,
-		Action:    d.Action,
-		Reason:    e.record(d.Reason),
-		Source:    d.Source,
-		ErrorKind: d.ErrorKind,
-		Approval:  approval,
-		Approver:  approver,
-		Risk:      d.Risk,
-		Rewritten: runRaw != nil && d.Action == gate.ActionAllow,
-		OptOut:    a.optOut,
-		Duration:  time.Since(t0),
-	}
+	rec.Action = d.Action
+	rec.Reason = e.record(d.Reason)
+	rec.Source = d.Source
+	rec.Rule = d.Rule
+	rec.ErrorKind = d.ErrorKind
+	rec.Risk = d.Risk
+	rec.Verdicts = vs
+	rec.Duration = time.Since(monoBase) - t0
 	if d.Action != gate.ActionAllow {
 		runRaw = nil
 	}
-	e.metrics.record(ctx, ent, info.Action, info.Duration)
-	return info, runRaw
+	e.metrics.record(ctx, ent, rec.Action, rec.Duration)
+	return rec, runRaw
 }
+
+// monoBase anchors the executor's readings of the monotonic clock.
+var monoBase = time.Now()
 
 // Approver names the executor records for asks it resolves itself.
 const (
@@ -66,53 +92,67 @@ const (
 
 // resolveAsk turns an ask into allow or deny. It returns the final decision
 // and the approval outcome and approver to record.
-func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallContext, d gate.Decision) (gate.Decision, string, string) {
+func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallContext, d gate.Decision) (gate.Decision, gate.ApprovalOutcome, string) {
 	allow := func(reason string) gate.Decision {
-		return gate.Decision{Action: gate.ActionAllow, Reason: reason, Source: d.Source, Risk: d.Risk, RewrittenInput: d.RewrittenInput}
+		return gate.Decision{Action: gate.ActionAllow, Reason: reason, Source: d.Source, Rule: d.Rule, Risk: d.Risk}
 	}
 	deny := func(reason, kind string) gate.Decision {
-		return gate.Decision{Action: gate.ActionDeny, Reason: reason, Source: d.Source, Risk: d.Risk, ErrorKind: kind}
+		return gate.Decision{Action: gate.ActionDeny, Reason: reason, Source: d.Source, Rule: d.Rule, Risk: d.Risk, ErrorKind: kind}
 	}
-	key := gate.GrantKey(gc.ToolName, gc.Input)
-	if r.granted(key) {
+	key := gate.GrantKey(gc.AgentName, gc.ToolName, gc.RawInput)
+	if ok, err := e.cfg.grants.Granted(ctx, r.grantID, key); err != nil {
+		e.fail(ctx, "grant_store", fmt.Errorf("executor: reading run grants of run %q: %w", r.id, err))
+	} else if ok {
 		return allow(d.Reason + "; approved by a grant of this run"), gate.ApprovalApproved, ApproverGrant
 	}
 	if e.cfg.approver == nil {
 		return deny(d.Reason+"; no approver is configured", ""), gate.ApprovalDeclined, ApproverNone
 	}
-	req := gate.ApprovalRequest{Call: gc, Decision: d, CallHash: gate.CallHash(gc.ToolName, gc.Input, gc.ToolCallID)}
-	actx := ctx
-	if e.cfg.approvalTimeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, e.cfg.approvalTimeout)
-		defer cancel()
-	}
-	res, err := safeApprove(actx, e.cfg.approver, req)
-	approver := res.Approver
+	req := gate.NewApprovalRequest(gc, d, gc.OriginalInput)
+	res, err, late := e.approve(ctx, req)
+	approver := gate.SafeText(res.Approver, gate.MaxNameBytes)
 	if approver == "" {
 		approver = "approver"
 	}
 	switch {
 	case ctx.Err() != nil:
 		return deny(d.Reason+"; the call was cancelled while waiting for approval", gate.ErrorKindCancelled), gate.ApprovalTimeout, approver
-	case err != nil && actx.Err() != nil:
-		return deny(d.Reason+"; no approval in time", ""), gate.ApprovalTimeout, approver
+	case late:
+		return deny(d.Reason+"; no approval within "+e.approvalWindow(), ""), gate.ApprovalTimeout, approver
+	case errors.Is(err, errApproverPanic):
+		return deny(d.Reason+"; approver failed: "+err.Error(), gate.ErrorKindPanic), gate.ApprovalInvalid, approver
 	case err != nil:
-		return deny(d.Reason+"; approver failed: "+err.Error(), gate.ErrorKindError), gate.ApprovalDeclined, approver
-	case res.CallHash != "" && res.CallHash != req.CallHash:
-		return deny(d.Reason+"; the approval was for another call", gate.ErrorKindInvalid), gate.ApprovalDeclined, approver
-	case res.Approved && res.Outcome != "" && res.Outcome != gate.ApprovalApproved:
-		return deny(d.Reason+"; contradictory approval ("+res.Outcome+")", gate.ErrorKindInvalid), gate.ApprovalDeclined, approver
-	case res.Approved:
+		return deny(d.Reason+"; approver failed: "+err.Error(), gate.ErrorKindError), gate.ApprovalInvalid, approver
+	case res.CallHash != req.CallHash:
+		return deny(d.Reason+"; the answer is not bound to this call (its call hash is missing or names another call)", gate.ErrorKindInvalid), gate.ApprovalInvalid, approver
+	}
+	switch res.Outcome {
+	case gate.ApprovalApproved:
+		switch res.Remember {
+		case gate.GrantScopeNone, gate.GrantScopeRun:
+		default:
+			return deny(d.Reason+"; the answer asks for an unknown grant scope ("+strconv.Quote(string(res.Remember))+")", gate.ErrorKindInvalid), gate.ApprovalInvalid, approver
+		}
 		if res.Remember == gate.GrantScopeRun {
-			r.grant(key)
+			if err := e.cfg.grants.Grant(ctx, r.grantID, key); err != nil {
+				e.fail(ctx, "grant_store", fmt.Errorf("executor: remembering a grant of run %q: %w", r.id, err))
+			}
 		}
 		return allow(d.Reason + "; approved by " + approver + suffix(res.Reason)), gate.ApprovalApproved, approver
-	case res.Outcome == gate.ApprovalTimeout || actx.Err() != nil:
+	case gate.ApprovalDeclined:
+		return deny(d.Reason+"; declined by "+approver+suffix(res.Reason), ""), gate.ApprovalDeclined, approver
+	case gate.ApprovalTimeout:
 		return deny(d.Reason+"; no approval in time"+suffix(res.Reason), ""), gate.ApprovalTimeout, approver
 	default:
-		return deny(d.Reason+"; declined by "+approver+suffix(res.Reason), ""), gate.ApprovalDeclined, approver
+		return deny(d.Reason+"; the answer has no valid outcome ("+strconv.Quote(string(res.Outcome))+")", gate.ErrorKindInvalid), gate.ApprovalInvalid, approver
 	}
+}
+
+func (e *Executor) approvalWindow() string {
+	if e.cfg.approvalTimeout > 0 {
+		return e.cfg.approvalTimeout.String()
+	}
+	return "the call's deadline"
 }
 
 func suffix(s string) string {
@@ -120,6 +160,44 @@ func suffix(s string) string {
 		return ""
 	}
 	return ": " + s
+}
+
+type approvalAnswer struct {
+	res gate.ApprovalResult
+	err error
+}
+
+// approve asks the approver on its own goroutine and waits for its answer
+// at most until the approval timeout (WithApprovalTimeout) or the end of
+// ctx, whichever comes first: late is true when no answer came in time. A
+// late answer is discarded, whatever the approver does with its context;
+// an approver that never returns keeps only its own goroutine. An answer
+// seen after the deadline passed counts as late (fail closed).
+func (e *Executor) approve(ctx context.Context, req gate.ApprovalRequest) (res gate.ApprovalResult, err error, late bool) {
+	var (
+		actx   context.Context
+		cancel context.CancelFunc
+	)
+	if e.cfg.approvalTimeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, e.cfg.approvalTimeout)
+	} else {
+		actx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	ch := make(chan approvalAnswer, 1)
+	go func() {
+		res, err := safeApprove(actx, e.cfg.approver, req)
+		ch <- approvalAnswer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		if actx.Err() != nil {
+			return a.res, nil, true
+		}
+		return a.res, a.err, false
+	case <-actx.Done():
+		return gate.ApprovalResult{}, nil, true
+	}
 }
 
 // errApproverPanic wraps an approver's panic.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -54,31 +55,49 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	// The call's identity is on the span from its start (samplers and span
 	// processors such as otelbridge's ToolCallIndex see it in OnStart);
 	// everything else is set once, when the call ends (see finish).
-	cs := &callState{}
-	cs.attrs = [...]attribute.KeyValue{
+	ss := spanStarts.Get().(*spanStart)
+	ss.attrs = [...]attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
-		semconv.GenAIToolName(toolName),
-		semconv.GenAIToolCallID(call.ID),
+		semconv.GenAIToolName(gate.SafeText(toolName, gate.MaxNameBytes)),
+		semconv.GenAIToolCallID(gate.SafeText(call.ID, gate.MaxNameBytes)),
 	}
-	cs.opts = [...]trace.SpanStartOption{e.startOpts[0], trace.WithAttributes(cs.attrs[:]...)}
-	ctx, span := e.tracer.Start(ctx, spanName, cs.opts[:]...)
-	defer e.finish(ctx, span, r, call, &res, start, toolType)
+	ctx, span := e.tracer.Start(ctx, spanName, ss.opts[:]...)
+	ss.attrs = [3]attribute.KeyValue{} // pin no call's strings in the pool
+	spanStarts.Put(ss)
+	cs := &callState{}
+	defer e.finish(ctx, span, r, call, &res, start, toolType, cs)
 	defer func() {
 		if p := recover(); p != nil {
 			res = errorResult(call, ErrorTypeInternal, fmt.Errorf("%w: %v", ErrInternal, p),
 				fmt.Sprintf("Tool %q failed with an internal error.", call.Name))
 		}
 	}()
-	return e.run(ctx, r, call, ent, known, &cs.cc)
+	return e.run(ctx, r, call, ent, known, cs)
 }
 
-// callState is the one allocation the executor makes for a call: the
-// span's start options and attributes (which escape through the Tracer
-// interface) and the context the tool runs with.
-type callState struct {
+// spanStart is a span's start options: its kind and the call's identity
+// attributes, which opts[1] (built once) refers to. Pooled: the OTel API
+// copies start attributes into the span's configuration
+// (trace.NewSpanStartConfig) before Tracer.Start returns, so a call needs
+// neither its own option values nor the boxed attribute option.
+type spanStart struct {
 	attrs [3]attribute.KeyValue
 	opts  [2]trace.SpanStartOption
-	cc    callContext
+}
+
+var spanStarts = sync.Pool{New: func() any {
+	s := new(spanStart)
+	s.opts = [...]trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(s.attrs[:]...)}
+	return s
+}}
+
+// callState is the one allocation the executor makes for a call: the
+// context the tool runs with (which the tool may keep), the record's
+// verdicts and the input that ran.
+type callState struct {
+	cc       callContext
+	verdicts [4]gate.Verdict // backing store of the record's verdicts
+	ran      []byte          // the input that ran, when a gate rewrote it
 }
 
 // maxMessage caps the executor's own model-facing messages (a schema error
@@ -90,7 +109,8 @@ func errorResult(call ToolCall, errType string, err error, msg string) ToolResul
 	return ToolResult{ToolCallID: call.ID, ToolName: call.Name, Content: msg, IsError: true, ErrorType: errType, Err: err}
 }
 
-func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, known bool, cc *callContext) ToolResult {
+func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, known bool, cs *callState) ToolResult {
+	cc := &cs.cc
 	a := r.agent
 	if err := ctx.Err(); err != nil {
 		return errorResult(call, ErrorTypeCancelled, fmt.Errorf("%w: %w", ErrCancelled, err),
@@ -117,7 +137,7 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	*cc = callContext{Context: ctx, call: gate.ToolCallContext{
 		ToolName:      call.Name,
 		Input:         input,
-		RawInput:      call.Input,
+		RawInput:      raw, // what the tool receives ({} for empty or null)
 		ToolCallID:    call.ID,
 		AgentName:     a.name,
 		RunID:         r.id,
@@ -126,10 +146,10 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		Consequential: ent.tool.Consequential,
 	}}
 	gc := &cc.call
-	var info GateInfo
+	var info gate.Record
 	if a.gate != nil {
 		var runRaw json.RawMessage
-		info, runRaw = e.decide(ctx, r, ent, gc)
+		info, runRaw = e.decide(ctx, r, ent, gc, cs.verdicts[:0])
 		if info.Action == gate.ActionDeny {
 			err := fmt.Errorf("%w: tool %q by %s: %s", ErrDenied, call.Name, info.Source, info.Reason)
 			if e.cfg.abortOnDeny {
@@ -141,6 +161,9 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		}
 		if runRaw != nil {
 			raw = runRaw
+		}
+		if info.Rewritten {
+			cs.ran = gc.RawInput
 		}
 	} else {
 		info.OptOut = a.optOut
@@ -225,10 +248,10 @@ func inputMessage(err error) string {
 }
 
 // denialMessage is the model-facing text of a denied call.
-func denialMessage(tool string, g GateInfo) string {
+func denialMessage(tool string, g gate.Record) string {
 	msg := fmt.Sprintf("Tool %q was denied by the tool gate (policy %q): %s", tool, g.Source, g.Reason)
-	if g.Approval == gate.ApprovalDeclined || g.Approval == gate.ApprovalTimeout {
-		msg += " (approval " + g.Approval + ")"
+	if g.Approval != "" && g.Approval != gate.ApprovalApproved {
+		msg += " (approval " + string(g.Approval) + ")"
 	}
 	return msg + ". Do not retry the same call: it will be denied again. Continue without it, or tell the user what you needed it for."
 }

@@ -20,18 +20,30 @@ func TestExecuteRules(t *testing.T) {
 	allow := fixed("allow-policy", gate.Allow())
 	deny := fixed("deny-policy", gate.Deny("no shell today"))
 	ask := fixed("ask-policy", gate.Ask("please confirm"))
-	approve := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
-		return gate.ApprovalResult{Approved: true, Outcome: gate.ApprovalApproved, Approver: "bot"}, nil
+	approve := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return req.Approve("bot", ""), nil
 	})
-	decline := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
-		return gate.ApprovalResult{Outcome: gate.ApprovalDeclined, Approver: "bot", Reason: "not now"}, nil
+	decline := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return req.Decline("bot", "not now"), nil
 	})
-	slowApprover := gate.ApproverFunc(func(ctx context.Context, _ gate.ApprovalRequest) (gate.ApprovalResult, error) {
+	slowApprover := gate.ApproverFunc(func(ctx context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
 		<-ctx.Done()
-		return gate.ApprovalResult{Approver: "slow"}, ctx.Err()
+		return req.TimedOut("slow", ""), ctx.Err()
 	})
-	wrongHash := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
-		return gate.ApprovalResult{Approved: true, Approver: "bot", CallHash: "deadbeef"}, nil
+	// lateApprover ignores its context and approves after 300 ms.
+	lateApprover := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		time.Sleep(300 * time.Millisecond)
+		return req.Approve("late", ""), nil
+	})
+	wrongHash := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		res := req.Approve("bot", "")
+		res.CallHash = "deadbeef"
+		return res, nil
+	})
+	// noHash answers without binding the answer to the request, as an
+	// approver caching answers by call ID would.
+	noHash := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return gate.ApprovalResult{Outcome: gate.ApprovalApproved, Approver: "bot"}, nil
 	})
 	panicApprover := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
 		panic("approver bug")
@@ -39,8 +51,10 @@ func TestExecuteRules(t *testing.T) {
 	errApprover := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
 		return gate.ApprovalResult{Approver: "bot"}, errors.New("ui offline")
 	})
-	contradictory := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
-		return gate.ApprovalResult{Approved: true, Outcome: gate.ApprovalDeclined, Approver: "bot"}, nil
+	unknownOutcome := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		res := req.Approve("bot", "")
+		res.Outcome = "yes please"
+		return res, nil
 	})
 	errGate := gate.Named("err-policy", gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
 		return gate.Decision{}, errors.New("policy store unreachable")
@@ -74,7 +88,7 @@ func TestExecuteRules(t *testing.T) {
 		action    gate.Action
 		source    string
 		errorKind string
-		approval  string
+		approval  gate.ApprovalOutcome
 		approver  string
 		ran       int64 // executions of the called tool
 		content   []string
@@ -164,17 +178,22 @@ func TestExecuteRules(t *testing.T) {
 			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "bot", content: []string{"please confirm", "not now"}}},
 		{name: "ask timeout", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(slowApprover), executor.WithApprovalTimeout(20 * time.Millisecond)},
 			call: call("c1", "bash", `{"command":"ls"}`),
-			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalTimeout, approver: "slow"}},
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalTimeout, approver: "approver"}},
+		{name: "late approval is discarded: the call is denied on time", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(lateApprover), executor.WithApprovalTimeout(50 * time.Millisecond)},
+			call: call("c1", "bash", `{"command":"ls"}`),
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalTimeout, approver: "approver"}},
+		{name: "answer without call hash denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(noHash)}, call: call("c1", "bash", `{"command":"ls"}`),
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalInvalid, approver: "bot", errorKind: gate.ErrorKindInvalid}},
 		{name: "ask without approver denies", opts: []executor.Option{executor.WithGates(ask)}, call: call("c1", "bash", `{"command":"ls"}`),
 			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: executor.ApproverNone}},
 		{name: "approval for another call denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(wrongHash)}, call: call("c1", "bash", `{"command":"ls"}`),
-			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "bot", errorKind: gate.ErrorKindInvalid}},
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalInvalid, approver: "bot", errorKind: gate.ErrorKindInvalid}},
 		{name: "approver panic denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(panicApprover)}, call: call("c1", "bash", `{"command":"ls"}`),
-			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "approver", errorKind: gate.ErrorKindError, content: []string{"approver bug"}}},
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalInvalid, approver: "approver", errorKind: gate.ErrorKindPanic, content: []string{"approver bug"}}},
 		{name: "approver error denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(errApprover)}, call: call("c1", "bash", `{"command":"ls"}`),
-			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "bot", errorKind: gate.ErrorKindError, content: []string{"ui offline"}}},
-		{name: "contradictory approval denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(contradictory)}, call: call("c1", "bash", `{"command":"ls"}`),
-			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalDeclined, approver: "bot", errorKind: gate.ErrorKindInvalid}},
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalInvalid, approver: "bot", errorKind: gate.ErrorKindError, content: []string{"ui offline"}}},
+		{name: "unknown outcome denies", opts: []executor.Option{executor.WithGates(ask), executor.WithApprover(unknownOutcome)}, call: call("c1", "bash", `{"command":"ls"}`),
+			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "ask-policy", approval: gate.ApprovalInvalid, approver: "bot", errorKind: gate.ErrorKindInvalid}},
 		{name: "tool's own error result", call: call("c1", "soft", `{}`),
 			want: want{isError: true, errorType: executor.ErrorTypeToolError, ran: 1, content: []string{"quota exceeded"}}},
 		{name: "ask then deny: deny wins, nobody asked", opts: []executor.Option{executor.WithGates(ask, deny), executor.WithApprover(gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
@@ -328,7 +347,10 @@ func TestToolSeesCallAndRewrittenInput(t *testing.T) {
 	assert.True(t, res.Gate.Rewritten)
 	assert.Equal(t, `{"command":"safe"}`, got)
 	assert.Equal(t, "safe", seen.String("command"))
-	assert.Equal(t, `{"command":"unsafe"}`, string(seen.RawInput))
+	assert.Equal(t, `{"command":"safe"}`, string(seen.RawInput), "RawInput is what the tool receives")
+	assert.Equal(t, `{"command":"unsafe"}`, string(seen.OriginalInput))
+	assert.Equal(t, "rw", res.Gate.RewrittenBy)
+	assert.Equal(t, gate.InputHash([]byte(`{"command":"unsafe"}`)), res.Gate.OriginalInputHash)
 	assert.Equal(t, "id1", seen.ToolCallID)
 	assert.Equal(t, "ag", seen.AgentName)
 	assert.Equal(t, "r", seen.RunID)

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -20,8 +22,12 @@ import (
 const ScopeName = "github.com/toolgate/toolgate/executor"
 
 // ErrInvalidAgent: an agent's configuration is unusable (empty name,
-// unknown preset).
+// unknown preset, a nil gate).
 var ErrInvalidAgent = errors.New("executor: invalid agent")
+
+// ErrInvalidGate: a gate given to WithGates or AgentGates is nil (see
+// gate.IsNil).
+var ErrInvalidGate = errors.New("executor: invalid gate")
 
 // Executor runs tool calls from a Registry through reachability, schema
 // validation, the gate, the tool and output handling, recording each call
@@ -32,11 +38,10 @@ type Executor struct {
 	tracer  trace.Tracer
 	metrics metrics
 	denied  map[string]bool
-	// startOpts is shared by every span start (no per-call option slice).
-	startOpts []trace.SpanStartOption
 	// attrPool recycles the buffers span attributes are built in (the SDK
 	// copies them), holding *[]attribute.KeyValue.
 	attrPool *sync.Pool
+	anon     atomic.Uint64 // numbers runs without an ID
 }
 
 // New returns an executor over reg. It fails when reg is nil or the meter
@@ -45,9 +50,17 @@ func New(reg *Registry, opts ...Option) (*Executor, error) {
 	if reg == nil {
 		return nil, errors.New("executor: nil registry")
 	}
-	cfg := config{recordLimit: 4096, concurrency: 4, redact: Redact}
+	cfg := config{recordLimit: gate.MaxTextBytes, concurrency: 4, redact: Redact, maxRewrites: DefaultMaxRewrites}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	for i, g := range cfg.gates {
+		if gate.IsNil(g) {
+			return nil, fmt.Errorf("%w: executor-level gate %d is nil", ErrInvalidGate, i)
+		}
+	}
+	if cfg.grants == nil {
+		cfg.grants = gate.NewMemoryGrants(0)
 	}
 	if cfg.tp == nil {
 		cfg.tp = otel.GetTracerProvider()
@@ -56,7 +69,6 @@ func New(reg *Registry, opts ...Option) (*Executor, error) {
 		cfg.mp = otel.GetMeterProvider()
 	}
 	e := &Executor{cfg: cfg, reg: reg, tracer: cfg.tp.Tracer(ScopeName), denied: map[string]bool{},
-		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
 		attrPool: &sync.Pool{New: func() any {
 			b := make([]attribute.KeyValue, 0, 24)
 			return &b
@@ -122,6 +134,11 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 	for _, t := range ac.deny {
 		a.deny[t] = true
 	}
+	for i, g := range ac.gates {
+		if gate.IsNil(g) {
+			return nil, fmt.Errorf("%w: agent %q: %w: agent-level gate %d is nil", ErrInvalidAgent, name, ErrInvalidGate, i)
+		}
+	}
 	var gates []gate.Gate
 	if !a.optOut {
 		gates = append(gates, e.cfg.gates...)
@@ -182,24 +199,28 @@ func (a *Agent) Tools() []Tool {
 // WithAbortOnDeny, its aborted state. Views made with Task share both. A
 // Run is safe for concurrent use.
 type Run struct {
-	agent  *Agent
-	id     string
-	taskID string
-	state  *runState
-	attrs  []attribute.KeyValue // read-only, see spanAttrs
+	agent   *Agent
+	id      string
+	grantID string // the run's key in the GrantStore
+	taskID  string
+	state   *runState
+	attrs   []attribute.KeyValue // read-only, see spanAttrs
 }
 
 type runState struct {
-	mu      sync.Mutex
-	grants  map[string]bool
 	aborted atomic.Pointer[error] // checked twice per call: no lock
 }
 
-// Run starts a run with the given ID. Grants and the aborted state belong
-// to the returned value (and its Task views), not to the ID: use one Run
-// per agent run.
+// Run starts a run with the given ID. Grants are kept in the executor's
+// GrantStore under the run ID, so two Run values with the same ID (a
+// server that rebuilds its run per request) share them; a run without an
+// ID gets grants of its own. The aborted state belongs to the returned
+// value (and its Task views).
 func (a *Agent) Run(runID string, opts ...RunOption) *Run {
-	r := &Run{agent: a, id: runID, state: &runState{}}
+	r := &Run{agent: a, id: runID, grantID: "run:" + runID, state: &runState{}}
+	if runID == "" {
+		r.grantID = "anonymous:" + strconv.FormatUint(a.ex.anon.Add(1), 10)
+	}
 	for _, o := range opts {
 		o(r)
 	}
@@ -212,12 +233,13 @@ func (a *Agent) Run(runID string, opts ...RunOption) *Run {
 // toolgate.run.id and toolgate.task.id when set.
 func (r *Run) spanAttrs() []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, semconv.GenAIAgentName(r.agent.name))
+	attrs = append(attrs, semconv.GenAIAgentName(gate.SafeText(r.agent.name, gate.MaxNameBytes)))
 	if r.id != "" {
-		attrs = append(attrs, semconv.GenAIConversationID(r.id), gate.AttrRunID.String(r.id))
+		id := gate.SafeText(r.id, gate.MaxNameBytes)
+		attrs = append(attrs, semconv.GenAIConversationID(id), gate.AttrRunID.String(id))
 	}
 	if r.taskID != "" {
-		attrs = append(attrs, gate.AttrTaskID.String(r.taskID))
+		attrs = append(attrs, gate.AttrTaskID.String(gate.SafeText(r.taskID, gate.MaxNameBytes)))
 	}
 	return attrs
 }
@@ -225,7 +247,7 @@ func (r *Run) spanAttrs() []attribute.KeyValue {
 // Task returns a view of the run for another task: same run ID, grants and
 // aborted state, different toolgate.task.id.
 func (r *Run) Task(taskID string) *Run {
-	t := &Run{agent: r.agent, id: r.id, taskID: taskID, state: r.state}
+	t := &Run{agent: r.agent, id: r.id, grantID: r.grantID, taskID: taskID, state: r.state}
 	t.attrs = t.spanAttrs()
 	return t
 }
@@ -248,27 +270,13 @@ func (r *Run) Err() error {
 	return nil
 }
 
-// Grant remembers an approval for this exact command (tool name and
-// validated input, see gate.GrantKey) for the rest of the run: later asks
-// for it are approved without asking (gate.approver "grant:run"). A grant
-// never overrides a deny.
-func (r *Run) Grant(toolName string, input map[string]any) {
-	r.grant(gate.GrantKey(toolName, input))
-}
-
-func (r *Run) grant(key string) {
-	r.state.mu.Lock()
-	if r.state.grants == nil {
-		r.state.grants = map[string]bool{}
-	}
-	r.state.grants[key] = true
-	r.state.mu.Unlock()
-}
-
-func (r *Run) granted(key string) bool {
-	r.state.mu.Lock()
-	defer r.state.mu.Unlock()
-	return r.state.grants[key]
+// Grant remembers an approval for this exact command of the run's agent
+// (tool name and input bytes, see gate.GrantKey) for the rest of the run:
+// later asks for it are approved without asking (gate.approver
+// "grant:run"). A grant never overrides a deny. It returns the
+// GrantStore's error.
+func (r *Run) Grant(ctx context.Context, toolName string, input json.RawMessage) error {
+	return r.agent.ex.cfg.grants.Grant(ctx, r.grantID, gate.GrantKey(r.agent.name, toolName, input))
 }
 
 func (r *Run) abort(err error) {

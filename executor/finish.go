@@ -14,14 +14,15 @@ import (
 	"github.com/toolgate/toolgate/gate"
 )
 
-// record redacts s and cuts it to the record limit.
+// record redacts s, cuts it to the record limit and makes it valid UTF-8
+// (invalid bytes escaped as \xNN; see gate.SafeText).
 func (e *Executor) record(s string) string {
 	if s == "" {
 		return s
 	}
 	s = e.safeRedact(s)
 	s, _ = truncate(s, e.cfg.recordLimit)
-	return s
+	return gate.SafeText(s, e.cfg.recordLimit+e.cfg.recordLimit/2)
 }
 
 func (e *Executor) safeRedact(s string) (out string) {
@@ -35,15 +36,22 @@ func (e *Executor) safeRedact(s string) (out string) {
 
 // finish records the call's outcome on its span, ends it and emits the
 // ToolCallTrace. Nothing here can break the call.
-func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call ToolCall, res *ToolResult, start time.Time, toolType string) {
+func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call ToolCall, res *ToolResult, start time.Time, toolType string, cs *callState) {
 	defer func() {
 		if p := recover(); p != nil {
-			otel.Handle(fmt.Errorf("executor: recording tool call %s: %v", call.ID, p))
+			e.fail(ctx, "record", fmt.Errorf("executor: recording tool call %q: %v", gate.SafeText(call.ID, gate.MaxNameBytes), p))
 		}
 	}()
+	if sc := span.SpanContext(); sc.IsValid() {
+		res.TraceID, res.SpanID = sc.TraceID(), sc.SpanID()
+	}
 	var input, output string
 	if e.cfg.recordContent {
-		input, output = e.record(string(call.Input)), e.record(res.Content)
+		in := call.Input
+		if cs.ran != nil {
+			in = cs.ran // the input the gates judged last and the tool received
+		}
+		input, output = e.record(string(in)), e.record(res.Content)
 	}
 	g := &res.Gate
 	if span.IsRecording() {
@@ -63,60 +71,48 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	}
 	ev := ToolCallTrace{
 		Tool: call.Name, ToolCallID: call.ID, Agent: r.agent.name, RunID: r.id, TaskID: r.taskID,
-		IsError: res.IsError, ErrorType: res.ErrorType,
-		Gated: g.Gated, GateAction: g.Action, GateReason: g.Reason, GateSource: g.Source, GateError: g.ErrorKind,
-		Approval: g.Approval, Approver: g.Approver, Risk: g.Risk, OptOut: g.OptOut,
-		Start: start, End: time.Now(), GateDuration: g.Duration, Input: input, Output: output,
+		IsError: res.IsError, ErrorType: res.ErrorType, Decision: *g,
+		Start: start, End: time.Now(), Input: input, Output: output,
 	}
-	if sc := span.SpanContext(); sc.IsValid() {
-		ev.TraceID, ev.SpanID = sc.TraceID().String(), sc.SpanID().String()
+	if res.TraceID.IsValid() {
+		ev.TraceID, ev.SpanID = res.TraceID.String(), res.SpanID.String()
 	}
 	e.emit(ctx, ev)
 }
 
-// emit calls OnTrace; its errors and panics go to otel.Handle.
+// emit calls the trace hook; its errors and panics go to the error
+// handler.
 func (e *Executor) emit(ctx context.Context, ev ToolCallTrace) {
 	defer func() {
 		if p := recover(); p != nil {
-			otel.Handle(fmt.Errorf("executor: OnTrace panicked: %v", p))
+			e.fail(ctx, "trace_hook", fmt.Errorf("executor: trace hook panicked: %v", p))
 		}
 	}()
 	if err := e.cfg.onTrace(ctx, ev); err != nil {
-		otel.Handle(fmt.Errorf("executor: OnTrace: %w", err))
+		e.fail(ctx, "trace_hook", fmt.Errorf("executor: trace hook: %w", err))
 	}
+}
+
+// fail reports an error no caller can receive: counted in
+// toolgate.executor.errors by kind, then passed to the error handler
+// (WithErrorHandler, default otel.Handle).
+func (e *Executor) fail(ctx context.Context, kind string, err error) {
+	e.metrics.fail(ctx, kind)
+	defer func() { _ = recover() }()
+	if e.cfg.onError != nil {
+		e.cfg.onError(err)
+		return
+	}
+	otel.Handle(err)
 }
 
 // spanAttributes appends the attributes the call's span gets when it ends
 // (gen_ai.operation.name, gen_ai.tool.name and gen_ai.tool.call.id are set
 // at its start).
 func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolCall, res *ToolResult, toolType, input, output string) []attribute.KeyValue {
-	g := &res.Gate
-	attrs = append(attrs, semconv.GenAIToolType(toolType), gate.AttrGated.Bool(g.Gated))
+	attrs = append(attrs, semconv.GenAIToolType(toolType))
 	attrs = append(attrs, r.attrs...) // agent, conversation, run, task
-	if g.Gated {
-		attrs = append(attrs,
-			gate.AttrAction.String(string(g.Action)),
-			gate.AttrSource.String(g.Source),
-			gate.AttrDuration.Int64(int64(g.Duration)))
-		if g.Reason != "" {
-			attrs = append(attrs, gate.AttrReason.String(g.Reason))
-		}
-		if g.ErrorKind != "" {
-			attrs = append(attrs, gate.AttrError.String(g.ErrorKind))
-		}
-		if g.Approval != "" {
-			attrs = append(attrs, gate.AttrApproval.String(g.Approval), gate.AttrApprover.String(g.Approver))
-		}
-		if g.Risk != gate.RiskNone {
-			attrs = append(attrs, gate.AttrRiskLevel.String(string(g.Risk)))
-		}
-		if g.Action == gate.ActionDeny {
-			attrs = append(attrs, gate.AttrSamplingPriority.Int(1))
-		}
-	}
-	if g.OptOut {
-		attrs = append(attrs, gate.AttrOptOut.Bool(true))
-	}
+	attrs = res.Gate.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
 	if res.ErrorType != "" {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
 	}

@@ -21,11 +21,15 @@ const (
 	// MetricGateDuration is the time spent deciding (s), approval
 	// included, by gen_ai.tool.name and gate.action.
 	MetricGateDuration = "toolgate.gate.duration"
+	// MetricErrors counts errors no caller could receive ({error}), by
+	// error.type: trace_hook, record, grant_store (see WithErrorHandler).
+	MetricErrors = "toolgate.executor.errors"
 )
 
 type metrics struct {
 	decisions metric.Int64Counter
 	duration  metric.Float64Histogram
+	errors    metric.Int64Counter
 }
 
 // measureOpts are prebuilt option slices: passing them with ... does not
@@ -57,7 +61,17 @@ func newMetrics(m metric.Meter) (metrics, error) {
 	if err != nil {
 		return metrics{}, fmt.Errorf("executor: metric %s: %w", MetricGateDuration, err)
 	}
-	return metrics{decisions: d, duration: h}, nil
+	errs, err := m.Int64Counter(MetricErrors, metric.WithUnit("{error}"),
+		metric.WithDescription("Errors of the trace hook, span recording and the grant store, by error.type."))
+	if err != nil {
+		return metrics{}, fmt.Errorf("executor: metric %s: %w", MetricErrors, err)
+	}
+	return metrics{decisions: d, duration: h, errors: errs}, nil
+}
+
+// fail counts one error of the given kind.
+func (m metrics) fail(ctx context.Context, kind string) {
+	m.errors.Add(ctx, 1, metric.WithAttributes(semconv.ErrorTypeKey.String(kind)))
 }
 
 // record counts one decision, with the attribute sets built once per

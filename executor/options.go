@@ -31,6 +31,9 @@ type config struct {
 	redact          func(string) string
 	onTrace         func(context.Context, ToolCallTrace) error
 	concurrency     int
+	grants          gate.GrantStore
+	maxRewrites     int
+	onError         func(error)
 }
 
 // WithTracerProvider sets where execute_tool spans go (default
@@ -68,8 +71,9 @@ func WithApprover(a gate.Approver) Option {
 }
 
 // WithApprovalTimeout bounds each approval: no answer in time denies the
-// call with gate.approval=timeout. 0 (default) leaves the bound to the
-// approver and the call's context.
+// call with gate.approval=timeout, and Execute returns then whatever the
+// approver does (a late answer is discarded). 0 (default) bounds the wait
+// by the call's context only.
 func WithApprovalTimeout(d time.Duration) Option {
 	return func(c *config) { c.approvalTimeout = d }
 }
@@ -147,12 +151,12 @@ func WithRedactor(f func(string) string) Option {
 	}
 }
 
-// OnTrace sets a hook that receives one ToolCallTrace per call, after the
-// call's span ended. Its errors and panics are reported to otel.Handle and
-// never affect execution. The hook runs synchronously on the calling
+// WithOnTrace sets a hook that receives one ToolCallTrace per call, after
+// the call's span ended. Its errors and panics go to the error handler
+// (WithErrorHandler) and never affect execution. The hook runs synchronously on the calling
 // goroutine, so keep it quick; the calls of an ExecuteBatch call it
 // concurrently, so it must be safe for concurrent use.
-func OnTrace(f func(context.Context, ToolCallTrace) error) Option {
+func WithOnTrace(f func(context.Context, ToolCallTrace) error) Option {
 	return func(c *config) { c.onTrace = f }
 }
 
@@ -164,6 +168,39 @@ func WithConcurrency(n int) Option {
 			c.concurrency = n
 		}
 	}
+}
+
+// WithGrantStore sets where run-scoped grants ("always allow this exact
+// command in this run") are kept, keyed by run ID (default: a
+// gate.MemoryGrants of this executor). Use a shared store when runs are
+// rebuilt per request.
+func WithGrantStore(s gate.GrantStore) Option {
+	return func(c *config) {
+		if s != nil {
+			c.grants = s
+		}
+	}
+}
+
+// WithMaxRewrites sets how many times the gates may rewrite one call's
+// input (default DefaultMaxRewrites); every rewrite is judged again by
+// every gate, and one more rewrite than this denies the call with
+// gate.error=invalid. n < 0 keeps the default; 0 allows no rewrite.
+func WithMaxRewrites(n int) Option {
+	return func(c *config) {
+		if n >= 0 {
+			c.maxRewrites = n
+		}
+	}
+}
+
+// WithErrorHandler receives the errors the executor cannot return to a
+// caller: the trace hook's errors and panics, a panic while recording a
+// span, a GrantStore's errors. Each is also counted in the
+// toolgate.executor.errors metric. Default: otel.Handle. f must be safe
+// for concurrent use; its panics are recovered.
+func WithErrorHandler(f func(error)) Option {
+	return func(c *config) { c.onError = f }
 }
 
 // AgentOption configures an Agent.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/gate"
 )
 
@@ -68,46 +70,22 @@ type ToolResult struct {
 	TruncatedBytes int `json:"truncatedBytes,omitempty"`
 	// ErrorType is the error.type recorded on the span ("" on success).
 	ErrorType string `json:"errorType,omitempty"`
-	// Gate is the gate's structured decision; Gate.Gated is false when no
-	// gate ran.
-	Gate GateInfo `json:"gate"`
+	// Gate is the call's decision record; Gate.Gated is false when no gate
+	// ran.
+	Gate gate.Record `json:"gate"`
+	// TraceID and SpanID identify the call's execute_tool span (W3C trace
+	// context IDs; zero, IsValid false, when the tracer provider records
+	// nothing, e.g. a no-op provider). JSON: lowercase hex.
+	TraceID trace.TraceID `json:"traceId"`
+	SpanID  trace.SpanID  `json:"spanId"`
 	// Err is the cause of an error result the executor produced (wrapping
 	// one of the Err* values), nil on success and for a tool's own IsError
 	// result.
 	Err error `json:"-"`
 }
 
-// GateInfo is the structured gate metadata of one call, as recorded on its
-// span (see gate/attributes.go for the keys).
-type GateInfo struct {
-	// Gated: at least one gate ran.
-	Gated bool `json:"gated"`
-	// Action is gate.ActionAllow or gate.ActionDeny (an ask ends as one of
-	// them); empty when not gated.
-	Action gate.Action `json:"action,omitempty"`
-	// Reason is the deciding reason, redacted and size-limited.
-	Reason string `json:"reason,omitempty"`
-	// Source names the policy that decided.
-	Source string `json:"source,omitempty"`
-	// ErrorKind is set on a fail-closed denial (gate.ErrorKind*).
-	ErrorKind string `json:"error,omitempty"`
-	// Approval (gate.Approval*) and Approver are set when the decision was
-	// an ask.
-	Approval string `json:"approval,omitempty"`
-	Approver string `json:"approver,omitempty"`
-	// Risk is the classifier's level, when one ran.
-	Risk gate.RiskLevel `json:"risk,omitempty"`
-	// Rewritten: the call ran with input a gate rewrote.
-	Rewritten bool `json:"rewritten,omitempty"`
-	// OptOut: the executor's owner opted this agent out of the
-	// executor-level gates.
-	OptOut bool `json:"optOut,omitempty"`
-	// Duration is the time spent deciding, approval included.
-	Duration time.Duration `json:"durationNs,omitempty"`
-}
-
-// ToolCallTrace is the event OnTrace receives once per call, after the
-// call's span ends.
+// ToolCallTrace is the event the trace hook (WithOnTrace) receives once
+// per call, after the call's span ends.
 type ToolCallTrace struct {
 	Tool       string
 	ToolCallID string
@@ -116,21 +94,12 @@ type ToolCallTrace struct {
 	TaskID     string
 	IsError    bool
 	ErrorType  string
-	// Gated, GateAction, GateReason (redacted), GateSource, GateError,
-	// Approval, Approver, Risk and OptOut mirror ToolResult.Gate.
-	Gated      bool
-	GateAction gate.Action
-	GateReason string
-	GateSource string
-	GateError  string
-	Approval   string
-	Approver   string
-	Risk       gate.RiskLevel
-	OptOut     bool
-	// Start and End bound the whole call; GateDuration is the deciding
-	// part.
-	Start, End   time.Time
-	GateDuration time.Duration
+	// Decision is the call's decision record, the same value as
+	// ToolResult.Gate (reason redacted and bounded).
+	Decision gate.Record
+	// Start and End bound the whole call; Decision.Duration is the
+	// deciding part.
+	Start, End time.Time
 	// Input and Output are recorded only with WithRecordContent, redacted
 	// and size-limited; empty otherwise.
 	Input, Output string

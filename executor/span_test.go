@@ -21,8 +21,8 @@ import (
 
 func TestSpanShape(t *testing.T) {
 	classifier := fixed("classify.bash", gate.Decision{Action: gate.ActionAsk, Reason: "may delete files", Risk: gate.RiskReview})
-	approver := gate.ApproverFunc(func(context.Context, gate.ApprovalRequest) (gate.ApprovalResult, error) {
-		return gate.ApprovalResult{Approved: false, Outcome: gate.ApprovalDeclined, Approver: "policy:file"}, nil
+	approver := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return req.Decline("policy:file", ""), nil
 	})
 	tests := []struct {
 		name     string
@@ -138,7 +138,7 @@ func TestReasonRedactedAndLimited(t *testing.T) {
 	h := newHarness(t, executor.WithGates(leaky), executor.WithRecordLimit(300))
 	var ev executor.ToolCallTrace
 	h2 := newHarness(t, executor.WithGates(leaky), executor.WithRecordLimit(300),
-		executor.OnTrace(func(_ context.Context, e executor.ToolCallTrace) error { ev = e; return nil }))
+		executor.WithOnTrace(func(_ context.Context, e executor.ToolCallTrace) error { ev = e; return nil }))
 	for _, hh := range []*harness{h, h2} {
 		res := hh.agent(t).Run("r").Execute(context.Background(), call("c", "bash", `{"command":"ls"}`))
 		reason := attrMap(hh.lastSpan(t).Attributes)[gate.AttrReason].AsString()
@@ -150,28 +150,28 @@ func TestReasonRedactedAndLimited(t *testing.T) {
 		assert.LessOrEqual(t, len(reason), 300)
 		assert.Contains(t, reason, "truncated")
 	}
-	assert.Equal(t, attrMap(h2.lastSpan(t).Attributes)[gate.AttrReason].AsString(), ev.GateReason)
+	assert.Equal(t, attrMap(h2.lastSpan(t).Attributes)[gate.AttrReason].AsString(), ev.Decision.Reason)
 }
 
 func TestCustomRedactorAppliesToEverything(t *testing.T) {
 	red := func(s string) string { return strings.ReplaceAll(s, "hunter2", "***") }
 	var ev executor.ToolCallTrace
 	h := newHarness(t, executor.WithGates(fixed("g", gate.Deny("password hunter2 in command"))), executor.WithRedactor(red),
-		executor.WithRecordContent(true), executor.OnTrace(func(_ context.Context, e executor.ToolCallTrace) error { ev = e; return nil }))
+		executor.WithRecordContent(true), executor.WithOnTrace(func(_ context.Context, e executor.ToolCallTrace) error { ev = e; return nil }))
 	h.agent(t).Run("r").Execute(context.Background(), call("c", "bash", `{"command":"echo hunter2"}`))
 	got := attrMap(h.lastSpan(t).Attributes)
 	for _, k := range []attribute.Key{gate.AttrReason, semconv.GenAIToolCallArgumentsKey, semconv.GenAIToolCallResultKey} {
 		assert.NotContains(t, got[k].AsString(), "hunter2", "%s", k)
 	}
 	assert.NotContains(t, ev.Input, "hunter2")
-	assert.NotContains(t, ev.GateReason, "hunter2")
+	assert.NotContains(t, ev.Decision.Reason, "hunter2")
 	assert.Contains(t, ev.Input, "***")
 }
 
 func TestOnTrace(t *testing.T) {
 	var events []executor.ToolCallTrace
 	h := newHarness(t, executor.WithGates(gate.DenyTools("no shell", "bash")),
-		executor.OnTrace(func(_ context.Context, e executor.ToolCallTrace) error { events = append(events, e); return nil }))
+		executor.WithOnTrace(func(_ context.Context, e executor.ToolCallTrace) error { events = append(events, e); return nil }))
 	run := h.agent(t).Run("run-1", executor.WithTask("task-1"))
 	run.Execute(context.Background(), call("c1", "bash", `{"command":"ls"}`))
 	run.Execute(context.Background(), call("c2", "read", `{}`))
@@ -180,10 +180,10 @@ func TestOnTrace(t *testing.T) {
 	assert.Equal(t, "bash", d.Tool)
 	assert.Equal(t, "c1", d.ToolCallID)
 	assert.True(t, d.IsError)
-	assert.True(t, d.Gated)
-	assert.Equal(t, gate.ActionDeny, d.GateAction)
-	assert.Equal(t, "no shell", d.GateReason)
-	assert.Equal(t, "deny-tools", d.GateSource)
+	assert.True(t, d.Decision.Gated)
+	assert.Equal(t, gate.ActionDeny, d.Decision.Action)
+	assert.Equal(t, "no shell", d.Decision.Reason)
+	assert.Equal(t, "deny-tools", d.Decision.Source)
 	assert.Equal(t, "tester", d.Agent)
 	assert.Equal(t, "run-1", d.RunID)
 	assert.Equal(t, "task-1", d.TaskID)
@@ -194,7 +194,7 @@ func TestOnTrace(t *testing.T) {
 	spans := h.spans.GetSpans()
 	assert.Equal(t, spans[0].SpanContext.SpanID().String(), d.SpanID)
 	assert.Equal(t, spans[0].SpanContext.TraceID().String(), d.TraceID)
-	assert.Equal(t, gate.ActionAllow, a.GateAction)
+	assert.Equal(t, gate.ActionAllow, a.Decision.Action)
 	assert.False(t, a.IsError)
 }
 
@@ -215,7 +215,7 @@ func TestTraceHookFailuresNeverBreakExecution(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			handled = nil
-			h := newHarness(t, executor.OnTrace(tc.hook), executor.WithRedactor(func(string) string { panic("bad redactor") }),
+			h := newHarness(t, executor.WithOnTrace(tc.hook), executor.WithRedactor(func(string) string { panic("bad redactor") }),
 				executor.WithRecordContent(true))
 			res := h.agent(t).Run("r").Execute(context.Background(), call("c", "bash", `{"command":"ls"}`))
 			assert.False(t, res.IsError)
@@ -273,4 +273,48 @@ func TestUnregisteredNameIsBounded(t *testing.T) {
 	got := attrMap(h.lastSpan(t).Attributes)
 	assert.Len(t, got[semconv.GenAIToolNameKey].AsString(), 256)
 	assert.Equal(t, "execute_tool", h.lastSpan(t).Name)
+}
+
+func TestErrorHandlerPerExecutor(t *testing.T) {
+	var global []error
+	otel.SetErrorHandler(handlerFunc(func(err error) { global = append(global, err) }))
+	t.Cleanup(func() { otel.SetErrorHandler(handlerFunc(func(error) {})) })
+	var mine []error
+	h := newHarness(t, executor.WithOnTrace(func(context.Context, executor.ToolCallTrace) error { return errors.New("sink down") }),
+		executor.WithErrorHandler(func(err error) { mine = append(mine, err) }))
+	run := h.agent(t).Run("r")
+	for range 2 {
+		res := run.Execute(context.Background(), call("c", "bash", `{"command":"ls"}`))
+		assert.False(t, res.IsError)
+	}
+	require.Len(t, mine, 2)
+	assert.ErrorContains(t, mine[0], "sink down")
+	assert.Empty(t, global, "a per-executor handler replaces the global one")
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, h.reader.Collect(context.Background(), &rm))
+	var errs int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != executor.MetricErrors {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				kind, _ := dp.Attributes.Value(semconv.ErrorTypeKey)
+				assert.Equal(t, "trace_hook", kind.AsString())
+				errs += dp.Value
+			}
+		}
+	}
+	assert.EqualValues(t, 2, errs)
+}
+
+func TestToolResultCarriesSpanIDs(t *testing.T) {
+	h := newHarness(t, executor.WithGates(gate.DenyTools("no", "bash")))
+	for _, c := range []executor.ToolCall{call("c1", "bash", `{"command":"ls"}`), call("c2", "read", `{}`), call("c3", "nope", `{}`)} {
+		res := h.agent(t).Run("r").Execute(context.Background(), c)
+		s := h.lastSpan(t)
+		assert.Equal(t, s.SpanContext.TraceID(), res.TraceID, c.ID)
+		assert.Equal(t, s.SpanContext.SpanID(), res.SpanID, c.ID)
+		assert.True(t, res.SpanID.IsValid())
+	}
 }

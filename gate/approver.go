@@ -1,36 +1,90 @@
 package gate
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ApprovalRequest is what an Approver is asked: one exact call and the
 // gate's reason for asking.
 type ApprovalRequest struct {
-	Call     ToolCallContext
+	// Call is the call as it will run: Call.Input and Call.RawInput are the
+	// input the tool will receive (after every rewrite, validated against
+	// the tool's schema and judged by every gate).
+	Call ToolCallContext
+	// Decision is the ask being resolved (its Reason is shown to the human).
 	Decision Decision
-	// CallHash binds an approval to this exact call: the hex SHA-256 of the
-	// tool name, the canonical validated input and the tool-call ID.
+	// OriginalInput is the input as the model sent it, set only when a gate
+	// rewrote it (then it differs from Call.RawInput); nil otherwise.
+	OriginalInput json.RawMessage
+	// Nonce is random and new for every request (NewApprovalRequest).
+	Nonce string
+	// CallHash binds an answer to this exact request: RequestHash(Call,
+	// Nonce), so an answer to an earlier or expired request for the same
+	// call never matches. The answer must carry it (build answers with
+	// Approve, Decline or TimedOut); an answer without it, or with another,
+	// denies the call.
 	CallHash string
 }
 
-// ApprovalResult is an Approver's answer.
+// ApprovalOutcome is how an ask ended.
+type ApprovalOutcome string
+
+// Approval outcomes, the values of AttrApproval. An approver answers with
+// the first three; ApprovalInvalid is recorded by the executor for an
+// answer it could not accept (bound to another call, unknown outcome, an
+// error or a panic of the approver).
+const (
+	ApprovalApproved ApprovalOutcome = "approved"
+	ApprovalDeclined ApprovalOutcome = "declined"
+	ApprovalTimeout  ApprovalOutcome = "timeout"
+	ApprovalInvalid  ApprovalOutcome = "invalid"
+)
+
+// ApprovalResult is an Approver's answer to one request. Build it from the
+// request (req.Approve, req.Decline, req.TimedOut) so that it carries the
+// request's CallHash; the executor refuses any other.
 type ApprovalResult struct {
-	// Approved allows the call; false declines it.
-	Approved bool
-	// Outcome is ApprovalApproved, ApprovalDeclined or ApprovalTimeout.
-	Outcome string
+	// Outcome is ApprovalApproved, ApprovalDeclined or ApprovalTimeout; it
+	// is the only verdict (there is no separate flag to contradict it).
+	Outcome ApprovalOutcome
 	// Approver names who answered (for example "terminal" or "policy:file").
 	Approver string
 	// Reason is the approver's own reason, if any.
 	Reason string
-	// CallHash, when set, must equal the request's CallHash: an answer
-	// bound to another call is rejected (the call is denied). Empty means
-	// the answer is for the request it was returned from.
+	// CallHash must equal the request's CallHash.
 	CallHash string
 	// Remember, on an approval, asks the executor to remember a grant for
 	// this exact tool and input within the given scope, so that later asks
 	// for the same command are approved without asking again ("always allow
 	// this exact command"). GrantScopeNone (the default) remembers nothing.
 	Remember GrantScope
+}
+
+// Approved reports whether the answer approves the call.
+func (r ApprovalResult) Approved() bool { return r.Outcome == ApprovalApproved }
+
+// Approve answers req with an approval for this call only.
+func (req ApprovalRequest) Approve(approver, reason string) ApprovalResult {
+	return ApprovalResult{Outcome: ApprovalApproved, Approver: approver, Reason: reason, CallHash: req.CallHash}
+}
+
+// ApproveForRun answers req with an approval that is also remembered for
+// the same tool and input for the rest of the run (GrantScopeRun).
+func (req ApprovalRequest) ApproveForRun(approver, reason string) ApprovalResult {
+	res := req.Approve(approver, reason)
+	res.Remember = GrantScopeRun
+	return res
+}
+
+// Decline answers req with a refusal.
+func (req ApprovalRequest) Decline(approver, reason string) ApprovalResult {
+	return ApprovalResult{Outcome: ApprovalDeclined, Approver: approver, Reason: reason, CallHash: req.CallHash}
+}
+
+// TimedOut answers req with "no answer in time".
+func (req ApprovalRequest) TimedOut(approver, reason string) ApprovalResult {
+	return ApprovalResult{Outcome: ApprovalTimeout, Approver: approver, Reason: reason, CallHash: req.CallHash}
 }
 
 // GrantScope is how long a remembered approval lasts.
@@ -41,12 +95,15 @@ const (
 	// GrantScopeNone: the approval covers only the call it answered.
 	GrantScopeNone GrantScope = ""
 	// GrantScopeRun: the approval covers later calls of the same tool with
-	// the same validated input within the same run.
+	// the same validated input within the same run (keyed by run ID in a
+	// GrantStore).
 	GrantScopeRun GrantScope = "run"
 )
 
-// Approver resolves an ask. It must honour ctx: when ctx ends before an
-// answer, the call is denied with outcome timeout. An error denies the call.
+// Approver resolves an ask. It should honour ctx; the executor does not
+// rely on it: when ctx ends before an answer, the call is denied with
+// outcome timeout and a later answer is discarded. An error, a panic or an
+// answer that does not carry the request's CallHash denies the call.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (ApprovalResult, error)
 }

@@ -19,7 +19,8 @@ const (
 	// "classify.bash" or "chain[1]:deny-network").
 	AttrSource attribute.Key = "gate.source"
 	// AttrApproval (string) is set when the decision was an ask:
-	// one of ApprovalApproved, ApprovalDeclined, ApprovalTimeout.
+	// one of ApprovalApproved, ApprovalDeclined, ApprovalTimeout,
+	// ApprovalInvalid.
 	AttrApproval attribute.Key = "gate.approval"
 	// AttrApprover (string) names the approver that answered an ask.
 	AttrApprover attribute.Key = "gate.approver"
@@ -34,6 +35,25 @@ const (
 	// AttrDuration (int, nanoseconds) is the time spent deciding, approval
 	// included.
 	AttrDuration attribute.Key = "gate.duration_ns"
+	// AttrVerdicts (string[]) is every gate's verdict, in the order the
+	// gates ran (all rounds, see AttrRounds): one "gate|action|risk|rule"
+	// entry each, action one of allow, deny, ask, rewrite; risk and rule
+	// may be empty. The final decision is gate.action; this is who judged.
+	AttrVerdicts attribute.Key = "gate.verdicts"
+	// AttrRounds (int) is how many times the gates ran: 1, plus one per
+	// accepted rewrite (every gate judges the rewritten input again).
+	// Recorded when greater than 1.
+	AttrRounds attribute.Key = "gate.rounds"
+	// AttrRewritten (bool) is true when the call ran (or was judged) with
+	// input a gate rewrote.
+	AttrRewritten attribute.Key = "gate.rewritten"
+	// AttrRewrittenBy (string) names the gate whose rewrite was last
+	// accepted.
+	AttrRewrittenBy attribute.Key = "gate.rewritten_by"
+	// AttrOriginalInputHash (string, hex SHA-256 of the raw bytes) is the
+	// hash of the input as the model sent it, recorded when it was
+	// rewritten.
+	AttrOriginalInputHash attribute.Key = "gate.input.original_sha256"
 )
 
 // Run and task identifiers recorded on every execute_tool span. The run is
@@ -51,13 +71,6 @@ const (
 // probabilistic samplers (the collector's probabilistic_sampler and
 // tail_sampling) honour; the executor sets it to 1 on denied calls.
 const AttrSamplingPriority attribute.Key = "sampling.priority"
-
-// Values of AttrApproval.
-const (
-	ApprovalApproved = "approved"
-	ApprovalDeclined = "declined"
-	ApprovalTimeout  = "timeout"
-)
 
 // Values of AttrError: why a call was denied by failing closed.
 const (

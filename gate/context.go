@@ -11,8 +11,13 @@ type ToolCallContext struct {
 	// Input is the validated input, decoded from JSON (a map for object
 	// schemas).
 	Input map[string]any
-	// RawInput is the input exactly as the model sent it.
+	// RawInput is the input the tool will receive, exactly: the model's
+	// bytes, or after an accepted rewrite the rewrite's bytes (validated
+	// against the tool's schema by the same decoder).
 	RawInput json.RawMessage
+	// OriginalInput is the model's input when a gate rewrote it (RawInput
+	// then holds the rewrite); nil when no rewrite happened.
+	OriginalInput json.RawMessage
 	// ToolCallID is the model's tool-call ID (gen_ai.tool.call.id).
 	ToolCallID string
 	// AgentName, RunID and TaskID identify who is calling and within what.

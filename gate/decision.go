@@ -30,7 +30,12 @@ type Decision struct {
 	Source string
 	// Risk is the classifier's level, when one ran.
 	Risk RiskLevel
-	// RewrittenInput, on allow, is the input to run instead (a JSON object).
+	// Rule names the rule of the gate's policy that decided (for example a
+	// classifier rule ID such as "fs.delete.root"); optional.
+	Rule string
+	// RewrittenInput, on allow or ask, is the input to run instead (a JSON
+	// object). The executor validates it against the tool's schema and
+	// runs every gate again on it; see Chain and the executor's docs.
 	RewrittenInput json.RawMessage
 	// ErrorKind is set (to one of the ErrorKind* values) only on a deny that
 	// is a fail-closed denial: the gate returned an error, panicked, timed

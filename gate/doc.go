@@ -1,32 +1,59 @@
 // Package gate is toolgate's decision model: the vocabulary shared by the
-// executor, the classifiers and the audit trail.
+// executor, the classifiers, the approvers and the audit trail.
 //
 // A gate decides, for one tool call after its input has been validated and
 // before it runs, whether that call may run now. The executor builds a
-// [ToolCallContext], asks a [Gate] for a [Decision], resolves an ask through
-// an [Approver], and records the outcome on the call's OpenTelemetry span
-// under the attribute keys defined in attributes.go. Those keys are the
-// project's contract with the collector configs, the ClickHouse schema and
-// the docs: nothing else spells them.
+// [ToolCallContext], asks a [Gate] for a [Decision], resolves an ask
+// through an [Approver], and keeps the outcome in the one decision record,
+// [Record]: the value the executor returns, hands to trace hooks and
+// encodes on the call's OpenTelemetry span with [Record.Attributes] — the
+// only encoder, which otelbridge uses for bridged events too — under the
+// attribute keys of attributes.go. [Fields] lists those attributes with
+// their types: the audit store's gate_decisions columns are generated from
+// it. Nothing else spells the keys.
 //
-// Composition and failure:
-//   - [Chain] runs gates in order; the first deny wins, an ask is resolved
-//     only when no later gate denies, a rewrite feeds later gates, and every
-//     decision names its Source (see [Named] and [Namer]).
-//   - [Evaluate] runs any gate fail-closed: an error, a panic, a timeout
-//     ([WithTimeout]), the end of the context or an invalid decision is a
-//     deny whose ErrorKind (gate.error) says why.
+// # Guarantees (against a hostile model)
+//
+// The model that issues tool calls is treated as an adversary. With the
+// executor (package executor) in front of the tools:
+//
+//   - Every gate judges the input that runs. A rewrite ends the chain's
+//     round ([Chain]); the executor validates it with the same decoder and
+//     schema as the model's input and runs every gate again on it, at most
+//     a bounded number of times (then it denies). The tool receives input X
+//     only if every gate, executor- and agent-level, judged X itself in the
+//     last round and none denied it; an agent-level gate cannot weaken an
+//     executor-level verdict (first deny wins; an ask survives allows).
+//   - An approval applies to exactly the call the human saw. The
+//     [ApprovalRequest] carries the input that will run (and the model's
+//     original when a gate rewrote it) and its hash ([RequestHash]: tool,
+//     exact input bytes, call ID, agent, run and a nonce new for every
+//     request, [NewApprovalRequest]); an answer must be built from the request
+//     ([ApprovalRequest.Approve], Decline, TimedOut) and is refused — the
+//     call denied, gate.approval=invalid — when its hash is missing or
+//     different or its outcome unknown. The executor enforces the approval
+//     timeout whatever the approver does: a late answer is discarded and
+//     recorded as a timeout.
+//   - Every decision reaches the span in a form that exports: every string
+//     passes through [SafeText] (valid UTF-8, invalid bytes shown as \xNN,
+//     bounded), so a hostile byte cannot make OTLP reject the batch.
+//   - Failure is closed: an error, a panic, a timeout ([WithTimeout]), the
+//     end of the context, an invalid decision or a nil gate ([IsNil]) is a
+//     deny whose ErrorKind (gate.error) says why ([Evaluate]).
+//   - Who judged is recorded: [Judge] keeps every gate's [Verdict] in order
+//     (gate.verdicts); an allow is credited to the gate that reported the
+//     highest risk, not to whichever gate ran last.
+//
+// What a gate cannot do is in docs/threat-model.md: it sees only the calls
+// that pass through the executor, and judges them statically.
 //
 // Policies: [AllowAll], [DenyTools], [AskTools], [AskConsequential],
 // [AskDestructive] (annotation hints, used only to be stricter); the
-// classify package provides risk-classifying gates.
+// classify package provides risk-classifying gates. Ready-made approvers
+// (terminal, channel, policy file) live in package approve; run-scoped
+// grants ("always allow this exact command in this run") are kept by
+// run ID in a [GrantStore] ([MemoryGrants] by default).
 //
-// Approvers: [TerminalApprover] (prompt on a TTY; no TTY or no answer in
-// time declines), [ChannelApprover] (a UI answers by call hash) and
-// [ApproverFunc] (a callback). An approval is bound to one exact call by
-// [CallHash] and used once; [ApprovalResult].Remember with [GrantScopeRun]
-// lets the executor remember "always allow this exact command" ([GrantKey])
-// for the rest of the run.
-//
-// gate imports neither executor nor classify.
+// gate imports neither executor nor classify, nor os or a terminal
+// library.
 package gate

@@ -34,8 +34,8 @@ func Evaluate(ctx context.Context, g Gate, call ToolCallContext, source string) 
 			d = failClosed(ErrorKindPanic, source, fmt.Errorf("%w: %v", ErrPanic, r))
 		}
 	}()
-	if g == nil {
-		return failClosed(ErrorKindInvalid, source, fmt.Errorf("%w: nil gate", ErrInvalidDecision))
+	if isNil(g) {
+		return failClosed(ErrorKindInvalid, source, errNilGate)
 	}
 	d, err := g.Decide(ctx, call)
 	if err != nil {
@@ -105,9 +105,34 @@ type namedGate struct {
 func (n namedGate) Name() string { return n.name }
 
 func (n namedGate) Decide(ctx context.Context, call ToolCallContext) (Decision, error) {
+	if isNil(n.g) {
+		return Decision{}, errNilGate
+	}
 	d, err := n.g.Decide(ctx, call)
 	if err == nil && d.Source == "" {
 		d.Source = n.name
 	}
 	return d, err
+}
+
+// errNilGate is the cause of the denial of a nil gate.
+var errNilGate = fmt.Errorf("%w: nil gate", ErrInvalidDecision)
+
+// IsNil reports whether g is a nil gate: a nil interface, a nil Func, or
+// Named or WithTimeout wrapping one. Such a gate is invalid: the executor
+// refuses it at configuration, and Evaluate denies (ErrorKindInvalid).
+func IsNil(g Gate) bool { return isNil(g) }
+
+func isNil(g Gate) bool {
+	switch v := g.(type) {
+	case nil:
+		return true
+	case Func:
+		return v == nil
+	case namedGate:
+		return isNil(v.g)
+	case timeoutGate:
+		return isNil(v.g)
+	}
+	return false
 }

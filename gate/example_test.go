@@ -9,7 +9,8 @@ import (
 )
 
 // A chain runs its gates in order; the first deny wins and names its
-// source.
+// source; an allow is credited to the gate that judged the highest risk,
+// else to the first gate.
 func ExampleChain() {
 	noNetwork := gate.Named("no-network", gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
 		if c.ToolName == "fetch" {
@@ -27,7 +28,7 @@ func ExampleChain() {
 		fmt.Printf("%s: %s by %s (%s)\n", call.ToolName, d.Action, d.Source, d.Reason)
 	}
 	// Output:
-	// read: allow by no-network ()
+	// read: allow by consequential ()
 	// fetch: deny by no-network (network access is off)
 	// pay: ask by consequential (tool pay is consequential)
 }
@@ -41,26 +42,4 @@ func ExampleWithTimeout() {
 	d := gate.Evaluate(context.Background(), gate.WithTimeout(slow, 10*time.Millisecond), gate.ToolCallContext{ToolName: "bash"}, "slow-policy")
 	fmt.Println(d.Action, d.ErrorKind, d.Source)
 	// Output: deny timeout slow-policy
-}
-
-// A UI answers asks by call hash; each answer is used once.
-func ExampleChannelApprover() {
-	ui := gate.NewChannelApprover("ui", 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		req := <-ui.Requests()
-		_ = ui.Resolve(req.CallHash, gate.ApprovalResult{Approved: true})
-		fmt.Println("second answer:", ui.Resolve(req.CallHash, gate.ApprovalResult{Approved: true}))
-	}()
-	call := gate.ToolCallContext{ToolName: "deploy", ToolCallID: "c1", Input: map[string]any{"env": "prod"}}
-	res, _ := ui.Approve(context.Background(), gate.ApprovalRequest{
-		Call: call, Decision: gate.Ask("deploys to production"),
-		CallHash: gate.CallHash(call.ToolName, call.Input, call.ToolCallID),
-	})
-	<-done
-	fmt.Println(res.Outcome, res.Approver)
-	// Output:
-	// second answer: gate: no pending approval for this call hash (unknown, already answered or expired)
-	// approved ui
 }

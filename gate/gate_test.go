@@ -154,7 +154,7 @@ func TestChain(t *testing.T) {
 		laterRuns int64
 	}{
 		{"empty allows", nil, gate.ActionAllow, "chain", "", "", "", "", 0},
-		{"all allow: last source", []gate.Gate{fixed("a", gate.Allow()), fixed("b", gate.Allow())}, gate.ActionAllow, "b", "", "", "", "", 0},
+		{"all allow: first source", []gate.Gate{fixed("a", gate.Allow()), fixed("b", gate.Allow())}, gate.ActionAllow, "a", "", "", "", "", 0},
 		{"first deny wins and stops", []gate.Gate{fixed("a", gate.Allow()), fixed("b", gate.Deny("b says no")), counting("c", gate.Deny("c says no"), &later)},
 			gate.ActionDeny, "b", "b says no", "", "", "", 0},
 		{"ask then deny: deny", []gate.Gate{fixed("a", gate.Ask("confirm")), fixed("b", gate.Deny("no"))}, gate.ActionDeny, "b", "no", "", "", "", 0},
@@ -162,14 +162,21 @@ func TestChain(t *testing.T) {
 		{"ask survives allows; later gates run", []gate.Gate{fixed("a", gate.Ask("confirm")), counting("b", gate.Allow(), &later)},
 			gate.ActionAsk, "a", "confirm", "", "", "", 1},
 		{"first ask wins over later ask", []gate.Gate{fixed("a", gate.Ask("first")), fixed("b", gate.Ask("second"))}, gate.ActionAsk, "a", "first", "", "", "", 0},
-		{"highest risk carried", []gate.Gate{fixed("a", gate.Allow().WithRisk(gate.RiskReview)), fixed("b", gate.Allow().WithRisk(gate.RiskSafe))},
-			gate.ActionAllow, "b", "", gate.RiskReview, "", "", 0},
+		{"highest risk carried and credited", []gate.Gate{fixed("a", gate.Allow().WithRisk(gate.RiskReview)), fixed("b", gate.Allow().WithRisk(gate.RiskSafe))},
+			gate.ActionAllow, "a", "", gate.RiskReview, "", "", 0},
+		{"allow credited to the gate that judged the risk", []gate.Gate{fixed("hosts", gate.Allow()), fixed("classify", gate.Allow().WithRisk(gate.RiskSafe)), fixed("c", gate.Allow())},
+			gate.ActionAllow, "classify", "", gate.RiskSafe, "", "", 0},
 		{"risk carried onto deny", []gate.Gate{fixed("a", gate.Allow().WithRisk(gate.RiskHigh)), fixed("b", gate.Deny("no"))},
 			gate.ActionDeny, "b", "no", gate.RiskHigh, "", "", 0},
-		{"rewrite carried, source of rewriter", []gate.Gate{fixed("a", rewriteA), fixed("b", gate.Allow())}, gate.ActionAllow, "a", "add -a", "", "", `{"command":"ls -a"}`, 0},
-		{"rewrite then ask carries rewrite", []gate.Gate{fixed("a", rewriteA), fixed("b", gate.Ask("confirm"))}, gate.ActionAsk, "b", "confirm", "", "", `{"command":"ls -a"}`, 0},
-		{"rewrite that is not an object denies", []gate.Gate{fixed("a", gate.AllowRewritten(json.RawMessage(`[1]`), "")), counting("b", gate.Allow(), &later)},
-			gate.ActionDeny, "a", "not a JSON object", "", gate.ErrorKindInvalid, "", 0},
+		{"rewrite ends the round", []gate.Gate{fixed("a", rewriteA), counting("b", gate.Allow(), &later)}, gate.ActionAllow, "a", "add -a", "", "", `{"command":"ls -a"}`, 0},
+		{"deny before a rewrite wins", []gate.Gate{fixed("a", gate.Deny("no")), fixed("b", rewriteA)}, gate.ActionDeny, "a", "no", "", "", "", 0},
+		{"rewrite after an ask ends the round with the rewrite", []gate.Gate{fixed("a", gate.Ask("confirm")), fixed("b", rewriteA)}, gate.ActionAllow, "b", "add -a", "", "", `{"command":"ls -a"}`, 0},
+		{"rewrite to the same input is none", []gate.Gate{fixed("a", gate.AllowRewritten(json.RawMessage(` { "command" : "ls" } `), "")), counting("b", gate.Deny("no"), &later)},
+			gate.ActionDeny, "b", "no", "", "", "", 1},
+		{"rewrite is not validated by the chain", []gate.Gate{fixed("a", gate.AllowRewritten(json.RawMessage(`[1]`), "")), counting("b", gate.Allow(), &later)},
+			gate.ActionAllow, "a", "", "", "", "[1]", 0},
+		{"nil member is invalid", []gate.Gate{fixed("a", gate.Allow()), nil}, gate.ActionDeny, "chain[1]", "nil gate", "", gate.ErrorKindInvalid, "", 0},
+		{"named nil member is invalid", []gate.Gate{gate.Named("n", nil)}, gate.ActionDeny, "n", "nil gate", "", gate.ErrorKindInvalid, "", 0},
 		{"member failure attributed", []gate.Gate{fixed("a", gate.Allow()), gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) { panic("x") })},
 			gate.ActionDeny, "chain[1]", "x", "", gate.ErrorKindPanic, "", 0},
 		{"nested chain", []gate.Gate{gate.Chain(fixed("inner", gate.Deny("inner no"))), counting("outer", gate.Allow(), &later)},
@@ -192,15 +199,28 @@ func TestChain(t *testing.T) {
 	}
 }
 
-func TestChainPassesRewriteToLaterGates(t *testing.T) {
-	var seen string
-	spy := gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
-		seen = c.String("command")
-		return gate.Allow(), nil
-	})
-	_, err := gate.Chain(fixed("rw", gate.AllowRewritten(json.RawMessage(`{"command":"ls -a"}`), "")), spy).Decide(context.Background(), bash)
-	require.NoError(t, err)
-	assert.Equal(t, "ls -a", seen)
+func TestJudgeRecordsEveryVerdict(t *testing.T) {
+	g := gate.Chain(
+		fixed("hosts", gate.Allow()),
+		gate.Chain(fixed("inner", gate.Allow().WithRisk(gate.RiskSafe)), fixed("ask", gate.Ask("confirm"))),
+		fixed("rules", gate.Decision{Action: gate.ActionAllow, Rule: "r1", Risk: gate.RiskReview}),
+	)
+	d, vs := gate.Judge(context.Background(), g, bash, "chain", nil)
+	assert.Equal(t, gate.ActionAsk, d.Action)
+	assert.Equal(t, gate.RiskReview, d.Risk)
+	require.Len(t, vs, 4)
+	var got []string
+	for _, v := range vs {
+		got = append(got, v.Gate+":"+string(v.Action)+":"+string(v.Risk)+":"+v.Rule)
+	}
+	assert.Equal(t, []string{"hosts:allow::", "inner:allow:safe:", "ask:ask::", "rules:allow:review:r1"}, got)
+	assert.Equal(t, []string{"hosts|allow||", "inner|allow|safe|", "ask|ask||", "rules|allow|review|r1"}, gate.EncodeVerdicts(vs))
+
+	d, vs = gate.Judge(context.Background(), fixed("rw", gate.AllowRewritten(json.RawMessage(`{"command":"ls -a"}`), "")), bash, "x", nil)
+	assert.NotNil(t, d.RewrittenInput)
+	require.Len(t, vs, 1)
+	assert.True(t, vs[0].Rewrote)
+	assert.Equal(t, []string{"rw|rewrite||"}, gate.EncodeVerdicts(vs))
 }
 
 func TestChainStopsWhenCancelled(t *testing.T) {
@@ -247,24 +267,51 @@ func TestPolicies(t *testing.T) {
 
 func TestCallHash(t *testing.T) {
 	in := map[string]any{"command": "ls", "n": 1.0}
-	h := gate.CallHash("bash", in, "c1")
+	call := gate.ToolCallContext{ToolName: "bash", Input: in, ToolCallID: "c1", AgentName: "coder", RunID: "r1"}
+	with := func(f func(*gate.ToolCallContext)) string {
+		c := call
+		f(&c)
+		return gate.CallHash(c)
+	}
+	h := gate.CallHash(call)
 	assert.Len(t, h, 64)
 	tests := []struct {
 		name string
 		h    string
 		same bool
 	}{
-		{"same call, keys in another order", gate.CallHash("bash", map[string]any{"n": 1.0, "command": "ls"}, "c1"), true},
-		{"other call ID", gate.CallHash("bash", in, "c2"), false},
-		{"other tool", gate.CallHash("sh", in, "c1"), false},
-		{"other input", gate.CallHash("bash", map[string]any{"command": "ls -a", "n": 1.0}, "c1"), false},
-		{"field boundaries", gate.CallHash("bas", in, "hc1"), false},
+		{"same call, keys in another order", with(func(c *gate.ToolCallContext) { c.Input = map[string]any{"n": 1.0, "command": "ls"} }), true},
+		{"raw input is hashed when present", with(func(c *gate.ToolCallContext) { c.RawInput = []byte(`{"n":1,"command":"ls"}`) }), false},
+		{"other call ID", with(func(c *gate.ToolCallContext) { c.ToolCallID = "c2" }), false},
+		{"other tool", with(func(c *gate.ToolCallContext) { c.ToolName = "sh" }), false},
+		{"other input", with(func(c *gate.ToolCallContext) { c.Input = map[string]any{"command": "ls -a", "n": 1.0} }), false},
+		{"other agent", with(func(c *gate.ToolCallContext) { c.AgentName = "reviewer" }), false},
+		{"other run", with(func(c *gate.ToolCallContext) { c.RunID = "r2" }), false},
+		{"field boundaries", with(func(c *gate.ToolCallContext) { c.ToolName, c.ToolCallID = "bas", "hc1" }), false},
+		{"field boundaries between agent and run", with(func(c *gate.ToolCallContext) { c.AgentName, c.RunID = "coderr", "1" }), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.same, tc.h == h)
 		})
 	}
-	assert.Equal(t, gate.GrantKey("bash", in), gate.GrantKey("bash", map[string]any{"n": 1.0, "command": "ls"}))
-	assert.NotEqual(t, gate.GrantKey("bash", in), gate.GrantKey("bash", map[string]any{"command": "rm"}))
+	key := gate.GrantKey("coder", "bash", []byte(`{"command":"ls","n":1}`))
+	assert.Equal(t, key, gate.GrantKey("coder", "bash", []byte(` { "command" : "ls", "n" : 1 } `)), "whitespace is not part of the command")
+	for _, other := range []string{
+		gate.GrantKey("coder", "bash", []byte(`{"command":"ls","n":1.0}`)),
+		gate.GrantKey("coder", "bash", []byte(`{"n":1,"command":"ls"}`)),
+		gate.GrantKey("coder", "bash", []byte(`{"command":"rm","n":1}`)),
+		gate.GrantKey("deployer", "bash", []byte(`{"command":"ls","n":1}`)),
+		gate.GrantKey("coder", "sh", []byte(`{"command":"ls","n":1}`)),
+		gate.GrantKey("coder", "bash", []byte(`{"command":"ls","n":9007199254740993}`)),
+	} {
+		assert.NotEqual(t, key, other)
+	}
+	assert.NotEqual(t, gate.GrantKey("c", "bash", []byte(`{"id":9007199254740993}`)), gate.GrantKey("c", "bash", []byte(`{"id":9007199254740992}`)))
+	// A request hash differs from the call's and between requests for the
+	// same call.
+	r1, r2 := gate.NewApprovalRequest(call, gate.Ask("r"), nil), gate.NewApprovalRequest(call, gate.Ask("r"), nil)
+	assert.NotEqual(t, r1.CallHash, r2.CallHash)
+	assert.NotEqual(t, h, r1.CallHash)
+	assert.Equal(t, gate.RequestHash(call, r1.Nonce), r1.CallHash)
 }

@@ -32,6 +32,9 @@ type gateAnswer struct {
 }
 
 func (t timeoutGate) Decide(ctx context.Context, call ToolCallContext) (Decision, error) {
+	if isNil(t.g) {
+		return Decision{}, errNilGate
+	}
 	tctx, cancel := context.WithTimeout(ctx, t.d)
 	defer cancel()
 	ch := make(chan gateAnswer, 1)

@@ -53,6 +53,16 @@ type batchConfig struct {
 	batchSize     int
 	batchTimeout  time.Duration
 	exportTimeout time.Duration
+	onError       func(error)
+}
+
+// WithExportErrorHandler receives every failed export's error (after the
+// exporter's own retries), wrapped with the number of spans it lost; each
+// is also counted in BatchStats.ExportFailed. Without it the errors reach
+// only the SDK's global handler (otel.Handle). f must be safe for
+// concurrent use; its panics are recovered.
+func WithExportErrorHandler(f func(error)) BatchOption {
+	return func(c *batchConfig) { c.onError = f }
 }
 
 // WithQueueSize bounds the spans waiting for export (default
@@ -91,7 +101,7 @@ func NewBatchProcessor(exp sdktrace.SpanExporter, opts ...BatchOption) (*BatchPr
 	if cfg.queueSize == 0 {
 		cfg.queueSize = envInt("OTEL_BSP_MAX_QUEUE_SIZE", sdktrace.DefaultMaxQueueSize)
 	}
-	ce := &countingExporter{next: exp}
+	ce := &countingExporter{next: exp, onError: cfg.onError}
 	p := &BatchProcessor{exp: ce, limit: int64(cfg.queueSize)}
 	ce.onHand = func(n int) { p.inflight.Add(-int64(n)) }
 
@@ -205,6 +215,7 @@ type countingExporter struct {
 	exported atomic.Int64
 	failed   atomic.Int64
 	lastErr  atomic.Pointer[error]
+	onError  func(error)
 }
 
 func (e *countingExporter) lastError() error {
@@ -223,6 +234,12 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	if err != nil {
 		e.failed.Add(n)
 		e.lastErr.Store(&err)
+		if e.onError != nil {
+			func() {
+				defer func() { _ = recover() }()
+				e.onError(fmt.Errorf("otelbridge: export of %d spans failed: %w", n, err))
+			}()
+		}
 		return err
 	}
 	e.exported.Add(n)

@@ -143,3 +143,26 @@ func TestNewBatchProcessorErrors(t *testing.T) {
 	_, err = NewBatchProcessor(newGatedExporter(), WithQueueSize(-1))
 	require.Error(t, err)
 }
+
+func TestBatchProcessorReportsExportErrors(t *testing.T) {
+	exp := newGatedExporter()
+	exp.fail = errors.New("collector unreachable")
+	close(exp.release)
+	var got []error
+	var mu sync.Mutex
+	p, err := NewBatchProcessor(exp, WithExportErrorHandler(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, err)
+	}))
+	require.NoError(t, err)
+	p.OnEnd(stub(1))
+	p.OnEnd(stub(2))
+	_ = p.ForceFlush(context.Background())
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, got)
+	assert.Contains(t, got[0].Error(), "export of 2 spans failed")
+	assert.Contains(t, got[0].Error(), "collector unreachable")
+	assert.Equal(t, int64(2), p.Stats().ExportFailed)
+}

@@ -269,6 +269,7 @@ func (b *Bridge) run(ctx context.Context, id string) *runState {
 
 // shape returns a span's name, kind, attributes and status for an event.
 func (b *Bridge) shape(ev Event) (string, trace.SpanKind, []attribute.KeyValue, codes.Code, string) {
+	ev = ev.safe()
 	attrs := make([]attribute.KeyValue, 0, 20)
 	attrs = append(attrs, AttrBridged.Bool(true), gate.AttrRunID.String(ev.RunID), semconv.GenAIConversationID(ev.RunID))
 	if ev.TaskID != "" {
@@ -312,34 +313,20 @@ func (b *Bridge) shape(ev Event) (string, trace.SpanKind, []attribute.KeyValue, 
 		return name, trace.SpanKindInternal, attrs, codes.Unset, ""
 	}
 
-	// tool_call
+	// tool_call: the identity here, the decision by gate.Record's encoder
+	// (the executor's own).
 	attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(ev.Tool),
-		semconv.GenAIAgentName(ev.Agent), gate.AttrGated.Bool(ev.Gated || ev.GateAction != ""))
+		semconv.GenAIAgentName(ev.Agent))
 	if ev.ToolCallID != "" {
 		attrs = append(attrs, semconv.GenAIToolCallID(ev.ToolCallID))
 	}
-	denied := ev.GateAction == string(gate.ActionDeny)
-	if ev.GateAction != "" {
-		attrs = append(attrs, gate.AttrAction.String(ev.GateAction))
-		for _, kv := range []struct {
-			k attribute.Key
-			v string
-		}{
-			{gate.AttrReason, ev.GateReason}, {gate.AttrSource, ev.GateSource}, {gate.AttrError, ev.GateError},
-			{gate.AttrApproval, ev.Approval}, {gate.AttrApprover, ev.Approver}, {gate.AttrRiskLevel, ev.RiskLevel},
-		} {
-			if kv.v != "" {
-				attrs = append(attrs, kv.k.String(kv.v))
-			}
-		}
-	}
-	if ev.OptOut {
-		attrs = append(attrs, gate.AttrOptOut.Bool(true))
-	}
+	rec := ev.Record()
+	attrs = rec.Attributes(attrs, 0)
+	denied := rec.Action == gate.ActionDeny
 	name := "execute_tool " + ev.Tool
 	switch {
 	case denied:
-		attrs = append(attrs, gate.AttrSamplingPriority.Int(1), semconv.ErrorTypeKey.String(gate.ErrorTypeGateDenied))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(gate.ErrorTypeGateDenied))
 		return name, trace.SpanKindInternal, attrs, codes.Error, gate.ErrorTypeGateDenied
 	case ev.IsError:
 		et := ev.ErrorType

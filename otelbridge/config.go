@@ -111,6 +111,14 @@ type options struct {
 	sampler       sdktrace.Sampler
 	processors    []sdktrace.SpanProcessor
 	samplingOpts  []SamplingOption
+	onError       func(error)
+}
+
+// WithErrorHandler receives the provider's export errors (see
+// [WithExportErrorHandler]) instead of leaving them to OTel's global
+// handler only; they are counted in Stats().Batch.ExportFailed either way.
+func WithErrorHandler(f func(error)) Option {
+	return func(o *options) { o.onError = f }
 }
 
 // WithSpanExporter replaces the OTLP exporter (tests, stdout). The

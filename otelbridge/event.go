@@ -71,6 +71,18 @@ type Event struct {
 	Approver   string `json:"approver,omitempty"`
 	RiskLevel  string `json:"riskLevel,omitempty"`
 	OptOut     bool   `json:"optOut,omitempty"`
+	// GateRule is the deciding gate's rule, if it names one.
+	GateRule string `json:"gateRule,omitempty"`
+	// GateDurationNs is the time spent deciding, approval included (ns).
+	GateDurationNs int64 `json:"gateDurationNs,omitempty"`
+	// Verdicts is every gate's verdict in order (gate.Verdict's JSON).
+	Verdicts []gate.Verdict `json:"verdicts,omitempty"`
+	// Rewritten, RewrittenBy, OriginalInputSha256 and Rounds are
+	// gate.Record's fields of the same names.
+	Rewritten           bool   `json:"rewritten,omitempty"`
+	RewrittenBy         string `json:"rewrittenBy,omitempty"`
+	OriginalInputSha256 string `json:"originalInputSha256,omitempty"`
+	Rounds              int    `json:"rounds,omitempty"`
 	// TraceID and SpanID (hex) are set when the call already has a span
 	// (toolgate's executor fills them in its ToolCallTrace): the bridge then
 	// does not make another.
@@ -178,8 +190,60 @@ func (e Event) Validate() error {
 			return bad("gateAction %q (want allow or deny)", e.GateAction)
 		}
 	}
+	if e.Type == EventToolCall {
+		if e.GateDurationNs < 0 || float64(e.GateDurationNs) > (e.EndMs-e.StartMs+1)*1e6 {
+			return bad("gateDurationNs %d out of range", e.GateDurationNs)
+		}
+		if e.Rounds < 0 || e.Rounds > 1000 {
+			return bad("rounds %d out of range", e.Rounds)
+		}
+		if len(e.Verdicts) > 1000 {
+			return bad("%d verdicts (limit 1000)", len(e.Verdicts))
+		}
+		for i, v := range e.Verdicts {
+			switch v.Action {
+			case gate.ActionAllow, gate.ActionDeny, gate.ActionAsk:
+			default:
+				return bad("verdict %d: action %q (want allow, deny or ask)", i, v.Action)
+			}
+		}
+	}
 	if e.Tokens != nil && (e.Tokens.InputTokens < 0 || e.Tokens.OutputTokens < 0) {
 		return bad("negative token count")
 	}
 	return nil
+}
+
+// Record returns a tool_call event's decision record: the value the
+// bridge encodes with gate.Record.Attributes, exactly as the executor
+// encodes its own calls.
+func (e Event) Record() gate.Record {
+	return gate.Record{
+		Gated:             e.Gated || e.GateAction != "",
+		Action:            gate.Action(e.GateAction),
+		Reason:            e.GateReason,
+		Source:            e.GateSource,
+		Rule:              e.GateRule,
+		ErrorKind:         e.GateError,
+		Risk:              gate.RiskLevel(e.RiskLevel),
+		Approval:          gate.ApprovalOutcome(e.Approval),
+		Approver:          e.Approver,
+		OptOut:            e.OptOut,
+		Rewritten:         e.Rewritten,
+		RewrittenBy:       e.RewrittenBy,
+		OriginalInputHash: e.OriginalInputSha256,
+		Rounds:            e.Rounds,
+		Verdicts:          e.Verdicts,
+		Duration:          time.Duration(e.GateDurationNs),
+	}
+}
+
+// safe returns e with every identifying string valid UTF-8 and bounded
+// (gate.SafeText), as span names and attributes require. The decision's
+// strings are bounded by gate.Record.Attributes.
+func (e Event) safe() Event {
+	for _, p := range []*string{&e.RunID, &e.Agent, &e.TaskID, &e.Model, &e.Tool, &e.ToolCallID, &e.ErrorType, &e.TaskTitle} {
+		*p = gate.SafeText(*p, gate.MaxNameBytes)
+	}
+	return e
 }

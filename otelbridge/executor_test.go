@@ -10,24 +10,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/otelbridge"
 )
 
-// fromToolCallTrace is how an application forwards the executor's OnTrace
-// events to a Bridge (for instance together with a framework's own
-// events): the event carries its span, so the bridge never re-emits it.
+// fromToolCallTrace is how an application forwards the executor's trace
+// hook events to a Bridge: the event carries its span, so the bridge never
+// re-emits it.
 func fromToolCallTrace(ev executor.ToolCallTrace) otelbridge.Event {
-	return otelbridge.Event{
-		Type: otelbridge.EventToolCall, RunID: ev.RunID, Agent: ev.Agent, TaskID: ev.TaskID,
-		StartMs: float64(ev.Start.UnixMicro()) / 1000, EndMs: float64(ev.End.UnixMicro()) / 1000,
-		Tool: ev.Tool, ToolCallID: ev.ToolCallID, IsError: ev.IsError, ErrorType: ev.ErrorType,
-		Gated: ev.Gated, GateAction: string(ev.GateAction), GateReason: ev.GateReason, GateSource: ev.GateSource,
-		TraceID: ev.TraceID, SpanID: ev.SpanID,
-	}
+	return otelbridge.EventFromTrace(ev)
 }
 
 func ms(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
@@ -69,7 +65,7 @@ func TestExecutorAndBridgeOneTree(t *testing.T) {
 				return gate.Allow(), nil
 			})
 			ex, err := executor.New(reg, executor.WithTracerProvider(p), executor.WithGates(noRm),
-				executor.OnTrace(func(ctx context.Context, ev executor.ToolCallTrace) error {
+				executor.WithOnTrace(func(ctx context.Context, ev executor.ToolCallTrace) error {
 					return b.Handle(ctx, fromToolCallTrace(ev))
 				}))
 			require.NoError(t, err)
@@ -120,4 +116,106 @@ func TestExecutorAndBridgeOneTree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBridgedSpanEncodesTheSameDecision holds the executor's span and the
+// bridged span of the same decision to the same attributes: one encoder
+// (gate.Record.Attributes) for both.
+func TestBridgedSpanEncodesTheSameDecision(t *testing.T) {
+	ctx := context.Background()
+	live := tracetest.NewInMemoryExporter()
+	p, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: otelbridge.MustParseSampling("all")}, otelbridge.WithSpanExporter(live))
+	require.NoError(t, err)
+	var traces []executor.ToolCallTrace
+	reg, err := executor.NewRegistry(executor.Tool{
+		Name:        "bash",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`),
+		Execute:     func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil },
+	})
+	require.NoError(t, err)
+	normalise := gate.Named("normalise", gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+		if c.String("command") == "ls" {
+			return gate.AllowRewritten(json.RawMessage(`{"command":"ls -a"}`), "list all"), nil
+		}
+		return gate.Allow().WithRisk(gate.RiskSafe), nil
+	}))
+	policy := gate.Named("policy", gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+		switch c.String("command") {
+		case "rm -rf /":
+			return gate.Decision{Action: gate.ActionDeny, Reason: "destroys everything \xc3", Risk: gate.RiskHigh, Rule: "fs.rm.root"}, nil
+		case "make deploy":
+			return gate.Ask("deploys").WithRisk(gate.RiskReview), nil
+		}
+		return gate.Allow(), nil
+	}))
+	approver := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return req.Approve("bot", "fine"), nil
+	})
+	ex, err := executor.New(reg, executor.WithTracerProvider(p), executor.WithGates(normalise), executor.WithApprover(approver),
+		executor.WithOnTrace(func(_ context.Context, ev executor.ToolCallTrace) error {
+			traces = append(traces, ev)
+			return nil
+		}))
+	require.NoError(t, err)
+	ag, err := ex.Agent("coder", executor.AgentAllow("bash"), executor.AgentGates(policy))
+	require.NoError(t, err)
+	run := ag.Run("run-1", executor.WithTask("task-1"))
+	for i, cmd := range []string{"ls", "rm -rf /", "make deploy", "pwd"} {
+		run.Execute(ctx, executor.ToolCall{ID: "c" + string(rune('0'+i)), Name: "bash", Input: json.RawMessage(`{"command":"` + cmd + `"}`)})
+	}
+	require.NoError(t, p.ForceFlush(ctx))
+	require.Len(t, traces, 4)
+
+	bridged := tracetest.NewInMemoryExporter()
+	p2, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: otelbridge.MustParseSampling("all")}, otelbridge.WithSpanExporter(bridged))
+	require.NoError(t, err)
+	b := otelbridge.NewBridge(p2)
+	for _, tr := range traces {
+		ev := otelbridge.EventFromTrace(tr)
+		ev.TraceID, ev.SpanID = "", "" // bridge it as a span of its own
+		require.NoError(t, b.Handle(ctx, ev))
+	}
+	require.NoError(t, p2.ForceFlush(ctx))
+
+	// The decision's attributes and the call's identity; what only one side
+	// can know (gen_ai.tool.type, recorded content, toolgate.bridged) is
+	// left out.
+	compared := func(k attribute.Key) bool {
+		if strings.HasPrefix(string(k), "gate.") {
+			return true
+		}
+		switch k {
+		case gate.AttrSamplingPriority, gate.AttrRunID, gate.AttrTaskID, semconv.ErrorTypeKey, semconv.GenAIToolNameKey,
+			semconv.GenAIToolCallIDKey, semconv.GenAIAgentNameKey, semconv.GenAIConversationIDKey, semconv.GenAIOperationNameKey:
+			return true
+		}
+		return false
+	}
+	byCall := func(spans tracetest.SpanStubs) map[string]map[attribute.Key]string {
+		out := map[string]map[attribute.Key]string{}
+		for _, s := range spans {
+			m := map[attribute.Key]string{}
+			var id string
+			for _, kv := range s.Attributes {
+				if kv.Key == semconv.GenAIToolCallIDKey {
+					id = kv.Value.AsString()
+				}
+				if compared(kv.Key) {
+					m[kv.Key] = kv.Value.Emit()
+				}
+			}
+			if id != "" {
+				out[id] = m
+			}
+		}
+		return out
+	}
+	liveAttrs, bridgedAttrs := byCall(live.GetSpans()), byCall(bridged.GetSpans())
+	require.Len(t, liveAttrs, 4)
+	assert.Equal(t, liveAttrs, bridgedAttrs)
+	// The decisions really are different shapes.
+	assert.Equal(t, "true", liveAttrs["c0"][gate.AttrRewritten])
+	assert.Equal(t, `destroys everything \xc3`, liveAttrs["c1"][gate.AttrReason])
+	assert.Equal(t, "approved", liveAttrs["c2"][gate.AttrApproval])
+	assert.NotEmpty(t, liveAttrs["c2"][gate.AttrVerdicts])
 }

@@ -85,7 +85,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 	}
 	batch, err := NewBatchProcessor(exp,
 		WithQueueSize(cfg.QueueSize), WithBatchSize(cfg.BatchSize),
-		WithBatchTimeout(cfg.BatchTimeout), WithExportTimeout(cfg.ExportTimeout))
+		WithBatchTimeout(cfg.BatchTimeout), WithExportTimeout(cfg.ExportTimeout), WithExportErrorHandler(o.onError))
 	if err != nil {
 		return nil, err
 	}

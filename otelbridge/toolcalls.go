@@ -2,6 +2,7 @@ package otelbridge
 
 import (
 	"context"
+	"crypto/sha256"
 	"sync"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -18,12 +19,30 @@ const DefaultToolCallCapacity = 1 << 16
 // register it on the provider (Setup does). It records at span start (the
 // executor sets the ID at start, and the call's after-the-fact event can
 // only come later) and again at end. Memory is bounded: the oldest IDs are
-// forgotten first.
+// forgotten first, and an ID longer than 256 bytes (tool-call IDs are the
+// model's) is kept as its SHA-256, so memory does not grow with the IDs'
+// lengths.
 type ToolCallIndex struct {
 	mu   sync.Mutex
 	set  map[string]struct{}
-	ring []string
+	ring []string // keys (see keyOf)
 	head int
+}
+
+// maxKeptID is the longest tool-call ID the index keeps as it is.
+const maxKeptID = 256
+
+// keyOf is the key the index keeps for id: id itself when it is at most
+// maxKeptID bytes long, else its SHA-256 zero-padded to maxKeptID+1 bytes
+// (longer than any ID kept as it is, so the two kinds never collide).
+func keyOf(id string) string {
+	if len(id) <= maxKeptID {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	k := make([]byte, maxKeptID+1)
+	copy(k, sum[:])
+	return string(k)
 }
 
 var _ sdktrace.SpanProcessor = (*ToolCallIndex)(nil)
@@ -42,16 +61,17 @@ func (x *ToolCallIndex) Add(id string) {
 	if id == "" {
 		return
 	}
+	k := keyOf(id)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if _, ok := x.set[id]; ok {
+	if _, ok := x.set[k]; ok {
 		return
 	}
 	if old := x.ring[x.head]; old != "" {
 		delete(x.set, old)
 	}
-	x.ring[x.head] = id
-	x.set[id] = struct{}{}
+	x.ring[x.head] = k
+	x.set[k] = struct{}{}
 	x.head = (x.head + 1) % len(x.ring)
 }
 
@@ -60,9 +80,10 @@ func (x *ToolCallIndex) Has(id string) bool {
 	if id == "" {
 		return false
 	}
+	k := keyOf(id)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	_, ok := x.set[id]
+	_, ok := x.set[k]
 	return ok
 }
 

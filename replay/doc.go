@@ -9,6 +9,6 @@
 //
 // The replayed tools never execute: each allowed call returns a dry-run
 // result that says what would have run. Review-level calls go to an
-// approver that follows a policy file (see Policy), so a replay needs no
-// keyboard.
+// approver that follows a policy file (approve.Policy, see WithPolicy), so
+// a replay needs no keyboard.
 package replay

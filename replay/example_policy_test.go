@@ -2,12 +2,24 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolgate/toolgate/approve"
+	"github.com/toolgate/toolgate/gate"
 )
+
+// reviewAsk is a review-level ask for a call of tool with input, bound to
+// that call by its hash.
+func reviewAsk(tool string, input map[string]any) gate.ApprovalRequest {
+	raw, _ := json.Marshal(input)
+	c := gate.ToolCallContext{ToolName: tool, Input: input, RawInput: raw, ToolCallID: "c1"}
+	return gate.ApprovalRequest{Call: c, Decision: gate.Ask("review").WithRisk(gate.RiskReview), CallHash: gate.CallHash(c)}
+}
 
 // TestExamplePolicy replays the real transcript with the shipped example
 // policy: it approves workspace edits and test runs, so fewer calls are
@@ -15,7 +27,7 @@ import (
 func TestExamplePolicy(t *testing.T) {
 	runs, err := ReadTranscriptFile("../testdata/real/trajectories.jsonl")
 	require.NoError(t, err)
-	p, err := LoadPolicy("../examples/replay-policy.yaml")
+	p, err := approve.LoadPolicy("../examples/replay-policy.yaml")
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider()
 	withPolicy, err := New(WithTracerProvider(tp), WithPolicy(p, "example"))
@@ -38,7 +50,7 @@ func TestExamplePolicy(t *testing.T) {
 // commands and workspace edits, never a chained command or a path that
 // leaves the workspace.
 func TestExamplePolicyCannotBeSmuggled(t *testing.T) {
-	p, err := LoadPolicy("../examples/replay-policy.yaml")
+	p, err := approve.LoadPolicy("../examples/replay-policy.yaml")
 	require.NoError(t, err)
 	a := p.Approver("example")
 	tests := []struct {
@@ -62,9 +74,11 @@ func TestExamplePolicyCannotBeSmuggled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
-			res, err := a.Approve(context.Background(), req(tt.tool, "review", map[string]any{tt.field: tt.value}))
+			r := reviewAsk(tt.tool, map[string]any{tt.field: tt.value})
+			res, err := a.Approve(context.Background(), r)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, res.Approved, res.Reason)
+			assert.Equal(t, tt.want, res.Approved(), res.Reason)
+			assert.Equal(t, r.CallHash, res.CallHash)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 )
@@ -22,7 +23,7 @@ const instrumentation = "github.com/toolgate/toolgate/replay"
 type config struct {
 	tp         trace.TracerProvider
 	execOpts   []executor.Option
-	policy     *Policy
+	policy     *approve.Policy
 	policyName string
 	classify   []classify.Option
 	onCall     func(Call, executor.ToolResult)
@@ -45,9 +46,9 @@ func WithExecutorOptions(opts ...executor.Option) Option {
 }
 
 // WithPolicy sets the policy that answers review-level calls, named name
-// in gate.approver ("policy:"+name). Default: DefaultPolicy, named
-// "default".
-func WithPolicy(p *Policy, name string) Option {
+// in gate.approver ("policy:"+name). Default: approve.DefaultPolicy,
+// named "default".
+func WithPolicy(p *approve.Policy, name string) Option {
 	return func(c *config) { c.policy, c.policyName = p, name }
 }
 
@@ -73,7 +74,7 @@ type Replayer struct {
 // New builds a Replayer: a registry of the dry-run Tools, an executor with
 // the policy's approver, and a tracer for the invoke_agent spans.
 func New(opts ...Option) (*Replayer, error) {
-	cfg := config{policy: DefaultPolicy(), policyName: "default"}
+	cfg := config{policy: approve.DefaultPolicy(), policyName: "default"}
 	for _, o := range opts {
 		o(&cfg)
 	}

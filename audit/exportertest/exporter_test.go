@@ -17,9 +17,11 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/audit/audittest"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
@@ -55,6 +57,32 @@ type toolCall struct {
 	action gate.Action
 	reason string
 	risk   gate.RiskLevel
+	// record, when set, adds its attributes as the executor encodes them
+	// (gate.Record.Attributes), replacing the gate attributes above.
+	record *gate.Record
+}
+
+// putAttrs puts OTel attributes into a pdata map with their types, as the
+// OTLP receiver does with what the SDK sends (string slices as slices).
+func putAttrs(m pcommon.Map, kvs []attribute.KeyValue) {
+	for _, kv := range kvs {
+		k := string(kv.Key)
+		switch kv.Value.Type() {
+		case attribute.BOOL:
+			m.PutBool(k, kv.Value.AsBool())
+		case attribute.INT64:
+			m.PutInt(k, kv.Value.AsInt64())
+		case attribute.FLOAT64:
+			m.PutDouble(k, kv.Value.AsFloat64())
+		case attribute.STRINGSLICE:
+			sl := m.PutEmptySlice(k)
+			for _, v := range kv.Value.AsStringSlice() {
+				sl.AppendEmpty().SetStr(v)
+			}
+		default:
+			m.PutStr(k, kv.Value.Emit())
+		}
+	}
 }
 
 // agentRun builds one trace the way the executor records it: an
@@ -100,6 +128,9 @@ func agentRun(trace [16]byte, root [8]byte, agent string, start time.Time, calls
 		if c.risk != "" {
 			a.PutStr(string(gate.AttrRiskLevel), string(c.risk))
 		}
+		if c.record != nil {
+			putAttrs(a, c.record.Attributes(nil, 0))
+		}
 		if c.action == gate.ActionDeny {
 			a.PutStr(string(semconv.ErrorTypeKey), gate.ErrorTypeGateDenied)
 			s.Status().SetCode(ptrace.StatusCodeError)
@@ -114,10 +145,29 @@ var (
 	trace2 = [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}
 )
 
+// rewrittenDeny is a decision with every field of the record: a rewrite
+// judged again in a second round, then denied; a rule with the verdict
+// separator, quotes, <&> and non-ASCII text.
+var rewrittenDeny = gate.Record{
+	Gated: true, Action: gate.ActionDeny, Reason: "rm -rf outside the workspace", Source: "classify.bash",
+	Risk: gate.RiskHigh, Approval: gate.ApprovalInvalid, Approver: "channel", Rewritten: true, RewrittenBy: "sandbox",
+	OriginalInputHash: "05239f897663e2de54bf775f59125ecc5644bc267fc47614a42b84b68c75ce2c", Rounds: 2, Duration: 1500,
+	Verdicts: []gate.Verdict{
+		{Gate: "sandbox", Action: gate.ActionAllow, Rewrote: true, Rule: `strip|"pipe" <&> é`},
+		{Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "delete.root"},
+	},
+}
+
+// rewrittenDenyVerdicts is gate.verdicts of rewrittenDeny as the exporter
+// stores it in SpanAttributes: a JSON array, '|' in a rule replaced by
+// gate.EncodeVerdicts, no HTML escaping, UTF-8 as is.
+const rewrittenDenyVerdicts = `["sandbox|rewrite||strip/\"pipe\" <&> é","classify.bash|deny|high|delete.root"]`
+
 func batches(start time.Time) (first, second ptrace.Traces) {
 	first = agentRun(trace1, [8]byte{1, 1, 1, 1, 1, 1, 1, 1}, "coder", start, []toolCall{
 		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 1}, tool: "bash", action: gate.ActionAllow, risk: gate.RiskSafe},
-		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 2}, tool: "bash", action: gate.ActionDeny, reason: "rm -rf outside the workspace", risk: gate.RiskHigh},
+		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 2}, tool: "bash", action: gate.ActionDeny, reason: "rm -rf outside the workspace", risk: gate.RiskHigh,
+			record: &rewrittenDeny},
 	})
 	second = agentRun(trace2, [8]byte{2, 2, 2, 2, 2, 2, 2, 2}, "reviewer", start.Add(time.Minute), []toolCall{
 		{span: [8]byte{2, 0, 0, 0, 0, 0, 0, 1}, tool: "http_get", action: gate.ActionDeny, reason: "network egress blocked", risk: gate.RiskHigh},
@@ -162,7 +212,7 @@ func TestExporterWritesDecisions(t *testing.T) {
 			if !tc.migrateFirst {
 				res, err := audit.Migrate(ctx, writer, opts...)
 				require.NoError(t, err)
-				assert.Equal(t, []int{1, 2, 3}, res.Applied)
+				assert.Equal(t, []int{1, 2, 3, 4}, res.Applied)
 			}
 			require.NoError(t, exp.ConsumeTraces(ctx, second))
 			// The exporter retries a batch it believes failed: the same
@@ -198,8 +248,26 @@ func TestExporterWritesDecisions(t *testing.T) {
 			assert.True(t, d.IsError)
 			assert.Equal(t, gate.ErrorTypeGateDenied, d.ErrorType)
 			assert.True(t, d.Timestamp.Equal(start.Add(time.Minute+100*time.Millisecond)), d.Timestamp)
+			assert.Equal(t, []string{"|deny|high|"}, d.Verdicts, "recorded without gate.verdicts (nor gate.source)")
 
-			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByAction}})
+			// The record's fields, through the exporter (and, exporter
+			// first, through the backfill and version 4's repair).
+			rd := byTool["bash/deny"]
+			assert.Equal(t, []string{`sandbox|rewrite||strip/"pipe" <&> é`, "classify.bash|deny|high|delete.root"}, rd.Verdicts)
+			assert.True(t, rd.Rewritten)
+			assert.Equal(t, "sandbox", rd.RewrittenBy)
+			assert.Equal(t, rewrittenDeny.OriginalInputHash, rd.OriginalInputHash)
+			assert.EqualValues(t, 2, rd.Rounds)
+			assert.Equal(t, "invalid", rd.Approval)
+			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByGate}, Filter: audit.Filter{Agent: "coder"}})
+			require.NoError(t, err)
+			assert.Equal(t, []audit.StatsRow{
+				{Keys: []string{""}, Count: 1}, // the allowed bash call: no verdicts, no source
+				{Keys: []string{"classify.bash"}, Count: 1, Denied: 1},
+				{Keys: []string{"sandbox"}, Count: 1, Denied: 1},
+			}, s.Rows)
+
+			s, err = st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByAction}})
 			require.NoError(t, err)
 			assert.EqualValues(t, 5, s.Total)
 			assert.EqualValues(t, 2, s.TotalDenied)
@@ -215,5 +283,46 @@ func TestExporterWritesDecisions(t *testing.T) {
 			}
 			assert.Equal(t, "Error", tree.Roots[0].Children[1].StatusCode)
 		})
+	}
+}
+
+// How the exporter stores each attribute shape of the decision record in
+// SpanAttributes (every value a string): measured here, and the same as
+// audittest.AttrString, which the audit tests write spans with.
+func TestExporterAttributeStrings(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	ctx := context.Background()
+	wopts, err := clickhouse.ParseDSN(ch.WriterDSN)
+	require.NoError(t, err)
+	writer, err := clickhouse.Open(wopts)
+	require.NoError(t, err)
+	defer writer.Close()
+	exp := newExporter(t, ch, "otel_attrs", "lz4")
+	kvs := append(rewrittenDeny.Attributes(nil, 0),
+		attribute.StringSlice("empty.list", []string{}), attribute.StringSlice("one.list", []string{"x"}))
+	td := agentRun(trace1, [8]byte{3, 3, 3, 3, 3, 3, 3, 3}, "coder", time.Now(), nil)
+	putAttrs(td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes(), kvs)
+	require.NoError(t, exp.ConsumeTraces(ctx, td))
+
+	var stored map[string]string
+	require.NoError(t, writer.QueryRow(ctx, "SELECT SpanAttributes FROM otel_attrs.otel_traces").Scan(&stored))
+	tests := []struct {
+		key  attribute.Key
+		want string
+	}{
+		{gate.AttrVerdicts, rewrittenDenyVerdicts},
+		{"empty.list", "[]"},
+		{"one.list", `["x"]`},
+		{gate.AttrGated, "true"},
+		{gate.AttrRewritten, "true"},
+		{gate.AttrRounds, "2"},
+		{gate.AttrDuration, "1500"},
+		{gate.AttrApproval, "invalid"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, stored[string(tc.key)], tc.key)
+	}
+	for _, kv := range kvs {
+		assert.Equal(t, stored[string(kv.Key)], audittest.AttrString(kv.Value), kv.Key)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/audit/audittest"
 )
 
 func TestEveryCommandHasAnExample(t *testing.T) {
@@ -149,4 +151,34 @@ func TestOneLineEscapesControlCharacters(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, oneLine(tc.in), "%q", tc.in)
 	}
+}
+
+// A schema older than this auditq: queries say to migrate, migrate
+// upgrades it in place, and the decisions stored before read afterwards.
+func TestOutdatedSchemaSaysMigrate(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	require.NoError(t, audittest.CreateAtVersion3(ctx, env.Writer, "old"))
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, "old", audittest.Fixture()))
+	reader := append([]string{"--dsn", env.CH.ReaderDSN, "--database", "old"}, fixtureRange...)
+
+	// Counts over the older columns still work; decisions need the new ones.
+	var out bytes.Buffer
+	code, stderr := execAuditq(t, ctx, &out, append([]string{"stats", "-o", "csv"}, reader...)...)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "action,count,denied\nallow,6,0\ndeny,4,4\n", out.String())
+	out.Reset()
+	code, stderr = execAuditq(t, ctx, &out, append([]string{"decisions"}, reader...)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `the audit tables are missing or older than this auditq in database "old"`)
+	assert.Contains(t, stderr, "`auditq migrate`")
+
+	code, stderr = execAuditq(t, ctx, &out, "migrate", "--dsn", env.CH.WriterDSN, "--database", "old")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\nschema is at version 4\n", out.String())
+
+	out.Reset()
+	code, stderr = execAuditq(t, ctx, &out, append([]string{"stats", "--by", "gate", "--action", "deny", "-o", "csv"}, reader...)...)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "gate,count,denied\nchain[0]:approval,1,1\nclassify.bash,1,1\npolicy.consequential,1,1\npolicy.network,1,1\n", out.String())
 }

@@ -116,7 +116,7 @@ func explain(err error, database string) error {
 		if errors.As(err, &ex) {
 			detail = fmt.Sprintf("code %d: %s", ex.Code, ex.Message)
 		}
-		return fmt.Errorf("the audit tables are missing in database %q (%s); create them with `auditq migrate` and the writer's --dsn", database, detail)
+		return fmt.Errorf("the audit tables are missing or older than this auditq in database %q (%s); create or upgrade them with `auditq migrate` and the writer's --dsn", database, detail)
 	}
 	return err
 }

@@ -21,6 +21,7 @@ type filterFlags struct {
 	reason       string
 	trace, run   string
 	service      string
+	rewritten    bool
 }
 
 func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string) {
@@ -37,6 +38,7 @@ func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string
 	fs.StringVar(&f.trace, "trace", "", "only this trace ID")
 	fs.StringVar(&f.run, "run", "", "only this run ID")
 	fs.StringVar(&f.service, "service", "", "only this service (OTel service.name)")
+	fs.BoolVar(&f.rewritten, "rewritten", false, "only calls whose input a gate rewrote")
 	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions([]string{string(gate.ActionAllow), string(gate.ActionDeny)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("risk", cobra.FixedCompletions([]string{string(gate.RiskSafe), string(gate.RiskReview), string(gate.RiskHigh)}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -66,6 +68,7 @@ func (f *filterFlags) filter(now time.Time) (audit.Filter, error) {
 	}
 	out.Agent, out.Tool, out.Action, out.Risk = f.agent, f.tool, f.action, f.risk
 	out.Reason, out.TraceID, out.RunID, out.Service = f.reason, f.trace, f.run, f.service
+	out.Rewritten = f.rewritten
 	return out, nil
 }
 

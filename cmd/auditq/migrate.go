@@ -30,6 +30,10 @@ recording each in schema_migrations; it is idempotent and safe to re-run:
   2 gate_decisions     one typed row per decision, deduplicated by SpanId
   3 gate_decisions_mv  the view filling it from otel_traces, plus a backfill
                        of the spans already there
+  4 verdicts_rewrites  columns for rewrites, rounds and every gate's verdict
+                       (ALTER TABLE … ADD COLUMN), the view's new query
+                       (MODIFY QUERY), and a repair of the rows of spans
+                       that carried them before
 
 It needs a user allowed to create tables (the embedded server's writer).
 --cluster NAME generates ON CLUSTER statements and Replicated engines for a

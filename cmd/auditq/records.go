@@ -59,6 +59,8 @@ func (r record) csvRow() []string {
 			out[i] = strconv.Itoa(x)
 		case nil:
 			out[i] = ""
+		case []string:
+			out[i] = jsonNoHTMLEscape(x)
 		default:
 			b, _ := json.Marshal(x)
 			out[i] = string(b)
@@ -67,9 +69,22 @@ func (r record) csvRow() []string {
 	return out
 }
 
+// jsonNoHTMLEscape renders v as JSON without escaping <, > and & (the
+// way the json output writes values).
+func jsonNoHTMLEscape(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
 // structRecord turns a struct with json tags into a record: fields in
-// declaration order, times as RFC 3339 (nanoseconds) in loc, nested
-// pointers and slices skipped.
+// declaration order, times as RFC 3339 (nanoseconds) in loc, string
+// slices as arrays (a JSON array in a csv cell; nil as empty), nested
+// pointers and other slices skipped.
 func structRecord(v any, loc *time.Location) record {
 	var r record
 	rv := reflect.ValueOf(v)
@@ -85,6 +100,11 @@ func structRecord(v any, loc *time.Location) record {
 		case time.Time:
 			r.set(name, timeValue(x, loc))
 		case string, bool, uint64, int:
+			r.set(name, x)
+		case []string:
+			if x == nil {
+				x = []string{}
+			}
 			r.set(name, x)
 		}
 	}

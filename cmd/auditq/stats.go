@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func newStatsCmd(io stdio) *cobra.Command {
 	formats := []string{formatTable, formatJSON, formatJSONL, formatCSV}
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Count decisions grouped by tool, agent, action, reason, risk, rule, source or approval",
+		Short: "Count decisions grouped by tool, agent, action, reason, risk, rule, source, approval or gate",
 		Long: `stats counts decisions (each gated tool call once), grouped by the
 dimensions in --by, optionally per time bucket (--every). On a terminal each
 row gets a bar (share of the largest group) or, with --every, a sparkline of
@@ -44,15 +45,23 @@ its counts over the buckets.
 
 Rows are ordered by bucket, then count (largest first). json, jsonl and csv
 rows carry bucket (with --every), one field per dimension (tool_name, agent,
-action, reason, risk_level, rule, source, approval), count and denied.
+action, reason, risk_level, rule, source, approval, gate), count and denied.
 
 rule is the classifier rule a reason names in brackets ("[net.upload]"): the
-way to count denials by kind, since reasons quote the call itself.`,
+way to count denials by kind, since reasons quote the call itself.
+
+source is the gate that decided; gate is every gate that judged the call
+(its recorded verdicts; the deciding gate for calls recorded without
+them): a call judged by two gates counts once in each gate's row, so the
+counts add up to more than the calls, and denied counts the calls that
+ended denied, whichever gate denied them.`,
 		Example: `  # which tools were denied most this week, and by which rule?
   auditq stats --since 7d --action deny --by tool,rule
   # hourly decisions per action over the last day
   auditq stats --since 24h --by action --every 1h
-  auditq stats --by agent,risk --format csv`,
+  auditq stats --by agent,risk --format csv
+  # which gates judged the denied calls (each gate of a chain counts)?
+  auditq stats --action deny --by gate`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := out.check(formats...); err != nil {
@@ -93,7 +102,7 @@ way to count denials by kind, since reasons quote the call itself.`,
 	conn.add(cmd)
 	out.add(cmd, formats...)
 	filt.add(cmd, true, "24h")
-	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk, rule, source, approval")
+	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk, rule, source, approval, gate")
 	cmd.Flags().StringVar(&every, "every", "", "count per time bucket of this width (1h, 15m, 1d)")
 	_ = cmd.RegisterFlagCompletionFunc("by", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ds []string
@@ -181,7 +190,8 @@ func writeStats(w io.Writer, o outFlags, s audit.Stats) error {
 		}
 		t.add(cells...)
 	}
-	if keyCols := len(header) - 2 - boolInt(term.tty); keyCols > 0 && len(s.Rows) > 1 {
+	// No total by gate: a call judged by several gates is in several rows.
+	if keyCols := len(header) - 2 - boolInt(term.tty); keyCols > 0 && len(s.Rows) > 1 && !slices.Contains(s.By, audit.ByGate) {
 		total := append(make([]string, keyCols), strconv.FormatUint(s.Total, 10), strconv.FormatUint(s.TotalDenied, 10))
 		total[0] = "TOTAL"
 		if term.tty {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/otelbridge"
@@ -28,9 +29,9 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	policy, policyName := replay.DefaultPolicy(), "default"
+	policy, policyName := approve.DefaultPolicy(), "default"
 	if o.policy != "" {
-		if policy, err = replay.LoadPolicy(o.policy); err != nil {
+		if policy, err = approve.LoadPolicy(o.policy); err != nil {
 			return err
 		}
 		policyName = o.policy

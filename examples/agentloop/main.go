@@ -195,16 +195,19 @@ func run(ctx context.Context, w io.Writer) error {
 	approver := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
 		ok := req.Call.ToolName == "bash"
 		fmt.Fprintf(out, "  ? approval asked: %s %s (%s) -> approved=%v\n", req.Call.ToolName, req.Call.RawInput, req.Decision.Reason, ok)
-		return gate.ApprovalResult{Approved: ok, Approver: "scripted-human"}, nil
+		if ok {
+			return req.Approve("scripted-human", ""), nil
+		}
+		return req.Decline("scripted-human", ""), nil
 	})
 	ex, err := executor.New(reg,
 		// Executor-level gates run for every agent.
 		executor.WithGates(noSecrets(), gate.AskConsequential()),
 		executor.WithApprover(approver),
 		executor.WithMaxOutputBytes(2000),
-		executor.OnTrace(func(_ context.Context, ev executor.ToolCallTrace) error {
+		executor.WithOnTrace(func(_ context.Context, ev executor.ToolCallTrace) error {
 			fmt.Fprintf(out, "  trace: tool=%s gated=%v action=%s source=%s risk=%s approval=%s error=%v\n",
-				ev.Tool, ev.Gated, ev.GateAction, ev.GateSource, ev.Risk, ev.Approval, ev.IsError)
+				ev.Tool, ev.Decision.Gated, ev.Decision.Action, ev.Decision.Source, ev.Decision.Risk, ev.Decision.Approval, ev.IsError)
 			return nil
 		}),
 	)

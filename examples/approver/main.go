@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -86,7 +87,7 @@ func main() {
 	if !term.IsTerminal(int(os.Stdin.Fd())) {
 		fmt.Fprintln(os.Stderr, "approver: standard input is not a terminal, so nobody can be asked: every ask will be declined (run it in a terminal to answer the prompts)")
 	}
-	approver := gate.NewTerminalApprover(gate.WithTerminalTimeout(*timeout))
+	approver := approve.NewTerminal(approve.WithTerminalTimeout(*timeout))
 	if err := run(context.Background(), os.Stdout, approver, commands); err != nil {
 		fmt.Fprintln(os.Stderr, "approver:", err)
 		os.Exit(1)

@@ -12,9 +12,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
-	"github.com/toolgate/toolgate/gate"
 )
 
 func main() {
@@ -42,7 +42,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ex, err := executor.New(reg, executor.WithGates(bash), executor.WithApprover(gate.NewTerminalApprover()))
+	ex, err := executor.New(reg, executor.WithGates(bash), executor.WithApprover(approve.NewTerminal()))
 	if err != nil {
 		return err
 	}

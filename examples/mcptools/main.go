@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -147,11 +148,14 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	// A UI answers asks over a channel: it approves everything but
 	// deletions.
-	ui := gate.NewChannelApprover("ui", 4)
+	ui := approve.NewChannel("ui", 4)
 	go func() {
 		for req := range ui.Requests() {
-			ok := !strings.HasPrefix(req.Call.ToolName, "delete_")
-			_ = ui.Resolve(req.CallHash, gate.ApprovalResult{Approved: ok, Reason: "UI decision"})
+			outcome := gate.ApprovalApproved
+			if strings.HasPrefix(req.Call.ToolName, "delete_") {
+				outcome = gate.ApprovalDeclined
+			}
+			_ = ui.Resolve(req.CallHash, outcome, "UI decision", gate.GrantScopeNone)
 		}
 	}()
 	ex, err := executor.New(reg,
@@ -187,7 +191,7 @@ func run(ctx context.Context, out io.Writer) error {
 			case r.Gate.Action == gate.ActionDeny:
 				verdict = fmt.Sprintf("denied by %s", r.Gate.Source)
 				if r.Gate.Approval != "" {
-					verdict += " (approval " + r.Gate.Approval + ")"
+					verdict += " (approval " + string(r.Gate.Approval) + ")"
 				}
 			case r.IsError:
 				verdict = "error: " + firstLine(r.Content)

@@ -1,4 +1,4 @@
-package replay
+package approve
 
 import (
 	"bytes"
@@ -18,9 +18,10 @@ import (
 // review-level call.
 const DefaultReviewReason = "needs human review"
 
-// Policy decides review-level (ask) calls without a human: the first rule
-// that matches answers; when none does, Default answers. It is what a
-// replay uses in place of a person at a terminal.
+// Policy decides asks without a human: the first rule that matches the
+// request answers; when none does, Default answers. Rules see the call as
+// it will run (after any rewrite) and the gate's risk. It is what a replay
+// uses in place of a person at a terminal.
 //
 // YAML shape:
 //
@@ -28,7 +29,7 @@ const DefaultReviewReason = "needs human review"
 //	rules:
 //	  - tool: bash              # optional: exact tool name
 //	    risk: review            # optional: safe | review | high
-//	    match: '^git (status|diff)'  # optional: RE2 regexp on the call's command, path or code
+//	    match: '^git (status|diff)'  # optional: RE2 regexp on the call's command, path, file_path or code
 //	    approve: true
 //	    reason: "read-only git"
 type Policy struct {
@@ -36,7 +37,12 @@ type Policy struct {
 	Rules   []Rule `yaml:"rules"`
 }
 
-// Rule is one policy rule.
+// Rule is one policy rule: it matches a request when each of its set
+// fields matches (Tool: the exact tool name; Risk: the decision's risk
+// level; Match: an RE2 regexp on the call's command, path, file_path or
+// code, else its raw input), and answers with Approve and Reason. Rules are
+// best built by ParsePolicy, which checks them; in a Rule built in Go, a
+// Match that does not compile matches nothing.
 type Rule struct {
 	Tool    string `yaml:"tool,omitempty"`
 	Risk    string `yaml:"risk,omitempty"`
@@ -52,23 +58,27 @@ func DefaultPolicy() *Policy {
 	return &Policy{Default: Rule{Approve: false, Reason: DefaultReviewReason}}
 }
 
-// LoadPolicy reads a policy YAML file. Unknown fields, a bad risk level or
-// an invalid regexp are errors that name the rule.
+// LoadPolicy reads a policy YAML file (see Policy). Unknown fields, a bad
+// risk level, an invalid regexp or a declining rule without a reason are
+// errors that name the rule; a file that cannot be read is an error
+// wrapping the os error.
 func LoadPolicy(path string) (*Policy, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("replay: policy: %w", err)
+		return nil, fmt.Errorf("approve: policy: %w", err)
 	}
 	return ParsePolicy(b)
 }
 
-// ParsePolicy parses policy YAML (see Policy).
+// ParsePolicy parses policy YAML (see Policy and LoadPolicy). Empty YAML
+// is DefaultPolicy; a declining default without a reason gets
+// DefaultReviewReason.
 func ParsePolicy(b []byte) (*Policy, error) {
-	p := DefaultPolicy()
+	p := &Policy{}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("replay: policy: %w", err)
+		return nil, fmt.Errorf("approve: policy: %w", err)
 	}
 	if p.Default.Reason == "" && !p.Default.Approve {
 		p.Default.Reason = DefaultReviewReason
@@ -77,18 +87,18 @@ func ParsePolicy(b []byte) (*Policy, error) {
 		r := &p.Rules[i]
 		if r.Risk != "" {
 			if _, err := gate.ParseRiskLevel(r.Risk); err != nil {
-				return nil, fmt.Errorf("replay: policy rule %d: %w", i+1, err)
+				return nil, fmt.Errorf("approve: policy rule %d: %w", i+1, err)
 			}
 		}
 		if r.Match != "" {
 			re, err := regexp.Compile(r.Match)
 			if err != nil {
-				return nil, fmt.Errorf("replay: policy rule %d: match: %w", i+1, err)
+				return nil, fmt.Errorf("approve: policy rule %d: match: %w", i+1, err)
 			}
 			r.re = re
 		}
 		if !r.Approve && r.Reason == "" {
-			return nil, fmt.Errorf("replay: policy rule %d: a declining rule needs a reason", i+1)
+			return nil, fmt.Errorf("approve: policy rule %d: a declining rule needs a reason", i+1)
 		}
 	}
 	return p, nil
@@ -105,6 +115,20 @@ func subject(c gate.ToolCallContext) string {
 	return string(c.RawInput)
 }
 
+// matches applies r's Match to s. A Rule built in Go rather than parsed has
+// no compiled regexp: it is compiled here, and one that does not compile
+// matches nothing.
+func (r Rule) matches(s string) bool {
+	re := r.re
+	if re == nil {
+		var err error
+		if re, err = regexp.Compile(r.Match); err != nil {
+			return false
+		}
+	}
+	return re.MatchString(s)
+}
+
 // decide returns the rule that answers the request.
 func (p *Policy) decide(req gate.ApprovalRequest) Rule {
 	for _, r := range p.Rules {
@@ -114,7 +138,7 @@ func (p *Policy) decide(req gate.ApprovalRequest) Rule {
 		if r.Risk != "" && gate.RiskLevel(r.Risk) != req.Decision.Risk {
 			continue
 		}
-		if r.re != nil && !r.re.MatchString(subject(req.Call)) {
+		if r.Match != "" && !r.matches(subject(req.Call)) {
 			continue
 		}
 		return r
@@ -123,20 +147,19 @@ func (p *Policy) decide(req gate.ApprovalRequest) Rule {
 }
 
 // Approver returns a gate.Approver that answers from the policy, named
-// "policy:" + name.
+// "policy:" + name (recorded as gate.approver). Its answers are built from
+// the request (req.Approve or req.Decline, with the rule's reason); when
+// ctx has already ended it answers req.TimedOut. The error is always nil.
 func (p *Policy) Approver(name string) gate.Approver {
 	who := "policy:" + name
 	return gate.ApproverFunc(func(ctx context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
 		if err := ctx.Err(); err != nil {
-			return gate.ApprovalResult{Outcome: gate.ApprovalTimeout, Approver: who}, err
+			return req.TimedOut(who, "no answer: "+err.Error()), nil
 		}
 		r := p.decide(req)
-		res := gate.ApprovalResult{Approved: r.Approve, Approver: who, Reason: r.Reason}
 		if r.Approve {
-			res.Outcome = gate.ApprovalApproved
-		} else {
-			res.Outcome = gate.ApprovalDeclined
+			return req.Approve(who, r.Reason), nil
 		}
-		return res, nil
+		return req.Decline(who, r.Reason), nil
 	})
 }

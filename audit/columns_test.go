@@ -1,0 +1,117 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Every entry of gate.Fields() has its gate_decisions column, typed by its
+// field type and computed from its attribute. A new Record field fails
+// here until a migration adds its column (and buildColumns places it).
+func TestEveryGateFieldHasAColumn(t *testing.T) {
+	cols, errs := buildColumns(gate.Fields())
+	require.Empty(t, errs)
+	byName := map[string]column{}
+	for _, c := range cols {
+		require.NotContains(t, byName, c.name, "column %s twice", c.name)
+		byName[c.name] = c
+	}
+	wantType := map[gate.FieldType]string{
+		gate.FieldString:     "String CODEC(ZSTD(1))",
+		gate.FieldEnum:       "LowCardinality(String) CODEC(ZSTD(1))",
+		gate.FieldBool:       "Bool",
+		gate.FieldInt:        "UInt64 CODEC(ZSTD(1))",
+		gate.FieldStringList: "Array(String) CODEC(ZSTD(1))",
+	}
+	for _, f := range gate.Fields() {
+		c, ok := byName[f.Name]
+		if !assert.True(t, ok, "gate field %s (%s) has no column", f.Key, f.Name) {
+			continue
+		}
+		assert.Equal(t, f.Key, c.key, f.Name)
+		assert.Equal(t, wantType[f.Type], c.typ, f.Name)
+		assert.Contains(t, c.expr, attr(f.Key), f.Name)
+		assert.GreaterOrEqual(t, c.since, 2, f.Name)
+	}
+}
+
+func TestBuildColumnsReportsUnplacedFields(t *testing.T) {
+	tests := []struct {
+		name    string
+		fields  func([]gate.Field) []gate.Field
+		wantErr string
+	}{
+		{
+			name: "a new field without a column",
+			fields: func(fs []gate.Field) []gate.Field {
+				return append(fs, gate.Field{Key: attribute.Key("gate.new_thing"), Name: "NewThing", Type: gate.FieldString})
+			},
+			wantErr: "gate field gate.new_thing (NewThing) has no gate_decisions column",
+		},
+		{
+			name: "a placed field that is gone",
+			fields: func(fs []gate.Field) []gate.Field {
+				var out []gate.Field
+				for _, f := range fs {
+					if f.Key != gate.AttrRounds {
+						out = append(out, f)
+					}
+				}
+				return out
+			},
+			wantErr: "gate.Fields() has no field gate.rounds",
+		},
+		{
+			name: "an unknown field type",
+			fields: func(fs []gate.Field) []gate.Field {
+				out := append([]gate.Field(nil), fs...)
+				for i := range out {
+					if out[i].Key == gate.AttrReason {
+						out[i].Type = 99
+					}
+				}
+				return out
+			},
+			wantErr: "unknown field type 99",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := buildColumns(tc.fields(gate.Fields()))
+			require.Len(t, errs, 1)
+			assert.Contains(t, errs[0].Error(), tc.wantErr)
+		})
+	}
+}
+
+// The table's layout: the columns of the first table in their original
+// order, then version 4's, appended (an upgraded table has the same).
+func TestColumnLayout(t *testing.T) {
+	var v2, v4 []string
+	for _, c := range decisionColumns() {
+		switch c.since {
+		case 2:
+			v2 = append(v2, c.name)
+		case 4:
+			v4 = append(v4, c.name)
+		default:
+			t.Errorf("column %s: since %d", c.name, c.since)
+		}
+	}
+	assert.Equal(t, "Timestamp InsertedAt TraceId SpanId ParentSpanId ServiceName Agent RunId TaskId ToolName ToolCallId "+
+		"Gated OptOut Action Reason Source RiskLevel Approval Approver ErrorKind ErrorType IsError StatusMessage Duration "+
+		"GateDuration Input", strings.Join(v2, " "))
+	assert.Equal(t, "Rewritten RewrittenBy OriginalInputHash Rounds Verdicts VerdictGates VerdictActions", strings.Join(v4, " "))
+	// The derived columns are the table's own (DEFAULT), not the view's.
+	view := names(viewColumns(decisionColumns()))
+	assert.NotContains(t, view, "VerdictGates")
+	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts"), view)
+	// Queries read Verdicts with the verdict a span leaves out restored.
+	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts()), selectList())
+}

@@ -1,0 +1,138 @@
+package gate_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+func full() gate.Record {
+	return gate.Record{
+		Gated: true, Action: gate.ActionDeny, Reason: "no \xff", Source: "classify.bash", Rule: "rm.root",
+		ErrorKind: gate.ErrorKindInvalid, Risk: gate.RiskHigh, Approval: gate.ApprovalDeclined, Approver: "ui",
+		OptOut: true, Rewritten: true, RewrittenBy: "normalise", OriginalInputHash: gate.InputHash([]byte(`{}`)), Rounds: 2,
+		Verdicts: []gate.Verdict{{Gate: "normalise", Action: gate.ActionAllow, Rewrote: true}, {Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "rm.root"}},
+		Duration: 1500 * time.Nanosecond,
+	}
+}
+
+// Every attribute the encoder can write is one of Fields (plus
+// sampling.priority), and every field is written by a full record: the
+// audit columns generated from Fields cover the span.
+func TestFieldsCoverAttributes(t *testing.T) {
+	rec := full()
+	got := map[attribute.Key]attribute.Value{}
+	for _, kv := range rec.Attributes(nil, 0) {
+		_, dup := got[kv.Key]
+		require.False(t, dup, "key %s written twice", kv.Key)
+		got[kv.Key] = kv.Value
+	}
+	want := map[attribute.Key]bool{gate.AttrSamplingPriority: true}
+	for _, f := range gate.Fields() {
+		want[f.Key] = true
+		v, ok := got[f.Key]
+		require.True(t, ok, "field %s (%s) not written by a full record", f.Key, f.Name)
+		switch f.Type {
+		case gate.FieldBool:
+			assert.Equal(t, attribute.BOOL, v.Type(), f.Key)
+		case gate.FieldInt:
+			assert.Equal(t, attribute.INT64, v.Type(), f.Key)
+		case gate.FieldStringList:
+			assert.Equal(t, attribute.STRINGSLICE, v.Type(), f.Key)
+		default:
+			assert.Equal(t, attribute.STRING, v.Type(), f.Key)
+		}
+	}
+	for k := range got {
+		assert.True(t, want[k], "attribute %s is not in gate.Fields", k)
+	}
+	assert.Equal(t, `no \xff`, got[gate.AttrReason].AsString())
+	assert.Equal(t, []string{"normalise|rewrite||", "classify.bash|deny|high|rm.root"}, got[gate.AttrVerdicts].AsStringSlice())
+}
+
+func TestRecordAttributesShapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		rec    gate.Record
+		want   map[attribute.Key]string
+		absent []attribute.Key
+	}{
+		{"ungated", gate.Record{}, map[attribute.Key]string{gate.AttrGated: "false"}, []attribute.Key{gate.AttrAction, gate.AttrVerdicts}},
+		{"ungated opt-out", gate.Record{OptOut: true}, map[attribute.Key]string{gate.AttrGated: "false", gate.AttrOptOut: "true"}, []attribute.Key{gate.AttrAction}},
+		{"single verdict equal to the decision is left out",
+			gate.Record{Gated: true, Action: gate.ActionAllow, Source: "a", Verdicts: []gate.Verdict{{Gate: "a", Action: gate.ActionAllow}}},
+			map[attribute.Key]string{gate.AttrAction: "allow", gate.AttrSource: "a"}, []attribute.Key{gate.AttrVerdicts, gate.AttrSamplingPriority, gate.AttrRounds, gate.AttrRewritten}},
+		{"single verdict turned round by an approval is kept",
+			gate.Record{Gated: true, Action: gate.ActionAllow, Source: "a", Approval: gate.ApprovalApproved, Approver: "ui", Verdicts: []gate.Verdict{{Gate: "a", Action: gate.ActionAsk}}},
+			map[attribute.Key]string{gate.AttrVerdicts: `["a|ask||"]`, gate.AttrApproval: "approved"}, nil},
+		{"deny is prioritised", gate.Record{Gated: true, Action: gate.ActionDeny, Source: "a", Reason: "r"},
+			map[attribute.Key]string{gate.AttrSamplingPriority: "1", gate.AttrReason: "r"}, nil},
+		{"names are bounded", gate.Record{Gated: true, Action: gate.ActionAllow, Source: string(make([]byte, 1000))},
+			map[attribute.Key]string{}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[attribute.Key]attribute.Value{}
+			for _, kv := range tc.rec.Attributes(nil, 0) {
+				got[kv.Key] = kv.Value
+			}
+			for k, v := range tc.want {
+				assert.Equal(t, v, got[k].Emit(), k)
+			}
+			for _, k := range tc.absent {
+				assert.NotContains(t, got, k)
+			}
+			if s, ok := got[gate.AttrSource]; ok {
+				assert.LessOrEqual(t, len(s.AsString()), gate.MaxNameBytes)
+			}
+		})
+	}
+}
+
+func TestEncodeVerdictsBounded(t *testing.T) {
+	vs := make([]gate.Verdict, gate.MaxVerdicts+10)
+	for i := range vs {
+		vs[i] = gate.Verdict{Gate: fmt.Sprintf("g|%d", i), Action: gate.ActionAllow}
+	}
+	out := gate.EncodeVerdicts(vs)
+	require.Len(t, out, gate.MaxVerdicts+1)
+	assert.Equal(t, "g/0|allow||", out[0])
+	assert.Equal(t, "…|more|10|", out[gate.MaxVerdicts])
+	g, a, r, rule := gate.ParseVerdict(out[0])
+	assert.Equal(t, []string{"g/0", "allow", "", ""}, []string{g, a, r, rule})
+}
+
+func TestMemoryGrants(t *testing.T) {
+	ctx := context.Background()
+	m := gate.NewMemoryGrants(2)
+	require.NoError(t, m.Grant(ctx, "r1", "k"))
+	ok, err := m.Granted(ctx, "r1", "k")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, _ = m.Granted(ctx, "r2", "k")
+	assert.False(t, ok, "grants are per run")
+	require.NoError(t, m.Grant(ctx, "r2", "k"))
+	require.NoError(t, m.Grant(ctx, "r3", "k"))
+	ok, _ = m.Granted(ctx, "r1", "k")
+	assert.False(t, ok, "the oldest run is forgotten past the bound")
+	ok, _ = m.Granted(ctx, "r3", "k")
+	assert.True(t, ok)
+}
+
+func TestApprovalAnswersAreBoundToTheirRequest(t *testing.T) {
+	req := gate.ApprovalRequest{CallHash: "h1"}
+	for _, res := range []gate.ApprovalResult{req.Approve("a", ""), req.ApproveForRun("a", ""), req.Decline("a", ""), req.TimedOut("a", "")} {
+		assert.Equal(t, "h1", res.CallHash)
+	}
+	assert.True(t, req.Approve("a", "").Approved())
+	assert.Equal(t, gate.GrantScopeRun, req.ApproveForRun("a", "").Remember)
+	assert.False(t, req.Decline("a", "").Approved())
+	assert.False(t, req.TimedOut("a", "").Approved())
+}
