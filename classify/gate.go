@@ -117,9 +117,12 @@ type bashGate struct {
 }
 
 // BashGate returns a gate.Gate for shell tools: it classifies the input's
-// command field with Bash and allows safe commands, asks about review ones
-// and denies high ones. A call without a string command is denied. It
-// fails when the classifier options do not validate.
+// command fields with Bash — every key that equals "command" or "cmd" (or
+// the fields of WithInputFields) under Unicode case folding, since a tool
+// may read any of them; the highest risk decides — and allows safe
+// commands, asks about review ones and denies high ones. A call without a
+// string command, or with a non-string one, is denied. It fails when the
+// classifier options do not validate.
 func BashGate(opts ...GateOption) (gate.Gate, error) {
 	cfg := newGateConfig(opts, []string{"command", "cmd"})
 	c, err := New(cfg.classifier...)
