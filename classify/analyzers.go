@@ -101,6 +101,7 @@ func (r *run) analyze(name string, a *actx) traits {
 			a.level, a.reason, a.id = review, "re-runs or edits commands from the history (which ones is unknown here)", "fc.rerun"
 		}
 	case "unset":
+		r.anVarName(a)
 		for _, o := range operands(a.args[1:]) {
 			if strings.HasPrefix(o.s, "HIST") {
 				r.add(a.cx, review, "history.disable", "unset "+clip(o.s, 20)+" changes or disables shell history (covering tracks)")
@@ -145,10 +146,24 @@ func (r *run) analyze(name string, a *actx) traits {
 		r.anCd(a)
 	case "alias":
 		for _, f := range a.args[1:] {
-			if _, v, ok := strings.Cut(f.s, "="); ok && !f.dyn {
-				r.nested(a.cx, v)
+			n, v, ok := strings.Cut(f.s, "=")
+			if !ok {
+				continue
 			}
+			a.level, a.id, a.reason = review, "rebind.alias", "defines an alias, which changes what a command name runs"
+			if f.dyn {
+				continue
+			}
+			r.nested(a.cx, v)
+			if r.aliases == nil {
+				r.aliases = map[string]string{}
+			}
+			r.aliases[n] = v
 		}
+	case "varname":
+		r.anVarName(a)
+	case "rebind":
+		r.anRebind(a)
 	case "trap":
 		ops := operands(a.args[1:])
 		if len(ops) > 0 && !hasFlag(a.args[1:], "-p", "-l") && ops[0].s != "-" && ops[0].s != "" {
@@ -174,6 +189,7 @@ func (r *run) analyze(name string, a *actx) traits {
 			return tDecode
 		}
 	case "printf":
+		r.anVarName(a)
 		ops := operands(a.args[1:], "-v")
 		for _, f := range ops {
 			if f.dyn && secretVarRef(f.s) && !hasFlag(a.args[1:], "-v") {

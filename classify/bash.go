@@ -53,6 +53,11 @@ type run struct {
 	written  map[string]string // files written earlier in the command with content known statically
 	gitEnv   map[string]string // GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n set by the current statement
 	funcs    map[string]bool
+	arithNum map[string]bool   // variables holding numbers (assigned by arithmetic, static loops)
+	assoc    map[string]bool   // associative arrays (declare -A): subscripts are strings
+	intVars  map[string]bool   // declare -i: assignments are evaluated as arithmetic
+	rebind   map[string]string // hash -p PATH NAME
+	aliases  map[string]string // alias NAME=VALUE
 	substs   map[syntax.Node]traits
 	inGlob   bool
 	// Static text flowing through a pipe: what an echo or printf stage
@@ -340,12 +345,20 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 		t = r.stmts(x.Do)
 	case *syntax.ForClause:
 		if wi, ok := x.Loop.(*syntax.WordIter); ok {
-			r.fieldsOf(wi.Items)
+			items := r.fieldsOf(wi.Items)
 			if wi.Name != nil {
-				delete(r.vars, wi.Name.Value)
+				r.forget(wi.Name.Value)
+				if r.staticItems(items, wi.Items) {
+					r.setNum(wi.Name.Value)
+				}
 			}
 		} else {
 			r.scan(x.Loop)
+			if cl, ok := x.Loop.(*syntax.CStyleLoop); ok {
+				r.arith(cl.Init, cl.Pos(), cl.End())
+				r.arith(cl.Cond, cl.Pos(), cl.End())
+				r.arith(cl.Post, cl.Pos(), cl.End())
+			}
 		}
 		t = r.stmts(x.Do)
 	case *syntax.CaseClause:
@@ -364,6 +377,24 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 		t = r.stmt(x.Stmt)
 	case *syntax.CoprocClause:
 		t = r.stmt(x.Stmt)
+	case *syntax.ArithmCmd:
+		r.scan(x)
+		r.arith(x.X, x.Pos(), x.End())
+	case *syntax.LetClause:
+		r.scan(x)
+		for _, e := range x.Exprs {
+			if w, ok := e.(*syntax.Word); ok {
+				for _, f := range r.fieldsOf([]*syntax.Word{w}) {
+					if !f.dyn && r.subscriptCode(f.s, x.Pos(), x.End()) {
+						r.addAt(review, "eval.subscript", "let evaluates an array subscript that runs a command", x.Pos(), x.End())
+					}
+				}
+			}
+			r.arith(e, x.Pos(), x.End())
+		}
+	case *syntax.TestClause:
+		r.scan(x)
+		r.testClause(x)
 	default:
 		r.scan(x)
 	}
@@ -460,6 +491,13 @@ func (r *run) funcDecl(fd *syntax.FuncDecl) {
 		r.funcs = map[string]bool{}
 	}
 	r.funcs[name] = true
+	if r.shadowedName(name) {
+		why := "defines a function that replaces the command " + clip(name, 30)
+		if name == "command_not_found_handle" {
+			why = "defines command_not_found_handle, which runs for every unknown command"
+		}
+		r.addAt(review, "rebind.function", why, fd.Pos(), fd.End())
+	}
 	if fd.Body == nil {
 		return
 	}
@@ -498,14 +536,29 @@ func (r *run) decl(d *syntax.DeclClause, s *syntax.Stmt) {
 			r.gitEnv = nil
 		}
 	}()
+	nameref, intAttr := r.declArgs(d)
 	for _, a := range d.Args {
 		if a.Name == nil {
 			if a.Value != nil {
-				r.fieldsOf([]*syntax.Word{a.Value})
+				for _, f := range r.fieldsOf([]*syntax.Word{a.Value}) {
+					r.declWord(d, f, s)
+				}
 			}
 			continue
 		}
 		r.assign(a, s, true)
+		if (nameref || intAttr) && a.Value != nil {
+			cx := &callCtx{stmt: s, pos: s.Pos(), end: s.End()}
+			if _, known := r.vars[a.Name.Value]; !known {
+				if nameref {
+					r.add(cx, review, "eval.dynamic-name", "a nameref to a variable name computed at run time (an array subscript in it runs code)")
+				} else {
+					r.add(cx, review, "eval.arith-dynamic", "an integer variable assigned a value only known at run time is evaluated as arithmetic")
+				}
+			} else if v := r.vars[a.Name.Value]; nameref && strings.IndexByte(v, '[') >= 0 && r.subscriptCode(v, s.Pos(), s.End()) {
+				r.add(cx, review, "eval.subscript", "a nameref to an array subscript that runs a command")
+			}
+		}
 	}
 }
 
@@ -521,6 +574,9 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 		return
 	}
 	r.scan(a.Index)
+	if a.Index != nil && !r.assoc[name] {
+		r.arith(a.Index, a.Pos(), a.End())
+	}
 	val, known := "", true
 	if a.Value != nil {
 		fs := r.expandParts(nil, a.Value.Parts, a.Value.Pos())
@@ -532,6 +588,9 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 			parts = append(parts, f.s)
 		}
 		val = strings.Join(parts, " ")
+		if known {
+			r.subscriptCode(val, a.Pos(), a.End())
+		}
 	}
 	r.envRule(name, val, known, s)
 	if known && (strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")) {
@@ -548,6 +607,10 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 	}
 	if a.Append {
 		known = false
+	}
+	delete(r.arithNum, name)
+	if r.intVars[name] && !known {
+		r.addAt(review, "eval.arith-dynamic", name+" is an integer variable: a value only known at run time is evaluated as arithmetic", a.Pos(), a.End())
 	}
 	switch {
 	case name == "IFS" && known:
@@ -746,6 +809,11 @@ func (r *run) call(x *syntax.CallExpr, s *syntax.Stmt) traits {
 	}
 	args := r.fieldsOf(x.Args)
 	cx := &callCtx{stmt: s, pos: s.Pos(), end: s.End()}
+	for _, f := range args[1:] {
+		if !f.dyn {
+			r.subscriptCode(f.s, cx.pos, cx.end)
+		}
+	}
 	return r.argv(args, cx)
 }
 
@@ -811,12 +879,16 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 		r.writtenScript(name, cx, false)
 		if !r.cr.systemDir(dir) {
 			r.add(cx, review, "name.path-qualified", "runs "+clip(n, 60)+", a program outside the system directories")
-			return 0
+			r.argOutputs(base, CommandRule{}, false, args[1:], cx)
+			return r.argSecrets("", args[1:], cx, nil)
 		}
 	}
 	key := strings.ToLower(base)
 	if r.funcs[base] {
 		return 0
+	}
+	if t, ok := r.rebound(n, args, cx); ok {
+		return t
 	}
 	if w, ok := r.cr.Wrappers[key]; ok {
 		return r.wrapper(key, w, args, cx)
@@ -834,7 +906,8 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 			return 0
 		}
 		r.add(cx, r.cr.Unknown, "command.unknown", "unknown command "+clip(base, 40))
-		return 0
+		r.argOutputs(key, CommandRule{}, false, args[1:], cx)
+		return r.argSecrets(key, args[1:], cx, nil)
 	}
 	return r.command(key, rule, args, cx)
 }
@@ -865,6 +938,7 @@ func (r *run) dynamicName(args []field, cx *callCtx) traits {
 		worst = worst.Max(r.maxLevel(from))
 		r.findings = r.findings[:from]
 	}
+	r.argSecrets("", args[1:], cx, nil)
 	if worst == high {
 		r.add(cx, high, "name.dynamic-destructive", "command name computed at run time, with arguments that delete or run code")
 	} else {

@@ -101,7 +101,8 @@ func WithLimits(maxBytes, maxDepth, maxCommands int) Option {
 // shared by every classification of a Classifier.
 type compiled struct {
 	*Rules
-	paths []compiledPath
+	paths   []compiledPath
+	secrets *secretFilter
 }
 
 func compileRules(r *Rules) (*compiled, error) {
@@ -112,6 +113,15 @@ func compileRules(r *Rules) (*compiled, error) {
 	for _, p := range r.Paths {
 		cr.paths = append(cr.paths, newCompiledPath(p))
 	}
+	for i := range cr.paths {
+		for j := range cr.paths {
+			if i != j && strings.HasPrefix(cr.paths[j].rule.Pattern, strings.TrimSuffix(cr.paths[i].rule.Pattern, "/")+"/") {
+				cr.paths[i].dir = true
+				break
+			}
+		}
+	}
+	cr.secrets = newSecretFilter(cr.paths)
 	if cr.Unknown == "" {
 		cr.Unknown = review
 	}

@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/toolgate/toolgate/gate"
 )
 
@@ -205,6 +207,20 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 			r.writePath(v, key+" "+of, cx)
 		}
 	}
+	r.argOutputs(key, rule, true, args[1:], cx)
+	var skipOps map[syntax.Pos]bool
+	if rule.ReadsFiles && a.filesSet {
+		// The analyzer chose which operands are files (grep's pattern
+		// is not); those are checked below.
+		skipOps = map[syntax.Pos]bool{}
+		for _, o := range operands(args[1:], rule.ValueFlags...) {
+			skipOps[o.pos] = true
+		}
+		for _, f := range a.files {
+			delete(skipOps, f.pos)
+		}
+	}
+	t |= r.argSecrets(key, args[1:], cx, skipOps)
 	if traitsOf(rule.Traits)&(tNetwork|tFetch|tShell) != 0 {
 		r.metadataEndpoint(key, args[1:], cx)
 	}
@@ -248,7 +264,17 @@ func traitsOf(names []string) traits {
 // readPath applies the path rules to a file the command reads and returns
 // the level it found.
 func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
-	if f.dyn || f.proc || f.s == "" || f.s == "-" {
+	if f.dyn && !f.proc {
+		// A run-time part ("/proc/$PPID/environ") may be anything.
+		if g := dynGlob(f.s); g != "" && r.cr.secrets.may(g) {
+			f.s = g
+			if r.readSecret(f, cx) {
+				return high
+			}
+		}
+		return safe
+	}
+	if f.proc || f.s == "" || f.s == "-" {
 		return safe
 	}
 	rp := r.c.res.resolve(r.cwd, f.s)

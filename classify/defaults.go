@@ -15,7 +15,7 @@ var analyzerNames = []string{
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
 	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
 	"date", "zip", "debugger", "compress", "editor", "tmux", "history", "ulimit", "umask", "fc", "unset",
-	"pager", "ed",
+	"pager", "ed", "varname", "rebind",
 }
 
 // Built-in analyzers that WrapperRule.Analyzer may name.
@@ -100,6 +100,17 @@ func DefaultRules() *Rules {
 		c[n] = cmdr(safe, "read-only")
 	}
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
+	// Builtins that take variable names or arithmetic expressions.
+	for _, n := range []string{"read", "test", "[", "getopts", "wait", "let"} {
+		c[n] = withAnalyzer(cmdr(safe, "read-only"), "varname")
+	}
+	for _, n := range []string{"mapfile", "readarray"} {
+		c[n] = withAnalyzer(cmdr(safe, "reads lines into an array"), "varname")
+	}
+	// Builtins that change what a command name runs.
+	c["hash"] = withAnalyzer(cmdr(safe, "lists remembered command locations"), "rebind")
+	c["enable"] = withAnalyzer(cmdr(safe, "lists builtins"), "rebind")
+	c["tree"] = CommandRule{Level: safe, Reason: "lists files", OutputFlags: []string{"-o"}, ValueFlags: []string{"-o", "-L", "-P", "-I", "--filelimit", "--timefmt", "--charset", "--sort"}}
 	c["date"] = withAnalyzer(cmdr(safe, "prints the date"), "date")
 	c["hwclock"] = CommandRule{Level: safe, Reason: "reads the hardware clock", Flags: []FlagRule{{Flags: []string{"--set", "--systohc", "--hctosys", "--adjust", "-w", "-s", "-a", "--predict", "--param-set"}, Level: high, ID: "clock.set", Reason: "sets the system or hardware clock (privileged; breaks logs, certificates and audit timestamps)"}}}
 	c["timedatectl"] = CommandRule{Level: review, Reason: "changes time settings", Subcommands: map[string]CommandRule{
@@ -347,10 +358,10 @@ func DefaultRules() *Rules {
 		c[n] = CommandRule{Level: review, Reason: "network query (its arguments leave the machine)", Traits: []string{"network"}}
 	}
 	for _, n := range []string{"tshark", "tcpdump"} {
-		c[n] = withAnalyzer(cmdr(review, "captures network traffic"), "capture")
+		c[n] = withAnalyzer(CommandRule{Level: review, Reason: "captures network traffic", OutputFlags: []string{"-w"}}, "capture")
 	}
 	for _, n := range []string{"nmap", "masscan"} {
-		c[n] = cmdr(review, "network scan")
+		c[n] = CommandRule{Level: review, Reason: "network scan", OutputFlags: []string{"-oN", "-oX", "-oG", "-oS", "-oA", "-oJ", "-oL", "-oB"}}
 	}
 	return r
 }
@@ -602,6 +613,8 @@ func defaultPaths() []PathRule {
 		sec("/etc/ssh/ssh_host_*_key", "path.private-key", "SSH host key"),
 		sec("/proc/*/environ", "path.environ", "another process's environment (tokens)"),
 		sec("/proc/*/mem", "path.environ", "process memory"),
+		sec("/proc/*/task/*/environ", "path.environ", "another process's environment (tokens)"),
+		sec("/proc/*/task/*/mem", "path.environ", "process memory"),
 		{Pattern: "~/.bash_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
 		{Pattern: "~/.zsh_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
 		{Pattern: "~/.*_history", Read: review, Write: high, ID: "path.shell-history", Reason: "history file"},

@@ -29,6 +29,10 @@ type compiledPath struct {
 	// matchSegs.
 	first, last      string
 	lastPre, lastSuf string
+	// dir: the rule names a directory that other rules look into
+	// ("~", "~/.ssh", "~/.aws"): naming it lists it, reading it whole
+	// needs a recursive reader (matchTree).
+	dir bool
 }
 
 func literalSeg(s string) string {
@@ -232,6 +236,7 @@ type pathVerdict struct {
 	level  gate.RiskLevel
 	id     string
 	reason string
+	dir    bool // the rule names a directory (compiledPath.dir)
 }
 
 // matchPath returns the highest matching path rule for a read or a write
@@ -243,6 +248,10 @@ type pathVerdict struct {
 // containers /home/NAME is often a project directory. A path with glob characters is judged by what it
 // could match (see matchGlob).
 func (cr *compiled) matchPath(p string, write bool) pathVerdict {
+	if alt, ok := procRootAlias(p); ok {
+		// /proc/PID/root/… is that process's view of the file system.
+		p = alt
+	}
 	v := cr.matchOne(p, write)
 	if alt, ok := homeAlias(p); ok && alt != "~" {
 		if va := cr.matchOne(alt, write); va.level.Rank() > v.level.Rank() {
@@ -250,6 +259,98 @@ func (cr *compiled) matchPath(p string, write bool) pathVerdict {
 		}
 	}
 	return v
+}
+
+// procRootAlias rewrites /proc/PID/root/REST (any PID, self, a glob) to
+// /REST: the same file seen through a process's root directory.
+func procRootAlias(p string) (string, bool) {
+	if !strings.HasPrefix(p, "/proc/") {
+		return "", false
+	}
+	rest := p[len("/proc/"):]
+	i := strings.IndexByte(rest, '/')
+	if i < 0 || !strings.HasPrefix(rest[i:], "/root") {
+		return "", false
+	}
+	tail := rest[i+len("/root"):]
+	if tail == "" {
+		return "/", true
+	}
+	if tail[0] != '/' {
+		return "", false
+	}
+	return path.Clean(tail), true
+}
+
+// secretFilter is a cheap test, derived from the path rules, for whether
+// an argument could name a file a rule makes a high read: its last
+// segment is a rule's literal name or shares a glob name's literal prefix
+// or suffix, or it lies below a directory a rule covers whole.
+type secretFilter struct {
+	names      map[string]bool
+	pres, sufs []string
+	dirs       []string
+	any        bool
+}
+
+func newSecretFilter(paths []compiledPath) *secretFilter {
+	f := &secretFilter{names: map[string]bool{}}
+	for i := range paths {
+		cp := &paths[i]
+		if cp.rule.Read != high || cp.dir {
+			continue
+		}
+		n := len(cp.segs)
+		l := cp.segs[n-1]
+		switch {
+		case l == "**":
+			if n >= 2 && literalSeg(cp.segs[n-2]) != "" {
+				f.dirs = append(f.dirs, "/"+cp.segs[n-2]+"/")
+			} else {
+				f.any = true
+			}
+		case cp.last != "":
+			f.names[cp.last] = true
+		case cp.lastPre != "" || cp.lastSuf != "":
+			if cp.lastPre != "" {
+				f.pres = append(f.pres, cp.lastPre)
+			}
+			if cp.lastSuf != "" {
+				f.sufs = append(f.sufs, cp.lastSuf)
+			}
+		default:
+			f.any = true
+		}
+	}
+	return f
+}
+
+// may reports whether s could name a secret file.
+func (f *secretFilter) may(s string) bool {
+	if f.any || hasGlob(s) {
+		return true
+	}
+	s = strings.TrimRight(s, "/")
+	base := s[strings.LastIndexByte(s, '/')+1:]
+	if f.names[base] {
+		return true
+	}
+	for _, p := range f.pres {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	for _, x := range f.sufs {
+		if strings.HasSuffix(base, x) {
+			return true
+		}
+	}
+	for _, d := range f.dirs {
+		if strings.Contains(s, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // homeAlias rewrites a path below another user's home directory to the
@@ -309,7 +410,7 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 		if exempt {
 			continue
 		}
-		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason}
+		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason, dir: cp.dir}
 	}
 	return best
 }
@@ -343,13 +444,14 @@ func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
 			continue
 		}
 		hit := matchSegsGlob(cp.segs, segs)
+		direct := hit
 		if !hit && dirSensitive {
 			hit = matchSegs(cp.segs, dir) || matchSegs(cp.segs, probe)
 		}
 		if !hit || cr.globExempt(cp.except, segs) {
 			continue
 		}
-		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which the glob may match"}
+		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which the glob may match", dir: cp.dir && direct}
 	}
 	return best
 }

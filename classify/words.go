@@ -276,7 +276,8 @@ func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
 			b.lit(unescapeDouble(v))
 			return
 		}
-		if strings.ContainsAny(v, "*?[") {
+		if strings.ContainsAny(v, "*?[") && v != "[" {
+			// A lone "[" (the test command) matches nothing but itself.
 			b.cur.glob = true
 		}
 		if first && (v == "~" || strings.HasPrefix(v, "~/")) {
@@ -311,6 +312,7 @@ func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
 		b.dynamic("$(…)")
 	case *syntax.ArithmExp:
 		r.scan(x)
+		r.arith(x.X, x.Pos(), x.End())
 		b.dynamic("$((…))")
 	case *syntax.ProcSubst:
 		t := r.subst(x, x.Stmts)
@@ -329,6 +331,9 @@ func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
 func (r *run) expandParam(b *builder, x *syntax.ParamExp, quoted bool) {
 	if x.Exp != nil || x.Repl != nil || x.Slice != nil || x.Index != nil || x.NestedParam != nil {
 		r.scan(x)
+	}
+	if x.Index != nil || x.Slice != nil || x.Excl {
+		r.paramExp(x)
 	}
 	name := ""
 	if x.Param != nil {
