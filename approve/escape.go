@@ -125,35 +125,6 @@ func blank(r rune) bool {
 	return false
 }
 
-// cutShown returns e, an escaped text, cut to at most max bytes with its
-// head and tail around a marker "…[N bytes cut]…" (only its head when max
-// is too small for the marker). Combining marks at the start of the tail
-// are cut too, so that none sits on the marker.
-func cutShown(e string, max int) string {
-	if len(e) <= max {
-		return e
-	}
-	marker := func(n int) string { return "…[" + strconv.Itoa(n) + " bytes cut]…" }
-	m := len(marker(len(e)))
-	if max <= m+2 {
-		return e[:runeStart(e, max)]
-	}
-	keep := max - m
-	head := runeStart(e, keep/2+keep%2)
-	tail := len(e) - keep/2
-	for tail < len(e) && !utf8.RuneStart(e[tail]) {
-		tail++
-	}
-	for tail < len(e) {
-		r, n := utf8.DecodeRuneInString(e[tail:])
-		if !unicode.IsMark(r) {
-			break
-		}
-		tail += n
-	}
-	return e[:head] + marker(tail-head) + e[tail:]
-}
-
 // runeStart returns the start of the rune at byte i of s (len(s) past its
 // end).
 func runeStart(s string, i int) int {

@@ -269,12 +269,12 @@ func prompt(req gate.ApprovalRequest, max int) (text, tooLong string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\ntoolgate: agent %s wants to call tool %s (call %s)\n",
 		quoteName(c.AgentName), quoteName(c.ToolName), quoteName(c.ToolCallID))
-	fmt.Fprintf(&b, "  reason: %s\n", cutShown(reason, max))
+	fmt.Fprintf(&b, "  reason: %s\n", gate.Cut(reason, max))
 	if req.OriginalInput != nil {
-		fmt.Fprintf(&b, "  input (rewritten, will run): %s\n", cutShown(input, max))
-		fmt.Fprintf(&b, "  model's original input:      %s\n", cutShown(original, max))
+		fmt.Fprintf(&b, "  input (rewritten, will run): %s\n", gate.Cut(input, max))
+		fmt.Fprintf(&b, "  model's original input:      %s\n", gate.Cut(original, max))
 	} else {
-		fmt.Fprintf(&b, "  input:  %s\n", cutShown(input, max))
+		fmt.Fprintf(&b, "  input:  %s\n", gate.Cut(input, max))
 	}
 	if tooLong != "" {
 		fmt.Fprintf(&b, "toolgate: denied without asking: %s; at most %d bytes are shown, after escaping\n", tooLong, max)

@@ -3,6 +3,7 @@ package gate
 import (
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -40,7 +41,7 @@ func SafeText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	return cut(s, max)
+	return Cut(s, max)
 }
 
 // escapeInvalid writes invalid bytes as \xNN.
@@ -63,8 +64,16 @@ func escapeInvalid(s string) string {
 	return b.String()
 }
 
-// cut keeps head and tail of a valid UTF-8 s within max bytes.
-func cut(s string, max int) string {
+// Cut returns s (valid UTF-8) within max bytes: unchanged when it fits,
+// else its head and tail around a marker "…[N bytes cut]…" (N the bytes
+// left out), cut at rune boundaries, with combining marks at the start of
+// the tail cut too so that none sits on the marker; only the head when max
+// is too small for the marker. SafeText uses it; so does the terminal
+// approver for the text it shows.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
 	marker := func(n int) string { return "…[" + strconv.Itoa(n) + " bytes cut]…" }
 	m := len(marker(len(s)))
 	if max <= m+2 {
@@ -74,6 +83,13 @@ func cut(s string, max int) string {
 	keep := max - m
 	head := runeStart(s, keep/2+keep%2)
 	tail := runeEnd(s, len(s)-keep/2)
+	for tail < len(s) {
+		r, n := utf8.DecodeRuneInString(s[tail:])
+		if !unicode.IsMark(r) {
+			break
+		}
+		tail += n
+	}
 	return s[:head] + marker(tail-head) + s[tail:]
 }
 
