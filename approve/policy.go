@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -39,8 +40,9 @@ type Policy struct {
 
 // Rule is one policy rule: it matches a request when each of its set
 // fields matches (Tool: the exact tool name; Risk: the decision's risk
-// level; Match: an RE2 regexp on the call's command, path, file_path or
-// code, else its raw input), and answers with Approve and Reason. Rules are
+// level; Match: an RE2 regexp that must match every command, cmd, path,
+// file_path and code field of the input, in any spelling a case-insensitive
+// parser reads as that field, else its raw input), and answers with Approve and Reason. Rules are
 // best built by ParsePolicy, which checks them; in a Rule built in Go, a
 // Match that does not compile matches nothing.
 type Rule struct {
@@ -104,15 +106,34 @@ func ParsePolicy(b []byte) (*Policy, error) {
 	return p, nil
 }
 
-// subject is the text a rule's match is applied to: the command, path or
-// code of the call.
-func subject(c gate.ToolCallContext) string {
-	for _, k := range []string{"command", "path", "file_path", "code"} {
-		if s := c.String(k); s != "" {
-			return s
+// subjects are the texts a rule's match is applied to: the value of every
+// key of the call's input that is "command", "cmd", "path", "file_path" or
+// "code" to a case-insensitive parser (gate.SameFieldName) — the fields
+// the classifier gates judge, every one of which a tool may read — in key
+// order; the raw input when there is none. ok is false when such a key
+// holds something other than a string (no rule's match applies then).
+func subjects(c gate.ToolCallContext) (subs []string, ok bool) {
+	keys := make([]string, 0, 2)
+	for k := range c.Input {
+		for _, f := range []string{"command", "cmd", "path", "file_path", "code"} {
+			if gate.SameFieldName(k, f) {
+				keys = append(keys, k)
+				break
+			}
 		}
 	}
-	return string(c.RawInput)
+	if len(keys) == 0 {
+		return []string{string(c.RawInput)}, true
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s, isStr := c.Input[k].(string)
+		if !isStr {
+			return nil, false
+		}
+		subs = append(subs, s)
+	}
+	return subs, true
 }
 
 // matches applies r's Match to s. A Rule built in Go rather than parsed has
@@ -129,6 +150,22 @@ func (r Rule) matches(s string) bool {
 	return re.MatchString(s)
 }
 
+// matchesAll reports whether r's Match matches every subject of the call:
+// a rule that approves "git status" must not approve a call whose other
+// command field holds something else.
+func (r Rule) matchesAll(c gate.ToolCallContext) bool {
+	subs, ok := subjects(c)
+	if !ok {
+		return false
+	}
+	for _, s := range subs {
+		if !r.matches(s) {
+			return false
+		}
+	}
+	return true
+}
+
 // decide returns the rule that answers the request.
 func (p *Policy) decide(req gate.ApprovalRequest) Rule {
 	for _, r := range p.Rules {
@@ -138,7 +175,7 @@ func (p *Policy) decide(req gate.ApprovalRequest) Rule {
 		if r.Risk != "" && gate.RiskLevel(r.Risk) != req.Decision.Risk {
 			continue
 		}
-		if r.Match != "" && !r.matches(subject(req.Call)) {
+		if r.Match != "" && !r.matchesAll(req.Call) {
 			continue
 		}
 		return r

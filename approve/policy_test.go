@@ -184,3 +184,30 @@ func TestPolicyBuiltInGo(t *testing.T) {
 		})
 	}
 }
+
+// Red team (second round): a rule matches only when every field a tool may
+// read as the command matches, so "git status" in command cannot approve
+// the python3 in cmd that made the gate ask.
+func TestPolicyMatchesEveryCommandField(t *testing.T) {
+	p, err := approve.ParsePolicy([]byte("rules:\n  - tool: bash\n    match: '^git (status|diff)$'\n    approve: true\n    reason: read-only git\n"))
+	require.NoError(t, err)
+	tests := []struct {
+		name  string
+		input map[string]any
+		ok    bool
+	}{
+		{"one field", map[string]any{"command": "git status"}, true},
+		{"both fields match", map[string]any{"command": "git status", "cmd": "git diff"}, true},
+		{"the other field", map[string]any{"command": "git status", "cmd": "python3 evil.py"}, false},
+		{"a case variant", map[string]any{"command": "git status", "Cmd": "python3 evil.py"}, false},
+		{"a dash variant", map[string]any{"command": "git status", "com-mand": "python3 evil.py"}, false},
+		{"a non-string field", map[string]any{"command": "git status", "cmd": []any{"rm"}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := p.Approver("p").Approve(context.Background(), askFor("bash", gate.RiskReview, tc.input))
+			require.NoError(t, err)
+			assert.Equal(t, tc.ok, res.Approved())
+		})
+	}
+}

@@ -117,8 +117,9 @@ type bashGate struct {
 }
 
 // BashGate returns a gate.Gate for shell tools: it classifies the input's
-// command fields with Bash — every key that equals "command" or "cmd" (or
-// the fields of WithInputFields) under Unicode case folding, since a tool
+// command fields with Bash — every key that is "command" or "cmd" (or
+// the fields of WithInputFields) to a case-insensitive parser
+// (gate.SameFieldName), since a tool
 // may read any of them; the highest risk decides — and allows safe
 // commands, asks about review ones and denies high ones. A call without a
 // string command, or with a non-string one, is denied. It fails when the
@@ -157,8 +158,8 @@ func (g *bashGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 	return g.cfg.decision(best, SourceBash), nil
 }
 
-// fieldValues returns the string values of every key of in that equals one
-// of fields under Unicode case folding (strings.EqualFold), in key order:
+// fieldValues returns the string values of every key of in that is one of
+// fields to a case-insensitive parser (gate.SameFieldName), in key order:
 // a tool may read any of them (Go's encoding/json matches field names
 // case-insensitively; a tool may prefer "cmd" where the gate prefers
 // "command"), so the gate judges them all. A matching key whose value is
@@ -167,7 +168,7 @@ func fieldValues(in map[string]any, fields []string) ([]string, error) {
 	keys := make([]string, 0, 2)
 	for k := range in {
 		for _, f := range fields {
-			if strings.EqualFold(k, f) {
+			if gate.SameFieldName(k, f) {
 				keys = append(keys, k)
 				break
 			}

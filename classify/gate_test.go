@@ -38,6 +38,7 @@ func TestBashGate(t *testing.T) {
 		// A tool may read any spelling (encoding/json matches names
 		// case-insensitively) or the other field: every one is judged.
 		{"case variant of a field is judged", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"cmd": "ls", "COMMAND": "rm -rf ~"}}, gate.ActionDeny, H},
+		{"dash or underscore variant is judged", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"cmd": "ls", "com_mand": "rm -rf ~"}}, gate.ActionDeny, H},
 		{"both fields are judged", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"command": "ls", "cmd": "rm -rf ~"}}, gate.ActionDeny, H},
 		{"harmless variants allow", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"command": "ls", "Cmd": "pwd"}}, gate.ActionAllow, S},
 		{"non-string variant fails closed", g, gate.ToolCallContext{ToolName: "bash", Input: map[string]any{"command": "ls", "Command": []any{"rm"}}}, gate.ActionDeny, H},

@@ -8,13 +8,14 @@ import (
 	"hash/maphash"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolgate/toolgate/gate"
 )
 
 var emptyObject = json.RawMessage(`{}`)
@@ -31,7 +32,9 @@ var emptyObject = json.RawMessage(`{}`)
 //     (strings.EqualFold: "command" and "Command", "kind" and "\u212aind"
 //     with the Kelvin sign, "s" and "\u017f"), which Go's encoding/json
 //     binds to the same struct field, the last one winning, while the gate
-//     reads the map key (see distinctFold);
+//     reads the map key — also once '-' and '_' are dropped ("com_mand",
+//     "COMMAND"), as Go's encoding/json/v2 case:ignore matching does (see
+//     distinctFold and sameName);
 //   - numbers with more precision or magnitude than an IEEE 754 double
 //     (I-JSON, RFC 7493 §2.2): a number is accepted only if its text
 //     denotes exactly the value of the shortest decimal that round-trips
@@ -212,7 +215,7 @@ func (d *objectDecoder) distinctFold(key string, base int, folded *map[string]st
 		names := d.names[base:]
 		if len(names) < maxPairwise {
 			for _, k := range names {
-				if strings.EqualFold(k, key) {
+				if sameName(k, key) {
 					return d.foldError(k, key)
 				}
 			}
@@ -250,17 +253,21 @@ func addFolded(set map[string]string, key string) (string, bool) {
 
 func (d *objectDecoder) foldError(first, second string) error {
 	// %+q: "\u212a", not a K that reads as the ASCII letter.
-	return fmt.Errorf("input has the keys %+q and %+q, which are equal under case folding (at %q): parsers that match names case-insensitively, as Go's encoding/json does, read them as one",
+	return fmt.Errorf("input has the keys %+q and %+q, which are equal under case folding (at %q): parsers that match names case-insensitively, as Go's encoding/json does (and json/v2's case:ignore, which also ignores '-' and '_'), read them as one",
 		clip(first, 64), clip(second, 64), string(d.dec.StackPointer().Parent()))
 }
 
 // appendFold appends to dst a folding of the valid UTF-8 s such that two
-// strings fold alike if and only if strings.EqualFold holds for them:
+// strings fold alike if and only if sameName holds for them (dashes and
+// underscores dropped, then strings.EqualFold):
 // each rune becomes the smallest rune of its unicode.SimpleFold orbit (as
 // encoding/json's foldName does), then an upper-case ASCII letter its
 // lower case, so that lower-case ASCII names fold to themselves.
 func appendFold(dst []byte, s string) []byte {
 	for _, r := range s {
+		if r == '-' || r == '_' {
+			continue // json/v2's case:ignore matching ignores them too
+		}
 		if r >= utf8.RuneSelf {
 			if r = foldRune(r); r >= utf8.RuneSelf {
 				dst = utf8.AppendRune(dst, r)
@@ -275,6 +282,10 @@ func appendFold(dst []byte, s string) []byte {
 	}
 	return dst
 }
+
+// sameName is gate.SameFieldName: the rule the executor refuses input by
+// and the classifier gates read fields by.
+func sameName(a, b string) bool { return gate.SameFieldName(a, b) }
 
 // foldRune returns the smallest rune of r's unicode.SimpleFold orbit.
 func foldRune(r rune) rune {

@@ -138,8 +138,9 @@ func TestDecodeInputRejectsCaseFoldedKeys(t *testing.T) {
 		{`{"a":{"x":1},"b":{"X":1}}`, ""},
 		{`{"a":[{"x":1},{"X":2}]}`, ""},
 		{`{"command":"ls","cmd":"COMMAND","args":["Command","command"]}`, ""},
-		{`{"k":1,"s":2,"K_":3,"S-":4}`, ""},
-		{`{"a":1,"b":2,"ab":3,"ba":4,"":5,"A_":6}`, ""},
+		{`{"k":1,"s":2,"K_":3,"S-":4}`, `keys "k" and "K_"`}, // json/v2 case:ignore drops '-' and '_'
+		{`{"a":1,"b":2,"ab":3,"ba":4,"":5,"A_":6}`, `keys "a" and "A_"`},
+		{`{"a":1,"b":2,"ab":3,"ba":4,"":5,"A_B":6}`, `keys "ab" and "A_B"`},
 		// Wide objects (beyond the pairwise comparison): the folded set.
 		{wide(7, "Command", "command"), `keys "Command" and "command"`},
 		{wide(8, "Command", "command"), `keys "Command" and "command"`},
@@ -337,11 +338,11 @@ func TestFoldNameIsEqualFold(t *testing.T) {
 			require.Equal(t, foldName(s), foldName(s2), "%U %U", r, r2)
 		}
 		if f := foldName(s); f != s {
-			require.True(t, strings.EqualFold(f, s), "%U", r)
+			require.True(t, sameName(f, s), "%U", r)
 		}
 	}
 	for _, p := range [][2]string{{"K", "\u212a"}, {"k", "\u212a"}, {"s", "\u017f"}, {"S", "\u017f"}, {"σ", "ς"}, {"Σ", "ς"}, {"ß", "ẞ"}, {"i", "İ"}, {"i", "ı"}, {"ss", "ß"}} {
-		eq := strings.EqualFold(p[0], p[1])
+		eq := sameName(p[0], p[1])
 		assert.Equal(t, eq, foldName(p[0]) == foldName(p[1]), "%+q %+q", p[0], p[1])
 		// encoding/json: a field tagged p[0] receives the member named p[1]
 		// exactly when the names are equal under EqualFold.
@@ -365,8 +366,8 @@ func FuzzFoldName(f *testing.F) {
 		if !utf8.ValidString(a) || !utf8.ValidString(b) {
 			return
 		}
-		if got, want := foldName(a) == foldName(b), strings.EqualFold(a, b); got != want {
-			t.Fatalf("%+q %+q: foldName equal %v, EqualFold %v", a, b, got, want)
+		if got, want := foldName(a) == foldName(b), sameName(a, b); got != want {
+			t.Fatalf("%+q %+q: foldName equal %v, sameName %v", a, b, got, want)
 		}
 	})
 }
@@ -695,7 +696,7 @@ func ambiguities(t *testing.T, in []byte) []string {
 			keys := slices.Sorted(maps.Keys(v))
 			for i, k := range keys {
 				for _, k2 := range keys[i+1:] {
-					if strings.EqualFold(k, k2) && !slices.Contains(why, "case folding") {
+					if sameName(k, k2) && !slices.Contains(why, "case folding") {
 						why = append(why, "case folding")
 					}
 				}
@@ -724,4 +725,34 @@ func BenchmarkDecodeRealInputs(b *testing.B) {
 			_, _, _ = decodeInput(e.input, in)
 		}
 	}
+}
+
+// Red team (second round): json/v2's case-insensitive matching also
+// ignores '-' and '_'.
+func TestDecodeInputRejectsDashUnderscoreFolding(t *testing.T) {
+	e, err := compileTool(Tool{Name: "t", Execute: func(context.Context, json.RawMessage) (Result, error) { return Result{}, nil }})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		in      string
+		wantErr bool
+	}{
+		{`{"command":"ls","com_mand":"rm -rf ~"}`, true},
+		{`{"cmd":"ls","COM-MAND":"x","command":"y"}`, true},
+		{`{"dry_run":true,"dryRun":false}`, true},
+		{`{"dry_run":true,"dry-run":false}`, true},
+		{`{"a":{"x_y":1,"XY":2}}`, true},
+		{`{"dry_run":true,"dry":false,"run":1}`, false},
+		{`{"a_b":1,"a_c":2}`, false},
+	} {
+		_, _, err := decodeInput(e.input, json.RawMessage(tc.in))
+		if tc.wantErr {
+			assert.ErrorContains(t, err, "equal under case folding", tc.in)
+		} else {
+			assert.NoError(t, err, tc.in)
+		}
+	}
+	// The wide path (a folded-name set) agrees with the pairwise one.
+	wideIn := `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"com_mand":"a","Command":"b"}`
+	_, _, err = decodeInput(e.input, json.RawMessage(wideIn))
+	assert.ErrorContains(t, err, "equal under case folding")
 }

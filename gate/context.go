@@ -1,6 +1,9 @@
 package gate
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // ToolCallContext is everything a gate may look at for one tool call. The
 // executor fills it after JSON-Schema validation and before execution; gates
@@ -36,4 +39,25 @@ type ToolCallContext struct {
 func (c ToolCallContext) String(field string) string {
 	s, _ := c.Input[field].(string)
 	return s
+}
+
+// SameFieldName reports whether two input field names are one name to a
+// parser that matches names case-insensitively: equal under
+// strings.EqualFold (Go's encoding/json binds both to one struct field)
+// once '-' and '_' are dropped (Go's encoding/json/v2 with case:ignore
+// ignores them too: "dry_run", "dry-run" and "DRYRUN" are one name there).
+// The executor refuses input with two such names in one object; a gate
+// that reads a field should read every key that is SameFieldName to it.
+func SameFieldName(a, b string) bool {
+	if strings.ContainsAny(a, "-_") || strings.ContainsAny(b, "-_") {
+		a, b = strings.Map(dropDashUnderscore, a), strings.Map(dropDashUnderscore, b)
+	}
+	return strings.EqualFold(a, b)
+}
+
+func dropDashUnderscore(r rune) rune {
+	if r == '-' || r == '_' {
+		return -1
+	}
+	return r
 }

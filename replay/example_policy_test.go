@@ -42,7 +42,11 @@ func TestExamplePolicy(t *testing.T) {
 	assert.Positive(t, a.Approved)
 	assert.Equal(t, b.Denied-a.Approved, a.Denied, "every approval turns one default denial into an allow")
 	assert.Equal(t, 0, b.Approved)
-	assert.Zero(t, a.ByTool[ToolEdit].Denied, "workspace edits are approved")
+	// Every edit inside the workspace is approved; the two edits of the
+	// transcript under /home/ are not (their editor command, "insert" or
+	// "str_replace", once matched the path rule alone; every field must
+	// match now).
+	assert.Equal(t, 2, a.ByTool[ToolEdit].Denied, "workspace edits are approved, edits outside it are not")
 	t.Logf("example policy: %d approved, %d denied (default policy: %d denied)", a.Approved, a.Denied, b.Denied)
 }
 
