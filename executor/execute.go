@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -61,7 +62,13 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 		semconv.GenAIToolName(gate.SafeText(toolName, gate.MaxNameBytes)),
 		semconv.GenAIToolCallID(gate.SafeText(call.ID, gate.MaxNameBytes)),
 	}
-	ctx, span := e.tracer.Start(ctx, spanName, ss.opts[:]...)
+	ctx, link := r.parentOf(ctx)
+	var span trace.Span
+	if link == nil {
+		ctx, span = e.tracer.Start(ctx, spanName, ss.opts[:]...)
+	} else {
+		ctx, span = e.tracer.Start(ctx, spanName, ss.opts[0], ss.opts[1], trace.WithLinks(*link))
+	}
 	ss.attrs = [3]attribute.KeyValue{} // pin no call's strings in the pool
 	spanStarts.Put(ss)
 	cs := &callState{}
@@ -122,17 +129,24 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	}
 	if !known {
 		name := shortName(call.Name)
-		return errorResult(call, ErrorTypeToolNotFound, fmt.Errorf("%w: %q", ErrUnknownTool, name),
+		res := errorResult(call, ErrorTypeToolNotFound, fmt.Errorf("%w: %q", ErrUnknownTool, name),
 			fmt.Sprintf("Tool %q is not registered. Use only the tools you were given.", name))
+		res.Gate = e.refused(gate.StageRegistry, ErrorTypeToolNotFound, "the tool is not registered: the model called a tool this executor does not have")
+		return res
 	}
 	if !a.Reachable(call.Name) {
-		return errorResult(call, ErrorTypeNotReachable, fmt.Errorf("%w: %q for agent %q", ErrNotReachable, call.Name, a.name),
+		res := errorResult(call, ErrorTypeNotReachable, fmt.Errorf("%w: %q for agent %q", ErrNotReachable, call.Name, a.name),
 			fmt.Sprintf("Tool %q is not available to this agent. Use only the tools you were given.", call.Name))
+		res.Gate = e.refused(gate.StageReachability, ErrorTypeNotReachable, "the tool is not reachable for agent "+strconv.Quote(a.name))
+		return res
 	}
 	input, raw, err := decodeInput(ent.input, call.Input)
 	if err != nil {
-		return errorResult(call, ErrorTypeInvalidInput, fmt.Errorf("%w: %w", ErrInvalidInput, err),
-			fmt.Sprintf("Invalid input for tool %q: %s", call.Name, inputMessage(err)))
+		msg := inputMessage(err)
+		res := errorResult(call, ErrorTypeInvalidInput, fmt.Errorf("%w: %w", ErrInvalidInput, err),
+			fmt.Sprintf("Invalid input for tool %q: %s", call.Name, msg))
+		res.Gate = e.refused(gate.StageInput, ErrorTypeInvalidInput, "the input does not match the tool's schema: "+msg)
+		return res
 	}
 	*cc = callContext{Context: ctx, call: gate.ToolCallContext{
 		ToolName:      call.Name,
@@ -146,10 +160,11 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		Consequential: ent.tool.Consequential,
 	}}
 	gc := &cc.call
-	var info gate.Record
+	info := gate.Record{Stage: gate.StageGate}
 	if a.gate != nil {
 		var runRaw json.RawMessage
 		info, runRaw = e.decide(ctx, r, ent, gc, cs.verdicts[:0])
+		info.Stage = gate.StageGate
 		if info.Action == gate.ActionDeny {
 			err := fmt.Errorf("%w: tool %q by %s: %s", ErrDenied, call.Name, info.Source, info.Reason)
 			if e.cfg.abortOnDeny {
@@ -184,6 +199,14 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	res := e.invoke(cc, call, ent, raw)
 	res.Gate = info
 	return res
+}
+
+// refused is the decision record of a call the executor refused before
+// any gate: the stage it stopped at, deny by gate.SourceExecutor, the
+// executor's error type as its error kind, and reason (which may quote
+// the model's input: redacted and bounded like a gate's reason).
+func (e *Executor) refused(stage gate.Stage, errType, reason string) gate.Record {
+	return gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: e.record(reason)}
 }
 
 // invoke runs the tool and handles its output.

@@ -209,13 +209,17 @@ type Run struct {
 
 type runState struct {
 	aborted atomic.Pointer[error] // checked twice per call: no lock
+	span    runSpan               // the run's invoke_agent span (runspan.go)
 }
 
 // Run starts a run with the given ID. Grants are kept in the executor's
 // GrantStore under the run ID, so two Run values with the same ID (a
 // server that rebuilds its run per request) share them; a run without an
 // ID gets grants of its own. The aborted state belongs to the returned
-// value (and its Task views).
+// value (and its Task views), and so does the run's invoke_agent span: the
+// run's first call starts it and every call's execute_tool span is its
+// child, so a run is one trace; end it with End (see WithRunSpan to turn
+// it off).
 func (a *Agent) Run(runID string, opts ...RunOption) *Run {
 	r := &Run{agent: a, id: runID, grantID: "run:" + runID, state: &runState{}}
 	if runID == "" {

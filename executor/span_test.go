@@ -88,16 +88,21 @@ func TestSpanShape(t *testing.T) {
 		{
 			name: "unregistered name keeps the span name bounded", call: call("c5", "made_up", `{}`), spanName: "execute_tool", status: codes.Error,
 			want: map[attribute.Key]attribute.Value{
-				semconv.GenAIToolNameKey: attribute.StringValue("made_up"),
-				semconv.ErrorTypeKey:     attribute.StringValue("tool_not_found"),
-				gate.AttrGated:           attribute.BoolValue(false),
+				semconv.GenAIToolNameKey:  attribute.StringValue("made_up"),
+				semconv.ErrorTypeKey:      attribute.StringValue("tool_not_found"),
+				gate.AttrGated:            attribute.BoolValue(false),
+				gate.AttrStage:            attribute.StringValue("registry"),
+				gate.AttrAction:           attribute.StringValue("deny"),
+				gate.AttrSource:           attribute.StringValue("executor"),
+				gate.AttrError:            attribute.StringValue("tool_not_found"),
+				gate.AttrSamplingPriority: attribute.IntValue(1),
 			},
-			absent: []attribute.Key{gate.AttrSamplingPriority},
+			absent: []attribute.Key{gate.AttrDuration},
 		},
 		{
 			name: "opt-out recorded", opts: []executor.Option{executor.WithGates(gate.DenyTools("x", "bash")), executor.WithOptOut("tester")},
 			call: call("c6", "bash", `{"command":"ls"}`), spanName: "execute_tool bash", status: codes.Unset,
-			want: map[attribute.Key]attribute.Value{gate.AttrOptOut: attribute.BoolValue(true), gate.AttrGated: attribute.BoolValue(false)},
+			want: map[attribute.Key]attribute.Value{gate.AttrOptOut: attribute.BoolValue(true), gate.AttrGated: attribute.BoolValue(false), gate.AttrStage: attribute.StringValue("gate")},
 		},
 		{
 			name: "content recorded when opted in, redacted", opts: []executor.Option{executor.WithRecordContent(true)},

@@ -24,7 +24,10 @@ const (
 	AttrApproval attribute.Key = "gate.approval"
 	// AttrApprover (string) names the approver that answered an ask.
 	AttrApprover attribute.Key = "gate.approver"
-	// AttrError (string) is set on a fail-closed denial: one of ErrorKind*.
+	// AttrError (string) is set on a fail-closed denial: one of
+	// ErrorKind*; on a call refused before the gate (AttrStage), the
+	// executor's error.type: tool_not_found, tool_not_reachable or
+	// invalid_input.
 	AttrError attribute.Key = "gate.error"
 	// AttrRiskLevel (string) is "safe", "review" or "high" when a
 	// classifier ran.
@@ -54,6 +57,14 @@ const (
 	// hash of the input as the model sent it, recorded when it was
 	// rewritten.
 	AttrOriginalInputHash attribute.Key = "gate.input.original_sha256"
+	// AttrStage (string) is how far the call got: "registry" (unknown
+	// tool), "reachability" (tool not reachable for the agent), "input"
+	// (invalid input) — refused by the executor before any gate, recorded
+	// with gate.gated = false, gate.action = "deny" and gate.source =
+	// "executor" — or "gate" (the call reached the gate stage). Recorded
+	// on every decision span; absent (read as "gate") on spans of older
+	// producers. See Stage.
+	AttrStage attribute.Key = "gate.stage"
 )
 
 // Run and task identifiers recorded on every execute_tool span. The run is

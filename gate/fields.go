@@ -21,6 +21,9 @@ type Field struct {
 	Key  attribute.Key
 	Name string
 	Type FieldType
+	// Default is the value a span without the attribute stands for (a
+	// span of an older producer), when it is not the type's zero value.
+	Default string
 }
 
 // Fields lists the Record's span attributes in a fixed order: the single
@@ -29,20 +32,21 @@ type Field struct {
 // migration.
 func Fields() []Field {
 	return []Field{
-		{AttrGated, "Gated", FieldBool},
-		{AttrOptOut, "OptOut", FieldBool},
-		{AttrAction, "Action", FieldEnum},
-		{AttrReason, "Reason", FieldString},
-		{AttrSource, "Source", FieldEnum},
-		{AttrRiskLevel, "RiskLevel", FieldEnum},
-		{AttrApproval, "Approval", FieldEnum},
-		{AttrApprover, "Approver", FieldEnum},
-		{AttrError, "ErrorKind", FieldEnum},
-		{AttrDuration, "GateDuration", FieldInt},
-		{AttrRewritten, "Rewritten", FieldBool},
-		{AttrRewrittenBy, "RewrittenBy", FieldEnum},
-		{AttrOriginalInputHash, "OriginalInputHash", FieldString},
-		{AttrRounds, "Rounds", FieldInt},
-		{AttrVerdicts, "Verdicts", FieldStringList},
+		{AttrGated, "Gated", FieldBool, ""},
+		{AttrOptOut, "OptOut", FieldBool, ""},
+		{AttrAction, "Action", FieldEnum, ""},
+		{AttrReason, "Reason", FieldString, ""},
+		{AttrSource, "Source", FieldEnum, ""},
+		{AttrRiskLevel, "RiskLevel", FieldEnum, ""},
+		{AttrApproval, "Approval", FieldEnum, ""},
+		{AttrApprover, "Approver", FieldEnum, ""},
+		{AttrError, "ErrorKind", FieldEnum, ""},
+		{AttrDuration, "GateDuration", FieldInt, ""},
+		{AttrRewritten, "Rewritten", FieldBool, ""},
+		{AttrRewrittenBy, "RewrittenBy", FieldEnum, ""},
+		{AttrOriginalInputHash, "OriginalInputHash", FieldString, ""},
+		{AttrRounds, "Rounds", FieldInt, ""},
+		{AttrVerdicts, "Verdicts", FieldStringList, ""},
+		{Key: AttrStage, Name: "Stage", Type: FieldEnum, Default: string(StageGate)},
 	}
 }

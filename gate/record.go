@@ -78,6 +78,13 @@ type Record struct {
 	Verdicts []Verdict `json:"verdicts,omitempty"`
 	// Duration is the time spent deciding, approval included.
 	Duration time.Duration `json:"durationNs,omitempty"`
+	// Stage is how far the call got (see Stage): StageGate for a call that
+	// passed the executor's checks; StageRegistry, StageReachability or
+	// StageInput for one the executor refused itself, before any gate —
+	// then Gated is false, Action is ActionDeny, Source is SourceExecutor
+	// and ErrorKind is the executor's error type. Empty in records of
+	// producers that do not know stages (read as StageGate).
+	Stage Stage `json:"stage,omitempty"`
 }
 
 // Attributes appends r's span attributes (the gate.* keys of
@@ -90,19 +97,29 @@ type Record struct {
 // Shapes: gate.gated and gate.opt_out (when true) and gate.rewritten (when
 // true) are bools; gate.duration_ns and gate.rounds (when > 1) are int64;
 // gate.verdicts is a string slice; the rest are strings, recorded only when
-// not empty.
+// not empty. gate.stage is recorded when Stage is set. A record that is
+// neither gated nor refused before the gate (Stage.PreGate) records only
+// gate.gated, gate.opt_out and gate.stage; a pre-gate refusal records its
+// action, source, reason and error kind like a gated decision (no
+// gate.duration_ns: no gate ran).
 func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attribute.KeyValue {
 	attrs = append(attrs, AttrGated.Bool(r.Gated))
 	if r.OptOut {
 		attrs = append(attrs, AttrOptOut.Bool(true))
 	}
-	if !r.Gated {
+	if r.Stage != "" {
+		attrs = append(attrs, AttrStage.String(SafeText(string(r.Stage), MaxNameBytes)))
+	}
+	preGate := r.Stage.PreGate()
+	if !r.Gated && !preGate {
 		return attrs
 	}
 	attrs = append(attrs,
 		AttrAction.String(SafeText(string(r.Action), MaxNameBytes)),
-		AttrSource.String(SafeText(r.Source, MaxNameBytes)),
-		AttrDuration.Int64(int64(r.Duration)))
+		AttrSource.String(SafeText(r.Source, MaxNameBytes)))
+	if r.Gated || r.Duration != 0 {
+		attrs = append(attrs, AttrDuration.Int64(int64(r.Duration)))
+	}
 	if r.Reason != "" {
 		attrs = append(attrs, AttrReason.String(SafeText(r.Reason, reasonLimit)))
 	}

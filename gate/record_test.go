@@ -19,7 +19,7 @@ func full() gate.Record {
 		ErrorKind: gate.ErrorKindInvalid, Risk: gate.RiskHigh, Approval: gate.ApprovalDeclined, Approver: "ui",
 		OptOut: true, Rewritten: true, RewrittenBy: "normalise", OriginalInputHash: gate.InputHash([]byte(`{}`)), Rounds: 2,
 		Verdicts: []gate.Verdict{{Gate: "normalise", Action: gate.ActionAllow, Rewrote: true}, {Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "rm.root"}},
-		Duration: 1500 * time.Nanosecond,
+		Duration: 1500 * time.Nanosecond, Stage: gate.StageGate,
 	}
 }
 
@@ -135,4 +135,55 @@ func TestApprovalAnswersAreBoundToTheirRequest(t *testing.T) {
 	assert.Equal(t, gate.GrantScopeRun, req.ApproveForRun("a", "").Remember)
 	assert.False(t, req.Decline("a", "").Approved())
 	assert.False(t, req.TimedOut("a", "").Approved())
+}
+
+// A call the executor refused before any gate is a decision of its own
+// stage: deny by the executor, not gated, its error kind and reason, and
+// sampling.priority=1 so every sampler keeps it; a record of a call that
+// passed the checks but was not gated records only its stage.
+func TestRecordAttributesStages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rec  gate.Record
+		want map[attribute.Key]attribute.Value
+	}{
+		{"registry", gate.Record{Stage: gate.StageRegistry, Action: gate.ActionDeny, Source: gate.SourceExecutor, Reason: "tool not registered", ErrorKind: "tool_not_found"},
+			map[attribute.Key]attribute.Value{
+				gate.AttrGated: attribute.BoolValue(false), gate.AttrStage: attribute.StringValue("registry"),
+				gate.AttrAction: attribute.StringValue("deny"), gate.AttrSource: attribute.StringValue("executor"),
+				gate.AttrReason: attribute.StringValue("tool not registered"), gate.AttrError: attribute.StringValue("tool_not_found"),
+				gate.AttrSamplingPriority: attribute.IntValue(1),
+			}},
+		{"reachability", gate.Record{Stage: gate.StageReachability, Action: gate.ActionDeny, Source: gate.SourceExecutor, Reason: "r", ErrorKind: "tool_not_reachable"},
+			map[attribute.Key]attribute.Value{
+				gate.AttrGated: attribute.BoolValue(false), gate.AttrStage: attribute.StringValue("reachability"),
+				gate.AttrAction: attribute.StringValue("deny"), gate.AttrSource: attribute.StringValue("executor"),
+				gate.AttrReason: attribute.StringValue("r"), gate.AttrError: attribute.StringValue("tool_not_reachable"),
+				gate.AttrSamplingPriority: attribute.IntValue(1),
+			}},
+		{"input", gate.Record{Stage: gate.StageInput, Action: gate.ActionDeny, Source: gate.SourceExecutor, Reason: "bad \xff", ErrorKind: "invalid_input"},
+			map[attribute.Key]attribute.Value{
+				gate.AttrGated: attribute.BoolValue(false), gate.AttrStage: attribute.StringValue("input"),
+				gate.AttrAction: attribute.StringValue("deny"), gate.AttrSource: attribute.StringValue("executor"),
+				gate.AttrReason: attribute.StringValue(`bad \xff`), gate.AttrError: attribute.StringValue("invalid_input"),
+				gate.AttrSamplingPriority: attribute.IntValue(1),
+			}},
+		{"ungated", gate.Record{Stage: gate.StageGate},
+			map[attribute.Key]attribute.Value{gate.AttrGated: attribute.BoolValue(false), gate.AttrStage: attribute.StringValue("gate")}},
+		{"opt-out", gate.Record{Stage: gate.StageGate, OptOut: true},
+			map[attribute.Key]attribute.Value{gate.AttrGated: attribute.BoolValue(false), gate.AttrOptOut: attribute.BoolValue(true), gate.AttrStage: attribute.StringValue("gate")}},
+		{"no stage", gate.Record{}, map[attribute.Key]attribute.Value{gate.AttrGated: attribute.BoolValue(false)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[attribute.Key]attribute.Value{}
+			for _, kv := range tc.rec.Attributes(nil, 0) {
+				got[kv.Key] = kv.Value
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	for _, s := range gate.Stages() {
+		assert.Equal(t, s != gate.StageGate, s.PreGate(), s)
+	}
+	assert.False(t, gate.Stage("").PreGate())
 }

@@ -151,7 +151,9 @@ func (r *Replayer) replayRun(ctx context.Context, run Run, s *Summary) error {
 			attribute.String("toolgate.replay.model", run.Agent),
 			attribute.String("toolgate.replay.workspace", ws),
 		))
-	ex := agent.Run(run.ID)
+	// The replay's own invoke_agent span (with its replay attributes and a
+	// new root) is the run's: the executor starts none of its own.
+	ex := agent.Run(run.ID, executor.WithRunSpan(false))
 	rs := s.startRun(run, span.SpanContext().TraceID().String())
 	for _, c := range run.Calls {
 		call := executor.ToolCall{ID: fmt.Sprintf("%s#%d", run.ID, c.Seq), Name: c.Tool, Input: c.Input}

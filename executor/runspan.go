@@ -1,0 +1,165 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// WithRunSpan turns the run's invoke_agent span on (the default) or off.
+//
+// On: the run is one trace. Its first call (Execute, ExecuteBatch or
+// Context) starts the span "invoke_agent {gen_ai.agent.name}" (OTel
+// semantic conventions v1.41.0, GenAI agent spans; SpanKind internal, an
+// in-process agent) under the span that call's ctx carries, if any, with
+// gen_ai.operation.name = invoke_agent, gen_ai.agent.name,
+// gen_ai.conversation.id and toolgate.run.id (the run ID, when set) and
+// toolgate.task.id (when WithTask was given). Every execute_tool span of
+// the run is its child; End ends it.
+//
+// Off: the executor starts no agent span and each call's span is a child
+// of whatever span its ctx carries (a trace of its own when none). Use it
+// when you already start your own invoke_agent span around the run (as
+// replay does, with attributes of its own).
+func WithRunSpan(on bool) RunOption {
+	return func(r *Run) { r.state.span.off = !on }
+}
+
+// runSpan is a run's invoke_agent span, shared by the run's Task views.
+type runSpan struct {
+	off     bool
+	mu      sync.Mutex // serialises start and End
+	started atomic.Pointer[startedSpan]
+	ended   atomic.Bool
+}
+
+// startedSpan is the run span and the span context it was started under.
+type startedSpan struct {
+	span   trace.Span
+	parent trace.SpanContext // invalid when the run span is a root
+}
+
+// parentOf returns the context a call's execute_tool span starts under,
+// and, when that is not the run span, a link to the run span (or nil):
+//
+//   - ctx carries no span, or the span the run span was started under: the
+//     run span is the parent (the common case: the same ctx for every call,
+//     or a context.Background() per call).
+//   - ctx carries another span of the run's trace (a span of yours under
+//     Run.Context, such as a chat span, or the run span itself): that span
+//     is the parent; the call stays in the run's trace.
+//   - ctx carries a span of another trace (say, a request span of a server
+//     that resumes a long run): your span is the parent, and the call's
+//     span links to the run span (a span link, OTel trace API), so the
+//     call is found from either trace.
+func (r *Run) parentOf(ctx context.Context) (context.Context, *trace.Link) {
+	rs := &r.state.span
+	if rs.off {
+		return ctx, nil
+	}
+	s := rs.started.Load()
+	if s == nil {
+		if s = r.startSpan(ctx); s == nil {
+			return ctx, nil // ended before any call: no run span
+		}
+	}
+	cur := trace.SpanContextFromContext(ctx)
+	run := s.span.SpanContext()
+	switch {
+	case !cur.IsValid() || cur.TraceID() == s.parent.TraceID() && cur.SpanID() == s.parent.SpanID():
+		return trace.ContextWithSpan(ctx, s.span), nil
+	case cur.TraceID() == run.TraceID():
+		return ctx, nil
+	default:
+		return ctx, &trace.Link{SpanContext: run}
+	}
+}
+
+// startSpan starts the run span under ctx's span, once; it returns nil
+// when the run was ended before it started.
+func (r *Run) startSpan(ctx context.Context) *startedSpan {
+	rs := &r.state.span
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if s := rs.started.Load(); s != nil {
+		return s
+	}
+	if rs.ended.Load() {
+		return nil
+	}
+	parent := trace.SpanContextFromContext(ctx)
+	name := gate.SafeText(r.agent.name, gate.MaxNameBytes)
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, semconv.GenAIOperationNameInvokeAgent)
+	attrs = append(attrs, r.attrs...) // agent, conversation, run, task
+	_, span := r.agent.ex.tracer.Start(ctx, semconv.GenAIOperationNameInvokeAgent.Value.AsString()+" "+name,
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	s := &startedSpan{span: span, parent: parent}
+	rs.started.Store(s)
+	return s
+}
+
+// Context returns ctx carrying the run's invoke_agent span, starting it
+// under ctx's span if no call has yet (see WithRunSpan), so that spans you
+// start around the run's calls (a chat span per model turn) are in the
+// run's trace; calls executed with the returned context are children of
+// the span it carries. With WithRunSpan(false), or after End when no call
+// had started the span, it returns ctx unchanged.
+func (r *Run) Context(ctx context.Context) context.Context {
+	rs := &r.state.span
+	if rs.off {
+		return ctx
+	}
+	s := rs.started.Load()
+	if s == nil {
+		if s = r.startSpan(ctx); s == nil {
+			return ctx
+		}
+	}
+	return trace.ContextWithSpan(ctx, s.span)
+}
+
+// SpanContext is the run span's span context (its TraceID is the run's
+// trace: `auditq trace <id>`); invalid when the span is off or has not
+// started yet.
+func (r *Run) SpanContext() trace.SpanContext {
+	if s := r.state.span.started.Load(); s != nil {
+		return s.span.SpanContext()
+	}
+	return trace.SpanContext{}
+}
+
+// End ends the run's invoke_agent span; call it when the run is over
+// (defer run.End()). A run aborted by WithAbortOnDeny ends with status
+// Error and error.type run_aborted. End is idempotent and safe for
+// concurrent use; on a Task view it ends the run's one span. Calls after
+// End still run and are recorded: their spans remain children of the
+// ended run span (the same trace; the run span's duration does not cover
+// them), or, when no call had started the span before End, have no run
+// span at all. A span that is never ended is never exported: its calls
+// are still exported and stored, but Jaeger shows them under a missing
+// parent.
+func (r *Run) End() {
+	rs := &r.state.span
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.ended.Swap(true) {
+		return
+	}
+	s := rs.started.Load()
+	if s == nil {
+		return
+	}
+	if err := r.Err(); err != nil {
+		s.span.SetAttributes(semconv.ErrorTypeKey.String(ErrorTypeRunAborted))
+		s.span.SetStatus(codes.Error, ErrorTypeRunAborted)
+	}
+	s.span.End()
+}
