@@ -287,7 +287,7 @@ var (
 		semconv.GenAIToolNameKey: true, semconv.GenAIToolCallIDKey: true, semconv.GenAIAgentNameKey: true,
 		semconv.GenAIConversationIDKey: true, gate.AttrRunID: true, gate.AttrTaskID: true, gate.AttrSource: true,
 		gate.AttrApprover: true, gate.AttrApproval: true, gate.AttrAction: true, gate.AttrError: true,
-		gate.AttrRiskLevel: true, gate.AttrRewrittenBy: true, gate.AttrOriginalInputHash: true,
+		gate.AttrRiskLevel: true, gate.AttrRewrittenBy: true, gate.AttrOriginalInputHash: true, gate.AttrStage: true,
 	}
 	textAttrs = map[attribute.Key]bool{
 		gate.AttrReason: true, semconv.GenAIToolCallArgumentsKey: true, semconv.GenAIToolCallResultKey: true,
@@ -334,9 +334,40 @@ func checkHostileSpan(t testing.TB, h hostile, res executor.ToolResult, span tra
 	if !utf8.ValidString(g.Reason) || len(g.Reason) > limit+limit/2 {
 		t.Fatalf("decision record's reason is not safe: %.80q (%d bytes)", g.Reason, len(g.Reason))
 	}
-	if g.Gated && g.Reason != "" {
+	if (g.Gated || g.Stage.PreGate()) && g.Reason != "" {
 		if got := attrMap(span.Attributes)[gate.AttrReason].AsString(); got != g.Reason {
 			t.Fatalf("span reason %.80q, record reason %.80q", got, g.Reason)
+		}
+	}
+	checkStage(t, res, span)
+}
+
+// checkStage: every call the executor checked has a valid decision record
+// of its stage, the one on its span: a call refused before the gate (any
+// tool name or input the model sends) is a deny by the executor with a
+// reason and its error type, never gated.
+func checkStage(t testing.TB, res executor.ToolResult, span tracetest.SpanStub) {
+	t.Helper()
+	g := res.Gate
+	attrs := attrMap(span.Attributes)
+	if got := attrs[gate.AttrStage].AsString(); got != string(g.Stage) {
+		t.Fatalf("span stage %q, record stage %q", got, g.Stage)
+	}
+	want := map[string]gate.Stage{
+		executor.ErrorTypeToolNotFound: gate.StageRegistry,
+		executor.ErrorTypeNotReachable: gate.StageReachability,
+		executor.ErrorTypeInvalidInput: gate.StageInput,
+	}[res.ErrorType]
+	switch {
+	case want != "":
+		if g.Stage != want || g.Gated || g.Action != gate.ActionDeny || g.Source != gate.SourceExecutor ||
+			g.ErrorKind != res.ErrorType || g.Reason == "" || attrs[gate.AttrAction].AsString() != "deny" {
+			t.Fatalf("refusal %s: record %+v", res.ErrorType, g)
+		}
+	case res.ErrorType == executor.ErrorTypeCancelled || res.ErrorType == executor.ErrorTypeRunAborted:
+	default:
+		if g.Stage != gate.StageGate {
+			t.Fatalf("call past the checks (%q) with stage %q", res.ErrorType, g.Stage)
 		}
 	}
 }
@@ -370,6 +401,7 @@ func hostileSeeds() []hostile {
 		// Unknown tools named with invalid UTF-8, and a huge name.
 		{sel: bits(hostileName, 1), name: "\xc3\x28tool", id: "c7", agent: "coder"},
 		{sel: bits(hostileName, 1), name: long, id: long, agent: "coder"},
+		{sel: bits(hostileName, 1), name: strings.Repeat("delete_everything\x00\x1b[2J\r\n", 1<<16), id: "c-1mb", agent: "coder"},
 		// Call, run, task IDs and agent names.
 		{sel: 0, input: `{"command":"ls"}`, id: "id-\xff", agent: "coder\xfe", run: "run" + overlong, task: "task" + surr},
 		// Raw non-JSON and invalid UTF-8 inside the JSON.

@@ -83,6 +83,10 @@ type Event struct {
 	RewrittenBy         string `json:"rewrittenBy,omitempty"`
 	OriginalInputSha256 string `json:"originalInputSha256,omitempty"`
 	Rounds              int    `json:"rounds,omitempty"`
+	// GateStage is gate.Record's Stage: "registry", "reachability" or
+	// "input" for a call refused before any gate (then gateAction is
+	// "deny" and gated is false), "gate" or empty otherwise.
+	GateStage string `json:"gateStage,omitempty"`
 	// TraceID and SpanID (hex) are set when the call already has a span
 	// (toolgate's executor fills them in its ToolCallTrace): the bridge then
 	// does not make another.
@@ -189,6 +193,13 @@ func (e Event) Validate() error {
 		default:
 			return bad("gateAction %q (want allow or deny)", e.GateAction)
 		}
+		switch st := gate.Stage(e.GateStage); {
+		case st == "" || st == gate.StageGate:
+		case !st.PreGate():
+			return bad("gateStage %q (want registry, reachability, input or gate)", e.GateStage)
+		case e.Gated || gate.Action(e.GateAction) != gate.ActionDeny:
+			return bad("gateStage %q is a refusal before the gate: want gateAction deny and gated false", e.GateStage)
+		}
 	}
 	if e.Type == EventToolCall {
 		if e.GateDurationNs < 0 || float64(e.GateDurationNs) > (e.EndMs-e.StartMs+1)*1e6 {
@@ -219,7 +230,7 @@ func (e Event) Validate() error {
 // encodes its own calls.
 func (e Event) Record() gate.Record {
 	return gate.Record{
-		Gated:             e.Gated || e.GateAction != "",
+		Gated:             e.Gated || e.GateAction != "" && !gate.Stage(e.GateStage).PreGate(),
 		Action:            gate.Action(e.GateAction),
 		Reason:            e.GateReason,
 		Source:            e.GateSource,
@@ -235,6 +246,7 @@ func (e Event) Record() gate.Record {
 		Rounds:            e.Rounds,
 		Verdicts:          e.Verdicts,
 		Duration:          time.Duration(e.GateDurationNs),
+		Stage:             gate.Stage(e.GateStage),
 	}
 }
 

@@ -75,7 +75,8 @@ func TestExecutorAndBridgeOneTree(t *testing.T) {
 			// The framework's agent run: live tool calls, then its events.
 			start := time.Now()
 			actx := b.AgentContext(ctx, "run-1", "coder", "t1")
-			run := coder.Run("run-1", executor.WithTask("t1"))
+			// The framework reports the agent span: the executor starts none.
+			run := coder.Run("run-1", executor.WithTask("t1"), executor.WithRunSpan(false))
 			ls := run.Execute(actx, executor.ToolCall{ID: "c1", Name: "bash", Input: json.RawMessage(`{"command":"ls"}`)})
 			rm := run.Execute(actx, executor.ToolCall{ID: "c2", Name: "bash", Input: json.RawMessage(`{"command":"rm -rf /"}`)})
 			require.False(t, ls.IsError)
