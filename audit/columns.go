@@ -29,6 +29,9 @@ type column struct {
 	// since is the schema version whose migration added the column (2:
 	// the table as first created).
 	since int
+	// def is the value a span without the attribute stands for
+	// (gate.Field.Default), when the column has one.
+	def string
 }
 
 // attr is the SpanAttributes lookup of key. The exporter stores every
@@ -64,13 +67,26 @@ func stringList(key attribute.Key) string {
 //	FieldBool        Bool                    value = 'true' (false when absent)
 //	FieldInt         UInt64                  toUInt64OrZero(value) (0 when absent)
 //	FieldStringList  Array(String)           stringList (empty when absent)
+//
+// A string field with a Default (gate.Field.Default: what a span of an
+// older producer, without the attribute, stands for) reads as that value
+// when the attribute is absent or empty, and the column's DEFAULT is that
+// value, so rows stored before the migration that added it read it too.
 func gateColumn(f gate.Field, since int) (column, error) {
-	c := column{name: f.Name, key: f.Key, since: since}
+	c := column{name: f.Name, key: f.Key, since: since, def: f.Default}
+	if f.Default != "" && f.Type != gate.FieldString && f.Type != gate.FieldEnum {
+		return c, fmt.Errorf("audit: gate field %s (%s): a default is for string fields", f.Key, f.Name)
+	}
+	value, def := attr(f.Key), ""
+	if f.Default != "" {
+		value = "if(" + attr(f.Key) + " = '', " + quoteString(f.Default) + ", " + attr(f.Key) + ")"
+		def = " DEFAULT " + quoteString(f.Default)
+	}
 	switch f.Type {
 	case gate.FieldString:
-		c.typ, c.expr = "String CODEC(ZSTD(1))", attr(f.Key)
+		c.typ, c.expr = "String"+def+" CODEC(ZSTD(1))", value
 	case gate.FieldEnum:
-		c.typ, c.expr = "LowCardinality(String) CODEC(ZSTD(1))", attr(f.Key)
+		c.typ, c.expr = "LowCardinality(String)"+def+" CODEC(ZSTD(1))", value
 	case gate.FieldBool:
 		c.typ, c.expr = "Bool", attr(f.Key)+" = 'true'"
 	case gate.FieldInt:
@@ -102,20 +118,37 @@ const (
 // from them never record it. The verdict's rule is not recorded apart
 // from the list, so it reads empty. A call no gate judged (opted out) has
 // none.
-func verdicts() string {
+//
+// From schema version 5 (stage = true) a call refused before the gate
+// (Stage registry, reachability or input: no gate judged it) has none
+// either; before, such calls were not stored.
+func verdicts(stage bool) string {
 	sep := quoteString(verdictSep)
-	return "if(notEmpty(Verdicts) OR (NOT Gated AND Action = ''), Verdicts, [concat(Source, " + sep +
+	none := "(NOT Gated AND Action = '')"
+	if stage {
+		none = "(NOT Gated AND (Action = '' OR Stage != " + quoteString(string(gate.StageGate)) + "))"
+	}
+	return "if(notEmpty(Verdicts) OR " + none + ", Verdicts, [concat(Source, " + sep +
 		", if(Approval != '', " + quoteString(string(gate.ActionAsk)) + ", Action), " + sep + ", RiskLevel, " + sep + ")])"
 }
 
 // verdictPart is the DEFAULT expression of a column holding member i (1:
-// gate, 2: action) of each entry of verdicts(), leaving out the entry
-// that summarises the verdicts beyond gate.MaxVerdicts ("…|more|n|").
-func verdictPart(i int) string {
+// gate, 2: action) of each entry of verdicts(stage), leaving out the
+// entry that summarises the verdicts beyond gate.MaxVerdicts
+// ("…|more|n|").
+func verdictPart(i int, stage bool) string {
 	sep := quoteString(verdictSep)
 	return fmt.Sprintf("arrayMap(v -> splitByChar(%s, v)[%d], arrayFilter(v -> splitByChar(%s, v)[2] != %s, %s))",
-		sep, i, sep, quoteString(verdictMore), verdicts())
+		sep, i, sep, quoteString(verdictMore), verdicts(stage))
 }
+
+// verdictPartColumns are the derived verdict columns (name, member of
+// each entry), added by migration 4 and given their stage-aware DEFAULT
+// by migration 5.
+var verdictPartColumns = []struct {
+	name   string
+	member int
+}{{"VerdictGates", 1}, {"VerdictActions", 2}}
 
 // gateColumns hands out the columns generated from gate.Fields(), each
 // once, by attribute key.
@@ -208,9 +241,14 @@ func buildColumns(fields []gate.Field) ([]column, []error) {
 		g.take(gate.AttrRewrittenBy, 4),
 		g.take(gate.AttrOriginalInputHash, 4),
 		g.take(gate.AttrRounds, 4),
-		withRead(g.take(gate.AttrVerdicts, 4), verdicts()),
-		{{name: "VerdictGates", typ: "Array(LowCardinality(String)) DEFAULT " + verdictPart(1) + " CODEC(ZSTD(1))", since: 4}},
-		{{name: "VerdictActions", typ: "Array(LowCardinality(String)) DEFAULT " + verdictPart(2) + " CODEC(ZSTD(1))", since: 4}},
+		withRead(g.take(gate.AttrVerdicts, 4), verdicts(true)),
+		// As migration 4 added them; migration 5 replaces their DEFAULT
+		// with verdictPart(i, true) (stageDefaults).
+		{{name: "VerdictGates", typ: "Array(LowCardinality(String)) DEFAULT " + verdictPart(1, false) + " CODEC(ZSTD(1))", since: 4}},
+		{{name: "VerdictActions", typ: "Array(LowCardinality(String)) DEFAULT " + verdictPart(2, false) + " CODEC(ZSTD(1))", since: 4}},
+		// Version 5: how far the call got (gate.stage); calls refused
+		// before the gate are decisions ("gate" for older spans).
+		g.take(gate.AttrStage, 5),
 	} {
 		cols = append(cols, cs...)
 	}
@@ -257,8 +295,12 @@ func viewColumns(cols []column) []column {
 // by the same definition as otelbridge and the collector's audit filter: a
 // span carrying gate.action, or gate.gated = true, or gate.opt_out = true
 // (an agent opted out of the executor's gates: audited with an empty
-// action). Tool calls refused before any gate ran (unknown tool, invalid
-// input: gate.gated = false, no action) are not decisions.
+// action). Tool calls the executor refused before any gate ran (unknown
+// tool, unreachable tool, invalid input: gate.stage registry,
+// reachability or input) carry gate.action = deny and gate.gated = false:
+// decisions by this same condition (older producers recorded no action
+// for them, and they were not stored). The condition is part of migrations
+// 3 to 5, whose SQL is frozen: it does not change.
 func gateSpanCondition() string {
 	return fmt.Sprintf("(mapContains(SpanAttributes, %s) OR %s = 'true' OR %s = 'true')",
 		quoteString(string(gate.AttrAction)), attr(gate.AttrGated), attr(gate.AttrOptOut))

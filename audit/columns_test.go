@@ -35,7 +35,11 @@ func TestEveryGateFieldHasAColumn(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, f.Key, c.key, f.Name)
-		assert.Equal(t, wantType[f.Type], c.typ, f.Name)
+		typ := wantType[f.Type]
+		if f.Default != "" {
+			typ = strings.Replace(typ, " CODEC", " DEFAULT '"+f.Default+"' CODEC", 1)
+		}
+		assert.Equal(t, typ, c.typ, f.Name)
 		assert.Contains(t, c.expr, attr(f.Key), f.Name)
 		assert.GreaterOrEqual(t, c.since, 2, f.Name)
 	}
@@ -91,15 +95,18 @@ func TestBuildColumnsReportsUnplacedFields(t *testing.T) {
 }
 
 // The table's layout: the columns of the first table in their original
-// order, then version 4's, appended (an upgraded table has the same).
+// order, then version 4's and version 5's, appended (an upgraded table has
+// the same).
 func TestColumnLayout(t *testing.T) {
-	var v2, v4 []string
+	var v2, v4, v5 []string
 	for _, c := range decisionColumns() {
 		switch c.since {
 		case 2:
 			v2 = append(v2, c.name)
 		case 4:
 			v4 = append(v4, c.name)
+		case 5:
+			v5 = append(v5, c.name)
 		default:
 			t.Errorf("column %s: since %d", c.name, c.since)
 		}
@@ -108,10 +115,27 @@ func TestColumnLayout(t *testing.T) {
 		"Gated OptOut Action Reason Source RiskLevel Approval Approver ErrorKind ErrorType IsError StatusMessage Duration "+
 		"GateDuration Input", strings.Join(v2, " "))
 	assert.Equal(t, "Rewritten RewrittenBy OriginalInputHash Rounds Verdicts VerdictGates VerdictActions", strings.Join(v4, " "))
+	assert.Equal(t, "Stage", strings.Join(v5, " "))
 	// The derived columns are the table's own (DEFAULT), not the view's.
 	view := names(viewColumns(decisionColumns()))
 	assert.NotContains(t, view, "VerdictGates")
-	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts"), view)
-	// Queries read Verdicts with the verdict a span leaves out restored.
-	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts()), selectList())
+	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage"), view)
+	// Queries read Verdicts with the verdict a span leaves out restored
+	// (none for a call refused before the gate).
+	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts(true)+", Stage"), selectList())
+}
+
+// Stage reads "gate" for spans without gate.stage (older producers), in
+// the view and as the column's DEFAULT for rows stored before version 5.
+func TestStageColumn(t *testing.T) {
+	var stage column
+	for _, c := range decisionColumns() {
+		if c.name == "Stage" {
+			stage = c
+		}
+	}
+	assert.Equal(t, "LowCardinality(String) DEFAULT 'gate' CODEC(ZSTD(1))", stage.typ)
+	assert.Equal(t, "if(SpanAttributes['gate.stage'] = '', 'gate', SpanAttributes['gate.stage'])", stage.expr)
+	_, err := gateColumn(gate.Field{Key: "k", Name: "K", Type: gate.FieldBool, Default: "x"}, 5)
+	assert.Error(t, err, "a default is for strings")
 }

@@ -58,6 +58,13 @@ type Decision struct {
 	// when an approver was asked; the rule is not recorded apart from the
 	// list). Empty when no gate ran; never nil.
 	Verdicts []string `json:"verdicts"`
+	// Stage is how far the call got (gate.stage, schema version 5):
+	// registry (unknown tool), reachability (tool not reachable for the
+	// agent), input (invalid input) — refused by the executor before any
+	// gate, with action deny, source "executor" and the executor's error
+	// type as error_kind — or gate (it reached the gate; rows of older
+	// producers read gate).
+	Stage string `json:"stage"`
 }
 
 // scanDecision reads one row selected with selectList().
@@ -67,7 +74,7 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 		&d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID, &d.Gated, &d.OptOut, &d.Action,
 		&d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind, &d.ErrorType,
 		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input,
-		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts)
+		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage)
 	if d.Verdicts == nil {
 		d.Verdicts = []string{}
 	}
@@ -92,6 +99,9 @@ type Filter struct {
 	// Rewritten keeps only decisions whose input a gate rewrote
 	// (gate.rewritten); false does not filter.
 	Rewritten bool
+	// Stage is one of gate.Stages() ("registry", "reachability", "input",
+	// "gate"): the calls that got that far (Decision.Stage).
+	Stage string
 }
 
 // where renders f as a WHERE clause over gate_decisions, with parameters.
@@ -119,6 +129,7 @@ func (f Filter) where(p clickhouse.Parameters) string {
 	add("TraceId = {trace:String}", "trace", strings.ToLower(f.TraceID))
 	add("RunId = {run:String}", "run", f.RunID)
 	add("ServiceName = {service:String}", "service", f.Service)
+	add("Stage = {stage:String}", "stage", f.Stage)
 	if f.Rewritten {
 		conds = append(conds, "Rewritten")
 	}

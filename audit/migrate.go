@@ -67,7 +67,24 @@ func (c config) migrations() []Migration {
 		{2, "gate_decisions", []string{c.decisionsDDL(columnsAt(2))}},
 		{3, "gate_decisions_mv", []string{c.viewDDL(columnsAt(3)), c.backfill(columnsAt(3))}},
 		c.upgrade(4, "verdicts_rewrites"),
+		c.stageDefaults(c.upgrade(5, "stage")),
 	}
+}
+
+// stageDefaults adds to migration 5 (after its ADD COLUMN, before the
+// view's new query) the new DEFAULT of the derived verdict columns: a call
+// refused before the gate has no verdict (verdictPart(i, true)). Rows
+// stored with the columns keep their values (no call before version 5
+// was refused before the gate); rows older than version 4 compute them,
+// with Stage reading "gate", as before.
+func (c config) stageDefaults(m Migration) Migration {
+	mods := make([]string, len(verdictPartColumns))
+	for i, vc := range verdictPartColumns {
+		mods[i] = "MODIFY COLUMN " + vc.name + " DEFAULT " + verdictPart(vc.member, true)
+	}
+	modify := "ALTER TABLE " + c.table(DecisionsTable) + c.onCluster() + "\n    " + strings.Join(mods, ",\n    ")
+	m.Statements = append([]string{m.Statements[0], modify}, m.Statements[1:]...)
+	return m
 }
 
 func (c config) databaseDDL() string {
@@ -216,7 +233,9 @@ func (c config) backfill(cols []column) string {
 //     the last inserted: the repaired copy replaces the old one (FINAL
 //     reads it at once), and the follow stream does not report it again.
 //     Spans without the new attributes are left alone: their new columns
-//     would be the defaults they already read as.
+//     would be the defaults they already read as (so are spans whose new
+//     attribute has its column's default value, such as gate.stage =
+//     gate: version 5 repairs only the calls refused before the gate).
 func (c config) upgrade(v int, name string) Migration {
 	var adds, has []string
 	for _, col := range decisionColumns() {
@@ -224,7 +243,12 @@ func (c config) upgrade(v int, name string) Migration {
 			continue
 		}
 		adds = append(adds, "ADD COLUMN IF NOT EXISTS "+col.name+" "+col.typ)
-		if col.key != "" {
+		switch {
+		case col.key != "" && col.def != "":
+			// A span whose value is the default reads the same without
+			// a repair.
+			has = append(has, attr(col.key)+" NOT IN ('', "+quoteString(col.def)+")")
+		case col.key != "":
 			has = append(has, "mapContains(SpanAttributes, "+quoteString(string(col.key))+")")
 		}
 	}

@@ -36,6 +36,10 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 				"ADD COLUMN IF NOT EXISTS VerdictGates Array(LowCardinality(String)) DEFAULT arrayMap(",
 				"ALTER TABLE `otel`.`gate_decisions_mv` MODIFY QUERY\nSELECT",
 				") AS repaired USING (SpanId)",
+				"ADD COLUMN IF NOT EXISTS Stage LowCardinality(String) DEFAULT 'gate' CODEC(ZSTD(1))",
+				"MODIFY COLUMN VerdictGates DEFAULT arrayMap(",
+				"if(SpanAttributes['gate.stage'] = '', 'gate', SpanAttributes['gate.stage']) AS Stage",
+				"AND (SpanAttributes['gate.stage'] NOT IN ('', 'gate'))",
 			},
 			notWant: []string{"ON CLUSTER", "Replicated", "TTL"},
 		},
@@ -68,7 +72,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ms, err := audit.Migrations(tc.opts...)
 			require.NoError(t, err)
-			require.Len(t, ms, 4)
+			require.Len(t, ms, 5)
 			var all strings.Builder
 			for i, m := range ms {
 				assert.Equal(t, i+1, m.Version)
@@ -98,7 +102,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 func TestMigrationsUseAttributeConstants(t *testing.T) {
 	ms, err := audit.Migrations()
 	require.NoError(t, err)
-	require.Len(t, ms, 4)
+	require.Len(t, ms, 5)
 	view := ms[2].Statements[0]
 	for _, k := range []string{
 		string(gate.AttrAction), string(gate.AttrReason), string(gate.AttrSource), string(gate.AttrRiskLevel),
@@ -109,8 +113,8 @@ func TestMigrationsUseAttributeConstants(t *testing.T) {
 	} {
 		assert.Contains(t, view, "SpanAttributes['"+k+"']", k)
 	}
-	// Version 4's view reads every field of the decision record.
-	modify := ms[3].Statements[1]
+	// Version 5's view reads every field of the decision record.
+	modify := ms[4].Statements[2]
 	require.True(t, strings.HasPrefix(modify, "ALTER TABLE `otel`.`gate_decisions_mv` MODIFY QUERY"), modify)
 	lines := map[string]string{} // column → its line of the SELECT
 	for _, l := range strings.Split(modify, "\n") {
@@ -125,8 +129,8 @@ func TestMigrationsUseAttributeConstants(t *testing.T) {
 
 // A released migration's SQL never changes: databases record its checksum
 // (auditq migrate --status shows "applied (with different SQL)" otherwise).
-// Versions 1–3 are the checksums of the first release (version 4 is new
-// with the verdict columns); a change to a column of gate.Fields() that an
+// Versions 1–3 are the checksums of the first release, version 4 of the
+// verdict columns' (version 5 is new with gate.stage); a change to a column of gate.Fields() that an
 // earlier migration created fails here. A schema change is a new migration.
 func TestMigrationChecksumsAreFrozen(t *testing.T) {
 	tests := []struct {
@@ -139,12 +143,14 @@ func TestMigrationChecksumsAreFrozen(t *testing.T) {
 			"65b3582c89a4bf9c940c48a30c7bee516e9550d4abfb16bbcdec9b00531d42ea",
 			"a5e5ad79cd35f9082b9de22ad92bc042d92529d742a6636f0da370d9986b939d",
 			"f680a989a413d2114292879f794bef4ef3499a03f7621f5e64117e0a7758db6d",
+			"2aa419473307f4a2a7b09122ec8cb2ddc0597313b5e2655915617d67ea18ad25",
 		}},
 		{"cluster and retention", []audit.Option{audit.WithCluster("audit"), audit.WithRetention(365 * 24 * time.Hour)}, []string{
 			"b32e2bc80f1d1de70895e626115cde86c56c7ddfe476e4cad68341ef31ffd22e",
 			"09b89663f972b5b94a5816e1c55fae3b00d5cbe4ee13d6a180de9532a313cbe4",
 			"0c33160ee0a28aebb77c80754cf08de4d9dc6da4b440ee95bbb1f0db3735c8f5",
 			"170927fc785735f20bec838a98949d334171c2b48dc59391c53debd5ca74f3d7",
+			"5f28acc0784e297476122827a7e1cda7f4f7cd0098488f4a728dda5d0d36490d",
 		}},
 	}
 	for _, tc := range tests {
@@ -176,7 +182,7 @@ func TestMigrateIdempotentAndStatus(t *testing.T) {
 	res, err := audit.Migrate(ctx, env.Writer)
 	require.NoError(t, err)
 	assert.Empty(t, res.Applied, "second run applies nothing")
-	assert.Equal(t, 4, res.Current)
+	assert.Equal(t, 5, res.Current)
 	st, err := audit.Status(ctx, env.Writer)
 	require.NoError(t, err)
 	for _, s := range st {
@@ -204,7 +210,7 @@ func TestMigrateBackfillsSpansWrittenBeforeTheView(t *testing.T) {
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
 	// Step 1 finds the exporter's table and leaves it (and its rows) alone.
-	assert.Equal(t, []int{1, 2, 3, 4}, res.Applied)
+	assert.Equal(t, []int{1, 2, 3, 4, 5}, res.Applied)
 	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()

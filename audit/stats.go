@@ -40,6 +40,11 @@ const (
 	// final action was deny, whichever gate denied; a call no gate judged
 	// (opted out) is in no row. BySource is the deciding gate only.
 	ByGate Dimension = "gate"
+	// ByStage groups by how far the calls got (gate.stage): registry,
+	// reachability and input are the calls the executor refused before any
+	// gate (unknown tool, unreachable tool, invalid input); gate is every
+	// call that reached the gate.
+	ByStage Dimension = "stage"
 )
 
 // RulePattern is the RE2 pattern ByRule extracts a rule ID with (its first
@@ -48,7 +53,7 @@ const RulePattern = `\[([a-z0-9][a-z0-9_.-]*)\]`
 
 // Dimensions lists every Dimension.
 func Dimensions() []Dimension {
-	return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk, ByRule, BySource, ByApproval, ByGate}
+	return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk, ByRule, BySource, ByApproval, ByGate, ByStage}
 }
 
 // column is the gate_decisions column of d, or "".
@@ -72,6 +77,8 @@ func (d Dimension) column() string {
 		return "Approval"
 	case ByGate:
 		return "Gate"
+	case ByStage:
+		return "Stage"
 	}
 	return ""
 }
@@ -95,7 +102,7 @@ func ParseDimensions(s string) ([]Dimension, error) {
 			continue
 		}
 		if d.column() == "" {
-			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason, risk, rule, source, approval or gate)", d)
+			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason, risk, rule, source, approval, gate or stage)", d)
 		}
 		if seen[d] {
 			return nil, fmt.Errorf("audit: dimension %q given twice", d)

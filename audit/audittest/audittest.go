@@ -116,14 +116,24 @@ func jsonNoHTMLEscape(v any) string {
 }
 
 // CreateAtVersion3 leaves database as the release with schema version 3
-// did (before the verdict columns): its schema_migrations table (that
-// release's DDL) with versions 1–3 recorded, and their statements run.
-// audit's migrations 1–3 are that release's SQL byte for byte (their
-// checksums are pinned by audit's TestMigrationChecksumsAreFrozen).
+// did (before the verdict columns): see CreateAtVersion.
 func CreateAtVersion3(ctx context.Context, conn driver.Conn, database string) error {
+	return CreateAtVersion(ctx, conn, database, 3)
+}
+
+// CreateAtVersion leaves database as the release with schema version v
+// did (3: before the verdict columns; 4: before gate.stage): its
+// schema_migrations table (that release's DDL) with versions 1–v
+// recorded, and their statements run. audit's migrations 1–v are those
+// releases' SQL byte for byte (their checksums are pinned by audit's
+// TestMigrationChecksumsAreFrozen).
+func CreateAtVersion(ctx context.Context, conn driver.Conn, database string, v int) error {
 	ms, err := audit.Migrations(audit.WithDatabase(database))
 	if err != nil {
 		return err
+	}
+	if v < 1 || v > len(ms) {
+		return fmt.Errorf("audittest: create at version %d: versions are 1 to %d", v, len(ms))
 	}
 	db := "`" + database + "`"
 	for _, stmt := range []string{
@@ -132,20 +142,20 @@ func CreateAtVersion3(ctx context.Context, conn driver.Conn, database string) er
 			"    AppliedAt DateTime64(3) DEFAULT now64(3)\n) ENGINE = ReplacingMergeTree(AppliedAt)\nORDER BY Version",
 	} {
 		if err := conn.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("audittest: create at version 3: %w", err)
+			return fmt.Errorf("audittest: create at version %d: %w", v, err)
 		}
 	}
-	for _, m := range ms[:3] {
+	for _, m := range ms[:v] {
 		for _, stmt := range m.Statements {
 			if err := conn.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("audittest: create at version 3: migration %d: %w", m.Version, err)
+				return fmt.Errorf("audittest: create at version %d: migration %d: %w", v, m.Version, err)
 			}
 		}
 		err := conn.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
 			"v": strconv.Itoa(m.Version), "n": m.Name, "c": m.Checksum(),
 		})), "INSERT INTO "+db+".`schema_migrations` (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
 		if err != nil {
-			return fmt.Errorf("audittest: create at version 3: record %d: %w", m.Version, err)
+			return fmt.Errorf("audittest: create at version %d: record %d: %w", v, m.Version, err)
 		}
 	}
 	return nil
@@ -371,3 +381,60 @@ FROM numbers(%[11]d, %[12]d)`, "`"+database+"`", end.UnixNano(), step,
 	}
 	return nil
 }
+
+// TracePreGate is the trace of PreGateFixture's run.
+const TracePreGate = "d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5"
+
+// PreGateFixture is one run (trace TracePreGate, agent "intruder", run
+// "run-4", four hours after FixtureBase) of four calls as the executor
+// records them from schema version 5 on, encoded by gate.Record.Attributes:
+// three refused before the gate — the unknown tool delete_everything
+// (stage registry), the unreachable tool deploy (reachability) and bash
+// with invalid input (input) — and one gated, allowed bash call (stage
+// gate), under the run's invoke_agent span.
+func PreGateFixture() []Span {
+	start := FixtureBase.Add(4 * time.Hour)
+	const root = "d5d5d5d5d5d5d5d5"
+	out := []Span{{Timestamp: start, TraceID: TracePreGate, SpanID: root, Name: "invoke_agent intruder",
+		Service: "toolgate-demo", Duration: 2 * time.Second, Status: "Unset",
+		Attrs: map[attribute.Key]string{
+			semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: "intruder", gate.AttrRunID: "run-4",
+		}}}
+	refused := func(stage gate.Stage, errType, reason string) gate.Record {
+		return gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: reason}
+	}
+	for i, c := range []struct {
+		span, tool string
+		rec        gate.Record
+		errType    string
+	}{
+		{"d5d5d5d5d5d5d501", "delete_everything", refused(gate.StageRegistry, "tool_not_found", "the tool is not registered: the model called a tool this executor does not have"), "tool_not_found"},
+		{"d5d5d5d5d5d5d502", "deploy", refused(gate.StageReachability, "tool_not_reachable", `the tool is not reachable for agent "intruder"`), "tool_not_reachable"},
+		{"d5d5d5d5d5d5d503", "bash", refused(gate.StageInput, "invalid_input", "the input does not match the tool's schema: missing property command"), "invalid_input"},
+		{"d5d5d5d5d5d5d504", "bash", gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionAllow, Source: "classify.bash", Risk: gate.RiskSafe,
+			Duration: time.Millisecond, Verdicts: []gate.Verdict{{Gate: "classify.bash", Action: gate.ActionAllow, Risk: gate.RiskSafe}}}, ""},
+	} {
+		name := "execute_tool " + c.tool
+		if c.rec.Stage == gate.StageRegistry {
+			name = "execute_tool"
+		}
+		kvs := []attribute.KeyValue{
+			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.tool), semconv.GenAIToolCallID("call_" + c.span),
+			semconv.GenAIAgentName("intruder"), gate.AttrRunID.String("run-4"),
+		}
+		kvs = c.rec.Attributes(kvs, 0)
+		status := "Unset"
+		if c.errType != "" {
+			kvs = append(kvs, semconv.ErrorTypeKey.String(c.errType))
+			status = "Error"
+		}
+		out = append(out, Span{Timestamp: start.Add(time.Duration(i+1) * 100 * time.Millisecond), TraceID: TracePreGate, SpanID: c.span,
+			ParentSpanID: root, Name: name, Service: "toolgate-demo", Attrs: SpanAttrs(kvs), Duration: time.Millisecond,
+			Status: status, StatusMessage: c.errType})
+	}
+	return out
+}
+
+// PreGateFixtureRefused is the number of PreGateFixture's calls refused
+// before the gate; it has one gated call besides.
+const PreGateFixtureRefused = 3
