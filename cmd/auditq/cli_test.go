@@ -36,6 +36,7 @@ func TestQueryCommandUsageErrors(t *testing.T) {
 	}{
 		{"bad action", []string{"decisions", "--action", "maybe"}, 2, `--action "maybe": want allow or deny`},
 		{"bad risk", []string{"decisions", "--risk", "extreme"}, 2, "--risk"},
+		{"bad stage", []string{"decisions", "--stage", "policy"}, 2, `--stage "policy": want registry, reachability, input, gate`},
 		{"bad since", []string{"decisions", "--since", "yesterday"}, 2, "--since"},
 		{"since after until", []string{"decisions", "--since", "1h", "--until", "2h"}, 2, "must be before"},
 		{"bad format", []string{"decisions", "--format", "xml"}, 2, "--format"},
@@ -175,7 +176,7 @@ func TestOutdatedSchemaSaysMigrate(t *testing.T) {
 
 	code, stderr = execAuditq(t, ctx, &out, "migrate", "--dsn", env.CH.WriterDSN, "--database", "old")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\nschema is at version 4\n", out.String())
+	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\napplied migration 5 (stage)\nschema is at version 5\n", out.String())
 
 	out.Reset()
 	code, stderr = execAuditq(t, ctx, &out, append([]string{"stats", "--by", "gate", "--action", "deny", "-o", "csv"}, reader...)...)

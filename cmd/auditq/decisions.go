@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +23,7 @@ type filterFlags struct {
 	reason       string
 	trace, run   string
 	service      string
+	stage        string
 	rewritten    bool
 }
 
@@ -39,8 +42,19 @@ func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string
 	fs.StringVar(&f.run, "run", "", "only this run ID")
 	fs.StringVar(&f.service, "service", "", "only this service (OTel service.name)")
 	fs.BoolVar(&f.rewritten, "rewritten", false, "only calls whose input a gate rewrote")
+	fs.StringVar(&f.stage, "stage", "", "only calls that got this far: registry (unknown tool), reachability (tool not reachable for the agent) or input (invalid input) — refused before any gate — or gate")
 	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions([]string{string(gate.ActionAllow), string(gate.ActionDeny)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(stageNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("risk", cobra.FixedCompletions([]string{string(gate.RiskSafe), string(gate.RiskReview), string(gate.RiskHigh)}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// stageNames are the values of --stage (gate.Stages, in check order).
+func stageNames() []string {
+	var out []string
+	for _, s := range gate.Stages() {
+		out = append(out, string(s))
+	}
+	return out
 }
 
 // filter validates the flags and builds the query filter.
@@ -66,6 +80,10 @@ func (f *filterFlags) filter(now time.Time) (audit.Filter, error) {
 	default:
 		return out, usagef("--risk %q: want safe, review or high", f.risk)
 	}
+	if f.stage != "" && !slices.Contains(stageNames(), f.stage) {
+		return out, usagef("--stage %q: want %s", f.stage, strings.Join(stageNames(), ", "))
+	}
+	out.Stage = f.stage
 	out.Agent, out.Tool, out.Action, out.Risk = f.agent, f.tool, f.action, f.risk
 	out.Reason, out.TraceID, out.RunID, out.Service = f.reason, f.trace, f.run, f.service
 	out.Rewritten = f.rewritten
@@ -85,7 +103,10 @@ func newDecisionsCmd(io stdio) *cobra.Command {
 		Use:   "decisions",
 		Short: "List gate decisions, newest first",
 		Long: `decisions lists the gate's decisions (one per gated tool call), newest first,
-filtered by time, agent, tool, action, risk, reason text, trace or run.
+filtered by time, agent, tool, action, risk, reason text, trace, run or stage.
+Calls the executor refused before any gate — an unknown tool, a tool the agent
+cannot reach, invalid input — are decisions too (action deny, source executor):
+--stage registry, reachability or input lists them.
 
 Pages: at most --limit decisions are printed; when there are more, stderr
 says so with the token that continues: repeat the command with --after TOKEN.
@@ -94,6 +115,8 @@ Field names of json, jsonl and csv are documented in docs/auditq.md.`,
   auditq decisions --since 24h --action deny
   # one agent's high-risk shell calls, as JSON for jq
   auditq decisions --agent coder --tool bash --risk high --format json | jq '.[].reason'
+  # what did agents try that never reached the gate? (unknown tools)
+  auditq decisions --since 7d --stage registry
   # a fixed window, as CSV
   auditq decisions --since 2026-11-28T00:00:00Z --until 2026-11-29T00:00:00Z --format csv > day.csv`,
 		Args: cobra.NoArgs,

@@ -102,7 +102,7 @@ ended denied, whichever gate denied them.`,
 	conn.add(cmd)
 	out.add(cmd, formats...)
 	filt.add(cmd, true, "24h")
-	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk, rule, source, approval, gate")
+	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk, rule, source, approval, gate, stage")
 	cmd.Flags().StringVar(&every, "every", "", "count per time bucket of this width (1h, 15m, 1d)")
 	_ = cmd.RegisterFlagCompletionFunc("by", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ds []string

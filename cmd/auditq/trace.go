@@ -95,6 +95,7 @@ func spanFlat(sp *audit.Span, depth int, loc *time.Location) record {
 	r.set("reason", d.Reason)
 	r.set("risk_level", d.RiskLevel)
 	r.set("source", d.Source)
+	r.set("stage", d.Stage)
 	r.set("gate_duration_ns", d.GateDuration)
 	return r
 }
@@ -223,9 +224,16 @@ func spanLine(sp *audit.Span, loc *time.Location, term terminal) string {
 		}
 		return s
 	}
-	parts := []string{formatTime(sp.Timestamp, loc)[11:], oneLine(sp.Name)}
+	name := oneLine(sp.Name)
+	if sp.Name == "execute_tool" && sp.ToolName != "" {
+		name += " [" + oneLine(sp.ToolName) + "]" // an unregistered tool: the span name leaves it out
+	}
+	parts := []string{formatTime(sp.Timestamp, loc)[11:], name}
 	if d := sp.Decision; d != nil {
 		parts = append(parts, paint(colorFor("ACTION", d.Action), oneLine(d.Action)))
+		if gate.Stage(d.Stage).PreGate() {
+			parts = append(parts, "before the gate ("+oneLine(d.Stage)+")")
+		}
 		if d.RiskLevel != "" {
 			parts = append(parts, "risk "+paint(colorFor("RISK", d.RiskLevel), oneLine(d.RiskLevel)))
 		}
