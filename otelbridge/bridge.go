@@ -216,7 +216,9 @@ func (b *Bridge) Handle(ctx context.Context, ev Event) error {
 // — become children of that bridged agent span, so live and bridged spans
 // form one tree, and deny-only sampling keeps the agent span of a live
 // denial. Call it while the agent runs; ctx's own span, if any, becomes the
-// run's parent when the run is new.
+// run's parent when the run is new. The bridged span is the run's agent
+// span: start the executor's run with executor.WithRunSpan(false), so that
+// it does not open a second invoke_agent span under it.
 func (b *Bridge) AgentContext(ctx context.Context, runID, agent, taskID string) context.Context {
 	now := time.Now()
 	b.mu.Lock()

@@ -19,8 +19,10 @@ type Mode string
 // live or bridged — or with gate.opt_out = true (a call that ran without the
 // executor's gates: the audit shows the bypass). It is denied when
 // gate.action = "deny" or sampling.priority > 0; otherwise allowed. Calls
-// rejected before any gate (unknown tool, unreachable, invalid input) carry
-// gate.gated = false and are not decision spans.
+// the executor refused before any gate (unknown tool, unreachable, invalid
+// input: gate.stage registry, reachability or input) carry gate.action =
+// "deny" and sampling.priority = 1 with gate.gated = false: denied decision
+// spans, kept in every mode.
 const (
 	// ModeAll forwards every span.
 	ModeAll Mode = "all"
