@@ -51,13 +51,14 @@ func TestCollectorAuditModes(t *testing.T) {
 			switch tt.mode {
 			case otelcollector.ModeDenyOnly:
 				assert.Equal(t, map[string]uint64{
-					"execute_tool bash":    uint64(len(want)),
-					"invoke_agent agent-0": names["invoke_agent agent-0"],
-					"invoke_agent agent-1": names["invoke_agent agent-1"],
+					"execute_tool bash":      uint64(len(want) - o.ungated),
+					"execute_tool web_fetch": uint64(o.ungated), // refused before the gate: denied
+					"invoke_agent agent-0":   names["invoke_agent agent-0"],
+					"invoke_agent agent-1":   names["invoke_agent agent-1"],
 				}, names, "only denied calls and agent spans")
 				assert.Equal(t, uint64(len(denyTraces)), agents, "agent spans of the traces with a denial")
 			case otelcollector.ModeAll:
-				assert.Equal(t, uint64(len(want)), names["execute_tool bash"])
+				assert.Equal(t, uint64(len(want)-o.ungated), names["execute_tool bash"])
 				assert.Equal(t, uint64(len(o.agentSpans)), agents)
 				assert.Equal(t, uint64(o.chatSpans), names["chat model-e2e"], "LLM spans stored")
 				assert.Equal(t, uint64(o.ungated), names["execute_tool web_fetch"], "refused calls stored")

@@ -174,7 +174,8 @@ func newExecutor(t testing.TB, tp trace.TracerProvider, concurrency int) *execut
 // outcome is what a workload did, from the executor's own results.
 type outcome struct {
 	mu sync.Mutex
-	// calls by tool call ID → the gate's action ("" when no gate ran).
+	// calls by tool call ID → the decision's action: every gated call and
+	// every call refused before the gate.
 	calls map[string]gate.Action
 	// traceOf maps each tool call ID to its trace ID.
 	traceOf map[string]string
@@ -185,7 +186,8 @@ type outcome struct {
 	agentSpans map[string]string
 	// chatSpans are the ungated LLM spans made.
 	chatSpans int
-	// ungated counts calls refused before any gate (unreachable tool).
+	// ungated counts calls refused before any gate (unreachable tool):
+	// decisions too (deny, gate.stage reachability), in calls.
 	ungated int
 }
 
@@ -205,7 +207,7 @@ func (o *outcome) count(action gate.Action) int {
 	return n
 }
 
-// size is the number of gated calls so far.
+// size is the number of decisions so far.
 func (o *outcome) size() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -227,37 +229,38 @@ func (o *outcome) ids(actions ...gate.Action) map[string]bool {
 	return out
 }
 
-// runAgent plays one agent run the way a framework would: an invoke_agent
-// span, an LLM call (chat span) and then the calls, one after another, and
-// one call of a tool the agent cannot reach (refused before any gate).
+// runAgent plays one agent run the way a framework would: the run's
+// invoke_agent span (the executor's, opened by Agent.Run), an LLM call
+// (chat span) in the run's context, then the calls, one after another, and
+// one call of a tool the agent cannot reach (refused before any gate: a
+// denied decision of stage reachability), and the run's end.
 func runAgent(ctx context.Context, t testing.TB, tp trace.TracerProvider, ex *executor.Executor, o *outcome,
 	agentName, runID string, cmds []string) {
 	tr := tp.Tracer("github.com/toolgate/toolgate/e2e")
 	a, err := ex.Agent(agentName, executor.AgentAllow("bash"))
 	require.NoError(t, err)
-	actx, agent := tr.Start(ctx, "invoke_agent "+agentName, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(agentName),
-			semconv.GenAIConversationID(runID)))
-	defer agent.End()
-	_, chat := tr.Start(actx, "chat model-e2e", trace.WithSpanKind(trace.SpanKindClient),
+	run := a.Run(runID)
+	defer run.End()
+	_, chat := tr.Start(run.Context(ctx), "chat model-e2e", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.GenAIOperationNameChat, attribute.String("gen_ai.request.model", "model-e2e")))
 	chat.End()
-	run := a.Run(runID)
-	traceID := agent.SpanContext().TraceID().String()
+	traceID := run.SpanContext().TraceID().String()
 	results := make([]executor.ToolResult, 0, len(cmds)+1)
 	for i, c := range cmds {
 		in, _ := json.Marshal(map[string]string{"command": c})
-		results = append(results, run.Execute(actx, executor.ToolCall{ID: fmt.Sprintf("%s-c%d", runID, i), Name: "bash", Input: in}))
+		results = append(results, run.Execute(ctx, executor.ToolCall{ID: fmt.Sprintf("%s-c%d", runID, i), Name: "bash", Input: in}))
 	}
-	results = append(results, run.Execute(actx, executor.ToolCall{ID: runID + "-unreachable", Name: "web_fetch", Input: json.RawMessage(`{}`)}))
+	results = append(results, run.Execute(ctx, executor.ToolCall{ID: runID + "-unreachable", Name: "web_fetch", Input: json.RawMessage(`{}`)}))
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.agentSpans[traceID] = agentName
 	o.chatSpans++
 	for _, r := range results {
+		if r.Gate.Action == "" {
+			continue // not a decision
+		}
 		if !r.Gate.Gated {
 			o.ungated++
-			continue
 		}
 		o.calls[r.ToolCallID] = r.Gate.Action
 		o.traceOf[r.ToolCallID] = traceID
@@ -267,20 +270,20 @@ func runAgent(ctx context.Context, t testing.TB, tp trace.TracerProvider, ex *ex
 
 // decisionRow is one gate_decisions row.
 type decisionRow struct {
-	ToolCallID, Action, Agent, TraceID, Reason string
-	Verdicts                                   []string
+	ToolCallID, Action, Agent, TraceID, Reason, Stage, ParentSpanID, ToolName string
+	Verdicts                                                             []string
 }
 
 // decisions reads gate_decisions (deduplicated with FINAL) for a service.
 func (s *stack) decisions(ctx context.Context, t testing.TB, service string) []decisionRow {
 	t.Helper()
-	rows, err := s.store.Conn().Query(withParam(ctx, "s", service), "SELECT ToolCallId, Action, Agent, TraceId, Reason, Verdicts FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String}")
+	rows, err := s.store.Conn().Query(withParam(ctx, "s", service), "SELECT ToolCallId, Action, Agent, TraceId, Reason, Stage, ParentSpanId, ToolName, Verdicts FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String}")
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []decisionRow
 	for rows.Next() {
 		var r decisionRow
-		require.NoError(t, rows.Scan(&r.ToolCallID, &r.Action, &r.Agent, &r.TraceID, &r.Reason, &r.Verdicts))
+		require.NoError(t, rows.Scan(&r.ToolCallID, &r.Action, &r.Agent, &r.TraceID, &r.Reason, &r.Stage, &r.ParentSpanID, &r.ToolName, &r.Verdicts))
 		out = append(out, r)
 	}
 	require.NoError(t, rows.Err())

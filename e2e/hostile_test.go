@@ -72,7 +72,7 @@ func TestHostileBytesReachTheAudit(t *testing.T) {
 		in, err := json.Marshal(map[string]string{"command": c.command})
 		require.NoError(t, err)
 		res := run.Execute(ctx, executor.ToolCall{ID: c.id, Name: c.tool, Input: in})
-		if res.Gate.Gated {
+		if res.Gate.Action != "" { // gated, or refused before the gate (the unknown tools)
 			want[gate.SafeText(c.id, gate.MaxNameBytes)] = res.Gate.Action
 		}
 	}
@@ -105,9 +105,9 @@ func TestHostileBytesReachTheAudit(t *testing.T) {
 		wait = 5 * time.Second // what is lost never comes; count what came
 	}
 	got := s.waitDecisions(ctx, t, service, len(want), wait)
-	t.Logf("gated calls %d (of %d calls and events), gate_decisions rows %d; SDK exported %d spans, failed %d",
+	t.Logf("decisions %d (of %d calls and events), gate_decisions rows %d; SDK exported %d spans, failed %d",
 		len(want), len(calls)+2, got, st.Exported, st.ExportFailed)
-	require.Equal(t, len(want), got, "one gate_decisions row per gated call")
+	require.Equal(t, len(want), got, "one gate_decisions row per decision")
 	rows := s.decisions(ctx, t, service)
 	byID := map[string]decisionRow{}
 	for _, r := range rows {
@@ -125,5 +125,11 @@ func TestHostileBytesReachTheAudit(t *testing.T) {
 	assert.Equal(t, string(gate.ActionDeny), byID["h-rm"].Action)
 	assert.Contains(t, byID["h-rm"].Reason, `(~/\xc3)`, "the classifier's raw 0xC3, escaped")
 	assert.Contains(t, byID, `h-id-\xff\xfe`)
+	for _, id := range []string{"h-unknown", "h-unknown-long"} {
+		require.Contains(t, byID, id)
+		assert.Equal(t, "registry", byID[id].Stage, "an unknown tool is a decision of stage registry")
+		assert.LessOrEqual(t, len(byID[id].ToolName), gate.MaxNameBytes)
+	}
+	assert.Equal(t, `\xc3(evil`, byID["h-unknown"].ToolName)
 	assert.Contains(t, byID[`b-deny-\xfe`].Reason, `denied \xc3`)
 }

@@ -215,6 +215,10 @@ func procStatusBytes(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("testenv: no %s in /proc/%d/status", field, pid)
 }
 
+// AuditqBinary returns the auditq binary the test environment runs:
+// $TOOLGATE_AUDITQ, or ./cmd/auditq built into a cache directory.
+func AuditqBinary(t testing.TB) string { return auditqBinary(t) }
+
 // auditqBinary returns $TOOLGATE_AUDITQ, or builds ./cmd/auditq into a
 // cache directory shared by the test processes of this checkout (under a
 // file lock; go build leaves an up-to-date binary alone).
