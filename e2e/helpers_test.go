@@ -271,7 +271,7 @@ func runAgent(ctx context.Context, t testing.TB, tp trace.TracerProvider, ex *ex
 // decisionRow is one gate_decisions row.
 type decisionRow struct {
 	ToolCallID, Action, Agent, TraceID, Reason, Stage, ParentSpanID, ToolName string
-	Verdicts                                                             []string
+	Verdicts                                                                  []string
 }
 
 // decisions reads gate_decisions (deduplicated with FINAL) for a service.
