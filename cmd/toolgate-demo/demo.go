@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/otelbridge"
 	"github.com/toolgate/toolgate/replay"
 )
@@ -114,7 +115,10 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 		return fmt.Errorf("verify: %w", err)
 	}
 	defer store.Close()
-	f := audit.Filter{Since: since.Add(-time.Second)}
+	// The calls that reached the gate: the replay's Gated (a call refused
+	// before the gate is a decision too, of another stage, counted in
+	// NotGated).
+	f := audit.Filter{Since: since.Add(-time.Second), Stage: string(gate.StageGate)}
 	if !allKept {
 		f.Action = "deny"
 	}

@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -151,7 +152,7 @@ type scriptedModel struct {
 
 func (m *scriptedModel) respond(results []executor.ToolResult) turn {
 	for _, r := range results {
-		if r.Gate.Action == gate.ActionDeny {
+		if errors.Is(r.Err, executor.ErrDenied) { // a gate said no (not: an unknown tool)
 			m.denied = append(m.denied, r.ToolName)
 		}
 	}
@@ -206,8 +207,8 @@ func run(ctx context.Context, w io.Writer) error {
 		executor.WithApprover(approver),
 		executor.WithMaxOutputBytes(2000),
 		executor.WithOnTrace(func(_ context.Context, ev executor.ToolCallTrace) error {
-			fmt.Fprintf(out, "  trace: tool=%s gated=%v action=%s source=%s risk=%s approval=%s error=%v\n",
-				ev.Tool, ev.Decision.Gated, ev.Decision.Action, ev.Decision.Source, ev.Decision.Risk, ev.Decision.Approval, ev.IsError)
+			fmt.Fprintf(out, "  trace: tool=%s gated=%v action=%s source=%s risk=%s approval=%s error=%v stage=%s\n",
+				ev.Tool, ev.Decision.Gated, ev.Decision.Action, ev.Decision.Source, ev.Decision.Risk, ev.Decision.Approval, ev.IsError, ev.Decision.Stage)
 			return nil
 		}),
 	)
@@ -238,7 +239,10 @@ func run(ctx context.Context, w io.Writer) error {
 		{calls: []executor.ToolCall{tc("call_8", "publish", `{}`), tc("call_9", "deploy", `{}`)}},
 		{final: "Release notes written and pushed."},
 	}}
+	// The run opens its invoke_agent span at its first call: every call
+	// below is in one trace. End closes it.
 	runCtx := agent.Run("run-2026-11-29-1", executor.WithTask("release-notes"))
+	defer runCtx.End()
 	var results []executor.ToolResult
 	for step := 1; ; step++ {
 		t := model.respond(results)

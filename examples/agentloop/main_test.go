@@ -22,7 +22,9 @@ func TestAgentLoop(t *testing.T) {
 		`call_7 bash -> error=false: $ git push origin main`,
 		`call_8 publish -> error=true: Tool "publish" was denied by the tool gate (policy "consequential")`,
 		`call_9 deploy -> error=true: Tool "deploy" is not registered`,
-		`trace: tool=bash gated=true action=allow source=shell-policy risk=review approval=approved error=false`,
+		`trace: tool=bash gated=true action=allow source=shell-policy risk=review approval=approved error=false stage=gate`,
+		// An unknown tool never reaches the gate, but it is a decision.
+		`trace: tool=deploy gated=false action=deny source=executor risk= approval= error=true stage=registry`,
 		`model: Release notes written and pushed. (3 call(s) were denied; I did not retry them.)`,
 	} {
 		assert.Contains(t, s, want)

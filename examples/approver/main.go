@@ -65,6 +65,7 @@ func run(ctx context.Context, out io.Writer, approver gate.Approver, commands []
 		return err
 	}
 	r := agent.Run("approver-demo")
+	defer r.End()
 	for i, cmd := range commands {
 		in, _ := json.Marshal(map[string]string{"command": cmd})
 		res := r.Execute(ctx, executor.ToolCall{ID: fmt.Sprintf("call_%d", i+1), Name: "bash", Input: in})

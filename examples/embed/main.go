@@ -50,7 +50,8 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	run := agent.Run("run-42")
+	run := agent.Run("run-42") // its calls form one trace under the run's invoke_agent span
+	defer run.End()
 	for i, cmd := range []string{"ls -la", "rm -rf ~"} {
 		in, _ := json.Marshal(map[string]string{"command": cmd})
 		res := run.Execute(ctx, executor.ToolCall{ID: fmt.Sprintf("call_%d", i+1), Name: "bash", Input: in})

@@ -185,10 +185,13 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	for _, ag := range []*executor.Agent{assistant, archivist} {
 		fmt.Fprintf(out, "agent %s:\n", ag.Name())
-		for _, r := range ag.Run("run-"+ag.Name()).ExecuteBatch(ctx, calls) {
+		run := ag.Run("run-" + ag.Name())
+		results := run.ExecuteBatch(ctx, calls)
+		run.End()
+		for _, r := range results {
 			verdict := "ran"
 			switch {
-			case r.Gate.Action == gate.ActionDeny:
+			case r.Gate.Gated && r.Gate.Action == gate.ActionDeny: // a gate denied (not: refused before the gate)
 				verdict = fmt.Sprintf("denied by %s", r.Gate.Source)
 				if r.Gate.Approval != "" {
 					verdict += " (approval " + string(r.Gate.Approval) + ")"
