@@ -27,6 +27,18 @@
 //	results := run.ExecuteBatch(ctx, calls) // one result per call, in order
 //	// send res.Content with res.IsError back to the model as the tool result
 //
+// Run span: a run is one trace. The run's first call opens the GenAI
+// agent span "invoke_agent {gen_ai.agent.name}" (gen_ai.operation.name =
+// invoke_agent, gen_ai.agent.name, gen_ai.conversation.id = the run ID,
+// toolgate.run.id, toolgate.task.id; SpanKind internal) under the span
+// its context carries, if any; every execute_tool span of the run is its
+// child, and Run.End ends it (idempotent; calls after End stay children
+// of the ended span). A call whose context carries another span of the
+// run's trace keeps that span as its parent; one whose context carries a
+// span of another trace keeps that parent and links to the run span.
+// WithRunSpan(false) turns it off (when you start invoke_agent yourself);
+// Run.Context gives your own spans the run span as their parent.
+//
 // Order of checks for one call: context and run state; registry lookup
 // (ErrUnknownTool); reachability (ErrNotReachable — an unreachable tool
 // never reaches the gate); input validation (ErrInvalidInput: a JSON
@@ -80,6 +92,14 @@
 // answer is discarded and recorded as gate.approval=timeout. An answer
 // must carry the request's CallHash and a known outcome, else the call is
 // denied with gate.approval=invalid, gate.error=invalid.
+//
+// Calls refused before the gate (unknown tool, unreachable tool, invalid
+// input) never reach a gate, but they are decisions — what a model tried:
+// ToolResult.Gate records the stage it stopped at (gate.stage registry,
+// reachability or input), action deny by source "executor", the error
+// type as gate.error and a bounded reason, with sampling.priority=1, so
+// every sampler keeps them and the audit stores them. A call past the
+// checks records gate.stage = gate.
 //
 // A denied call is an error result (ErrDenied, ErrorType "gate_denied")
 // whose Content names the tool, the policy and the reason and tells the

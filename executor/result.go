@@ -71,7 +71,10 @@ type ToolResult struct {
 	// ErrorType is the error.type recorded on the span ("" on success).
 	ErrorType string `json:"errorType,omitempty"`
 	// Gate is the call's decision record; Gate.Gated is false when no gate
-	// ran.
+	// ran. A call the executor refused before any gate (ErrUnknownTool,
+	// ErrNotReachable, ErrInvalidInput) is a decision too: Gate.Stage
+	// registry, reachability or input, Gate.Action deny, Gate.Source
+	// "executor". errors.Is(Err, ErrDenied) tells a gate's denial.
 	Gate gate.Record `json:"gate"`
 	// TraceID and SpanID identify the call's execute_tool span (W3C trace
 	// context IDs; zero, IsValid false, when the tracer provider records
