@@ -136,10 +136,11 @@
 // 2-core AMD EPYC: a call with one allowing gate costs about 6.4 bare
 // spans against 3.8 for the span with its 12 attributes alone (1.68×, down
 // from 1.83×), of which jsonschema's validation is 1.0 and decoding about
-// 0.5; it makes 22 allocations (down from 26):
+// 0.5; it makes 23 allocations (down from 26):
 // 10 of the SDK for the span, 8 of jsonschema, 3 for the decoded input
-// (the map header and its slots, the boxed string value) and the call's
-// state; a chain of three adds 3 for gate.verdicts (25, down from 31).
+// (the map header and its slots, the boxed string value), the call's
+// state and the context that carries the run span; a chain of three adds
+// 3 for gate.verdicts (26, down from 31).
 // The span and the validation alone are 1.25× the span and 18
 // allocations. TestExecuteAllocations bounds the executor's allocations
 // beyond those of the SDK, the decoding and the validation.
