@@ -10,7 +10,9 @@
 // only encoder, which otelbridge uses for bridged events too — under the
 // attribute keys of attributes.go. [Fields] lists those attributes with
 // their types: the audit store's gate_decisions columns are generated from
-// it. Nothing else spells the keys.
+// it. Nothing else spells the keys. A call the executor refuses before
+// any gate (unknown tool, unreachable tool, invalid input) is a Record too,
+// of its own [Stage], denied by [SourceExecutor] without a gate running.
 //
 // # Guarantees (against a hostile model)
 //
