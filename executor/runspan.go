@@ -24,6 +24,10 @@ import (
 // toolgate.task.id (when WithTask was given). Every execute_tool span of
 // the run is its child; End ends it.
 //
+// The span belongs to the Run value and its Task views: two Run values
+// with the same run ID (a server that rebuilds its run per request) are
+// two spans, two traces, each under its first call's context.
+//
 // Off: the executor starts no agent span and each call's span is a child
 // of whatever span its ctx carries (a trace of its own when none). Use it
 // when you already start your own invoke_agent span around the run (as
