@@ -32,6 +32,9 @@ func gateKeys() map[string]bool {
 	} {
 		keys[k] = true
 	}
+	for _, f := range gate.Fields() { // every key of the decision record (gate.stage, …)
+		keys[string(f.Key)] = true
+	}
 	return keys
 }
 
