@@ -151,7 +151,7 @@ func checkScopes(reg *Registry, gates []gate.Gate, where string) error {
 			}
 			matched++
 			if miss := s.Missing(e.info); miss != "" {
-				return fmt.Errorf("%w: %s applies to tool %q, whose input schema has no %s (the gate reads it and denies every call without it): "+
+				return fmt.Errorf("%w: %s applies to tool %q, whose input schema has no %s (the gate reads one and denies every call without it): "+
 					"declare the field in the tool's InputSchema properties, or scope the gate to the tools that have it (gate.Scoped, classify.ForTools)",
 					ErrGateScope, id, e.tool.Name, miss)
 			}

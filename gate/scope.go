@@ -142,8 +142,8 @@ func (s Scope) Matches(t ToolInfo) bool {
 }
 
 // Missing returns the fields of Needs the tool t lacks, as a phrase
-// ("a string field \"command\" or \"cmd\""), or "" when t declares one of
-// them (or s needs none).
+// (`string field "command" or "cmd"`), or "" when t declares one of them
+// (or s needs none).
 func (s Scope) Missing(t ToolInfo) string {
 	if len(s.Needs) == 0 {
 		return ""
@@ -172,7 +172,7 @@ func (s Scope) String() string {
 		parts = append(parts, "tools hinted "+quoteList(hs, "or"))
 	}
 	if len(s.Fields) > 0 {
-		parts = append(parts, "tools whose input schema has "+fieldPhrase(s.Fields, s.FieldType))
+		parts = append(parts, "tools whose input schema has a "+fieldPhrase(s.Fields, s.FieldType))
 	}
 	if len(parts) == 0 {
 		return "no tools"
@@ -184,7 +184,7 @@ func fieldPhrase(names []string, typ string) string {
 	if typ != "" {
 		typ += " "
 	}
-	return "a " + typ + "field " + quoteList(names, "or")
+	return typ + "field " + quoteList(names, "or")
 }
 
 func quoteList(xs []string, conj string) string {
