@@ -40,6 +40,7 @@
 // gate and a read_file tool never asks the bash gate about read_file.
 // ForTools("bash") or WithScope name the tools instead, and the executor
 // refuses (executor.ErrGateScope) a named tool whose schema lacks the
-// field. A call to a tool in scope whose input lacks the field is denied
-// (fail closed).
+// field, and a tool in PathGate's scope with no file operation (see
+// WithToolOps, DefaultToolOps). A call to a tool in scope whose input
+// lacks the field is denied (fail closed).
 package classify

@@ -249,6 +249,11 @@ func (g *pathGate) Name() string { return SourcePath }
 // Scope implements gate.Scoper: see PathGate.
 func (g *pathGate) Scope() gate.Scope { return g.scope }
 
+// DefaultToolOps returns PathGate's default map from tool names to file
+// operations (a new map each call): extend it and pass it to WithToolOps
+// to add tools.
+func DefaultToolOps() map[string]Op { return defaultToolOps() }
+
 // defaultToolOps maps common file-tool names to operations.
 func defaultToolOps() map[string]Op {
 	return map[string]Op{
@@ -272,9 +277,12 @@ func defaultToolOps() map[string]Op {
 // input schema declares a string property "path" or "file_path" (or a
 // field of WithInputFields), in any spelling gate.SameFieldName reads as
 // that name, and on no other tool; ForTools or WithScope name the tools
-// instead. A tool in scope whose name has no operation (WithToolOps) and
-// that sends no editor command is denied: map it with WithToolOps. It
-// fails when the classifier options or the scope do not validate.
+// instead. A tool in scope must have an operation — its name in the tool
+// map (WithToolOps, DefaultToolOps) or a "command" field for editor
+// sub-commands — else the executor refuses the configuration
+// (gate.ToolChecker, executor.ErrGateScope); a call whose operation is
+// still unknown is denied. It fails when the classifier options or the
+// scope do not validate.
 func PathGate(opts ...GateOption) (gate.Gate, error) {
 	cfg := newGateConfig(opts, []string{"path", "file_path"})
 	if cfg.toolOps == nil {
@@ -289,6 +297,21 @@ func PathGate(opts ...GateOption) (gate.Gate, error) {
 		return nil, fmt.Errorf("classify: path gate: %w", err)
 	}
 	return &pathGate{c: c, cfg: cfg, scope: s}, nil
+}
+
+// CheckTool implements gate.ToolChecker: a tool in scope must have a file
+// operation — its name in the tool map (WithToolOps) or a "command" field
+// naming editor operations — else every call to it would be denied.
+func (g *pathGate) CheckTool(t gate.ToolInfo) error {
+	if _, ok := g.cfg.toolOps[t.Name]; ok {
+		return nil
+	}
+	if _, ok := t.Field([]string{"command"}, "string"); ok {
+		return nil
+	}
+	return fmt.Errorf("classify.path has no file operation for it, so it would deny every call: "+
+		"map it, e.g. ops := classify.DefaultToolOps(); ops[%q] = classify.OpRead (or OpWrite, OpDelete); "+
+		"classify.PathGate(classify.WithToolOps(ops)), or scope the gate to the file tools it knows (classify.ForTools)", t.Name)
 }
 
 // Decide implements gate.Gate.

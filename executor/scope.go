@@ -123,7 +123,8 @@ func (a *Agent) gateFor(ent *entry) (gate.Gate, string) {
 
 // checkScopes refuses scoped gates that do not fit the registered tools:
 // an invalid scope, a scope that holds no registered tool, a tool in scope
-// whose schema lacks the field the gate needs. where names the gates'
+// whose schema lacks the field the gate needs or that the gate's
+// CheckTool (gate.ToolChecker) refuses. where names the gates'
 // level for messages ("executor-level", "agent \"coder\"'s").
 func checkScopes(reg *Registry, gates []gate.Gate, where string) error {
 	var tools []*entry
@@ -154,6 +155,9 @@ func checkScopes(reg *Registry, gates []gate.Gate, where string) error {
 				return fmt.Errorf("%w: %s applies to tool %q, whose input schema has no %s (the gate reads one and denies every call without it): "+
 					"declare the field in the tool's InputSchema properties, or scope the gate to the tools that have it (gate.Scoped, classify.ForTools)",
 					ErrGateScope, id, e.tool.Name, miss)
+			}
+			if err := gate.CheckTool(g, e.info); err != nil {
+				return fmt.Errorf("%w: %s applies to tool %q: %w", ErrGateScope, id, e.tool.Name, err)
 			}
 		}
 		if matched == 0 {

@@ -218,6 +218,12 @@ func TestGateScopeErrors(t *testing.T) {
 			[]string{`gate "files" (executor-level gate 0) applies to no registered tool`, `tools "Read_File"`}},
 		{"path gate named to the fetcher", readers, []gate.Gate{path(classify.ForTools("read_file", "http_get"))}, nil,
 			[]string{`gate "classify.path" (executor-level gate 0) applies to tool "http_get"`, `string field "path" or "file_path"`}},
+		// PathGate judges tools with a path field but needs a file
+		// operation for each (gate.ToolChecker).
+		{"path gate over a file tool it has no operation for", append(readers, tool("list_directory", readFileSchema)),
+			[]gate.Gate{path()}, nil,
+			[]string{`gate "classify.path" (executor-level gate 0) applies to tool "list_directory"`, "no file operation",
+				`ops["list_directory"] = classify.OpRead`, "classify.WithToolOps(ops)"}},
 		{"pattern that matches a tool without the field", readers,
 			[]gate.Gate{allow, gate.Scoped(allow, gate.Scope{Patterns: []string{"*"}, Needs: []string{"url"}})}, nil,
 			[]string{`gate "gate[1]" (executor-level gate 1) applies to tool "read_file"`, `field "url"`}},
@@ -230,6 +236,9 @@ func TestGateScopeErrors(t *testing.T) {
 		{"agent gate named to a tool without the field", readers, nil,
 			[]gate.Gate{allow, gate.Scoped(gate.Named("net", allow), gate.Scope{Tools: []string{"read_file"}, FieldType: "string", Needs: []string{"url"}})},
 			[]string{`gate "net" (agent "coder"'s gate 1) applies to tool "read_file"`, `no string field "url"`}},
+		{"path gate with the operation mapped, and an editor", append(readers, tool("list_directory", readFileSchema),
+			tool("str_editor", `{"type":"object","properties":{"command":{"type":"string"},"path":{"type":"string"}}}`)),
+			[]gate.Gate{path(classify.WithToolOps(withOp(classify.DefaultToolOps(), "list_directory", classify.OpRead)))}, nil, nil},
 		{"unscoped gates apply to every tool", nil, []gate.Gate{allow, gate.AskDestructive()}, []gate.Gate{allow}, nil},
 		{"fitting scopes", append(readers, tool("bash", bashSchema)),
 			[]gate.Gate{bash(), path(), gate.Scoped(allow, gate.Scope{Hints: []gate.Hint{gate.HintOpenWorld}})},
@@ -253,6 +262,11 @@ func TestGateScopeErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withOp(ops map[string]classify.Op, tool string, op classify.Op) map[string]classify.Op {
+	ops[tool] = op
+	return ops
 }
 
 // TestToolInfo: the fields scopes see are the properties a tool's input

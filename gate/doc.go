@@ -51,7 +51,8 @@
 // globs), annotation hints (Hints) or the fields their input schema
 // declares (Fields) — and which input fields it needs in them (Needs).
 // Give any gate one with [Scoped], or implement [Scoper]; [ScopeOf] finds
-// it through [Named] and [WithTimeout]. The classify gates declare theirs:
+// it through [Named] and [WithTimeout]. A gate that needs more of a tool
+// than a field implements [ToolChecker]. The classify gates declare theirs:
 // the tools whose schema has the field they read. The executor resolves a
 // scope against the registered tool ([ToolInfo]: its name, annotations and
 // schema, the developer's data), never against what the model sends, and

@@ -90,6 +90,37 @@ type Scoper interface {
 	Scope() Scope
 }
 
+// ToolChecker is implemented by scoped gates that need more of a tool in
+// their scope than a field (Scope.Needs): CheckTool returns an error that
+// says what to change when the gate cannot judge the tool's calls (it
+// would deny them all). The executor calls it, at configuration, for every
+// registered tool in the gate's scope, and reports the error as
+// executor.ErrGateScope. Named, WithTimeout and Scoped pass it on (see
+// CheckTool).
+type ToolChecker interface {
+	CheckTool(t ToolInfo) error
+}
+
+// CheckTool calls g's CheckTool (ToolChecker), looking through Named,
+// WithTimeout and Scoped; nil when no gate in the wrapping implements it.
+func CheckTool(g Gate, t ToolInfo) error {
+	for {
+		if c, ok := g.(ToolChecker); ok {
+			return c.CheckTool(t)
+		}
+		switch v := g.(type) {
+		case scopedGate:
+			g = v.g
+		case namedGate:
+			g = v.g
+		case timeoutGate:
+			g = v.g
+		default:
+			return nil
+		}
+	}
+}
+
 // jsonTypes are the types FieldType may name (JSON Schema's).
 var jsonTypes = []string{"", "string", "number", "integer", "boolean", "object", "array", "null"}
 

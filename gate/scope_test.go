@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -133,6 +134,31 @@ func TestScopeOf(t *testing.T) {
 	d, err := gate.Scoped(allow, s).Decide(context.Background(), gate.ToolCallContext{ToolName: "elsewhere"})
 	require.NoError(t, err)
 	assert.Equal(t, gate.ActionAllow, d.Action)
+}
+
+// CheckTool finds a gate's ToolChecker through the wrappers.
+func TestCheckTool(t *testing.T) {
+	c := checkerGate{}
+	for name, g := range map[string]gate.Gate{
+		"checker": c, "named": gate.Named("n", c), "scoped": gate.Scoped(c, gate.Scope{Tools: []string{"x"}}),
+		"timeout scoped named": gate.WithTimeout(gate.Scoped(gate.Named("n", c), gate.Scope{Tools: []string{"x"}}), time.Second),
+	} {
+		assert.EqualError(t, gate.CheckTool(g, gate.ToolInfo{Name: "bad"}), "bad is bad", name)
+		assert.NoError(t, gate.CheckTool(g, gate.ToolInfo{Name: "good"}), name)
+	}
+	assert.NoError(t, gate.CheckTool(gate.Named("n", gate.AllowAll()), gate.ToolInfo{Name: "bad"}))
+}
+
+type checkerGate struct{}
+
+func (checkerGate) CheckTool(t gate.ToolInfo) error {
+	if t.Name == "bad" {
+		return errors.New("bad is bad")
+	}
+	return nil
+}
+func (checkerGate) Decide(context.Context, gate.ToolCallContext) (gate.Decision, error) {
+	return gate.Allow(), nil
 }
 
 type scoperGate struct{ s gate.Scope }
