@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/gate"
@@ -42,4 +43,31 @@ func ExampleWithTimeout() {
 	d := gate.Evaluate(context.Background(), gate.WithTimeout(slow, 10*time.Millisecond), gate.ToolCallContext{ToolName: "bash"}, "slow-policy")
 	fmt.Println(d.Action, d.ErrorKind, d.Source)
 	// Output: deny timeout slow-policy
+}
+
+// A scope says which registered tools a gate judges; the executor resolves
+// it against each registered tool's name, annotations and schema fields
+// and runs the gate only on calls to tools in scope.
+func ExampleScoped() {
+	noInternal := gate.Named("no-internal-urls", gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+		if strings.Contains(c.String("url"), "169.254.169.254") {
+			return gate.Deny("cloud metadata endpoint").WithRisk(gate.RiskHigh), nil
+		}
+		return gate.Allow(), nil
+	}))
+	g := gate.Scoped(noInternal, gate.Scope{Patterns: []string{"http_*"}, Needs: []string{"url"}})
+	s, _ := gate.ScopeOf(g)
+	for _, tool := range []gate.ToolInfo{
+		{Name: "http_get", Fields: []gate.SchemaField{{Name: "url", Types: []string{"string"}}}},
+		{Name: "http_post"},
+		{Name: "read_file", Fields: []gate.SchemaField{{Name: "path", Types: []string{"string"}}}},
+	} {
+		fmt.Printf("%s: in scope %v, missing %q\n", tool.Name, s.Matches(tool), s.Missing(tool))
+	}
+	fmt.Println(s)
+	// Output:
+	// http_get: in scope true, missing ""
+	// http_post: in scope true, missing "field \"url\""
+	// read_file: in scope false, missing "field \"url\""
+	// tools matching "http_*"
 }
