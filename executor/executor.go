@@ -57,6 +57,7 @@ func New(reg *Registry, opts ...Option) (*Executor, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg.gates = expandChains(cfg.gates)
 	for i, g := range cfg.gates {
 		if gate.IsNil(g) {
 			return nil, fmt.Errorf("%w: executor-level gate %d is nil", ErrInvalidGate, i)
@@ -147,6 +148,7 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 	for _, t := range ac.deny {
 		a.deny[t] = true
 	}
+	ac.gates = expandChains(ac.gates)
 	for i, g := range ac.gates {
 		if gate.IsNil(g) {
 			return nil, fmt.Errorf("%w: agent %q: %w: agent-level gate %d is nil", ErrInvalidAgent, name, ErrInvalidGate, i)

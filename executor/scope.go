@@ -70,6 +70,36 @@ func toolInfo(t Tool, in *jsonschema.Schema) gate.ToolInfo {
 	return info
 }
 
+// expandChains replaces every gate.Chain of gs that has a scoped member
+// (at any depth) by its members, so that each member's scope applies. The
+// members then run as the executor's own chain: the same order, first deny
+// wins, an ask survives allows, a rewrite ends the round; each member is
+// bound by WithGateTimeout and named by its position when it has no name.
+// Chains without scoped members are kept whole.
+func expandChains(gs []gate.Gate) []gate.Gate {
+	var out []gate.Gate
+	for _, g := range gs {
+		if ms, ok := gate.Members(g); ok && hasScoped(ms) {
+			out = append(out, expandChains(ms)...)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func hasScoped(gs []gate.Gate) bool {
+	for _, g := range gs {
+		if _, ok := gate.ScopeOf(g); ok {
+			return true
+		}
+		if ms, ok := gate.Members(g); ok && hasScoped(ms) {
+			return true
+		}
+	}
+	return false
+}
+
 // scopedGate is one gate of an agent with its scope (nil: every tool).
 type scopedGate struct {
 	g     gate.Gate // wrapped (timeout, name)

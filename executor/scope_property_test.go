@@ -257,6 +257,17 @@ func TestPropertyGateScope(t *testing.T) {
 				}
 				gs = append(gs, g)
 			}
+			// Some runs of gates come as one gate.Chain (nested at
+			// times): the members' scopes still apply.
+			if len(gs) > 1 && rapid.Bool().Draw(t, "chain?") {
+				i := rapid.IntRange(0, len(gs)-2).Draw(t, "chain.from")
+				j := rapid.IntRange(i+2, len(gs)).Draw(t, "chain.to")
+				inner := slices.Clone(gs[i:j])
+				if len(inner) > 2 && rapid.Bool().Draw(t, "nested?") {
+					inner = []gate.Gate{inner[0], gate.Chain(inner[1:]...)}
+				}
+				gs = slices.Concat(gs[:i], []gate.Gate{gate.Chain(inner...)}, gs[j:])
+			}
 			return gs
 		}
 		spans := tracetest.NewInMemoryExporter()

@@ -232,9 +232,10 @@ func quoteList(xs []string, conj string) string {
 // Scoped gives g a scope: the executor runs it only on calls to the
 // registered tools s selects (see Scope). It keeps g's name. Decide
 // itself does not look at the scope (a caller that runs the gate has
-// decided it applies): a Scoped gate inside a Chain judges every call the
-// chain judges, so give scoped gates to the executor directly, or scope
-// the whole chain.
+// decided it applies). The executor applies the scopes of the members of
+// a Chain given to it directly (it runs the members as its own chain, see
+// Members); inside a Named or Scoped chain, a scoped member judges every
+// call the chain judges.
 func Scoped(g Gate, s Scope) Gate {
 	s.Tools, s.Patterns, s.Hints = slices.Clone(s.Tools), slices.Clone(s.Patterns), slices.Clone(s.Hints)
 	s.Fields, s.Needs = slices.Clone(s.Fields), slices.Clone(s.Needs)

@@ -136,6 +136,19 @@ func TestScopeOf(t *testing.T) {
 	assert.Equal(t, gate.ActionAllow, d.Action)
 }
 
+func TestMembers(t *testing.T) {
+	a, b := gate.AllowAll(), gate.AskConsequential()
+	ms, ok := gate.Members(gate.Chain(a, b))
+	require.True(t, ok)
+	require.Len(t, ms, 2)
+	assert.Equal(t, "allow-all", gate.NameOf(ms[0], ""))
+	assert.Equal(t, "consequential", gate.NameOf(ms[1], ""))
+	for _, g := range []gate.Gate{a, gate.Named("n", gate.Chain(a)), gate.Scoped(gate.Chain(a), gate.Scope{Tools: []string{"x"}}), nil} {
+		_, ok := gate.Members(g)
+		assert.False(t, ok)
+	}
+}
+
 // CheckTool finds a gate's ToolChecker through the wrappers.
 func TestCheckTool(t *testing.T) {
 	c := checkerGate{}
