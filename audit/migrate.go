@@ -22,7 +22,10 @@ type Migration struct {
 }
 
 // Checksum identifies the generated SQL of m (hex SHA-256 over its
-// statements); it is recorded in schema_migrations.
+// statements, NUL-separated). schema_migrations records the checksum of the
+// step generated with the default options (see releasedChecksums),
+// so that what is recorded does not depend on --database, --cluster or
+// --retention.
 func (m Migration) Checksum() string {
 	h := sha256.New()
 	for _, s := range m.Statements {
@@ -276,6 +279,7 @@ func (c config) migrate(ctx context.Context, conn driver.Conn) (MigrationResult,
 	if err != nil {
 		return res, err
 	}
+	released := releasedChecksums()
 	for _, m := range c.migrations() {
 		if _, ok := applied[m.Version]; ok {
 			res.Current = m.Version
@@ -287,7 +291,7 @@ func (c config) migrate(ctx context.Context, conn driver.Conn) (MigrationResult,
 			}
 		}
 		err := conn.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
-			"v": fmt.Sprint(m.Version), "n": m.Name, "c": m.Checksum(),
+			"v": fmt.Sprint(m.Version), "n": m.Name, "c": released[m.Version],
 		})), "INSERT INTO "+c.table(MigrationsTable)+" (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
 		if err != nil {
 			return res, fmt.Errorf("audit: migration %d (%s): record: %w", m.Version, m.Name, err)
@@ -320,12 +324,28 @@ func (c config) applied(ctx context.Context, conn driver.Conn) (map[int]string, 
 	return out, nil
 }
 
+// releasedChecksums maps each version to the checksum of its SQL generated
+// with the default options (database otel, no cluster, no retention): what
+// the step is, independent of where and how it was applied. Migrate records
+// it, and Status compares with it.
+func releasedChecksums() map[int]string {
+	out := map[int]string{}
+	for _, m := range (config{database: DefaultDatabase, tracesTable: DefaultTracesTable}).migrations() {
+		out[m.Version] = m.Checksum()
+	}
+	return out
+}
+
 // MigrationStatus is one migration and whether it is applied.
 type MigrationStatus struct {
 	Migration
 	Applied bool
-	// Changed is true when the recorded checksum differs from this
-	// version's SQL.
+	// Changed is true when the recorded checksum is neither this version's
+	// released checksum (its SQL with the default options, which Migrate
+	// records whatever the options) nor the checksum of its SQL with the
+	// options given to Status (what releases before that recorded): the
+	// step's SQL itself changed since it was applied (a development build,
+	// or a hand-edited schema_migrations), not merely its options.
 	Changed bool
 }
 
@@ -344,10 +364,12 @@ func Status(ctx context.Context, conn driver.Conn, opts ...Option) ([]MigrationS
 		}
 		applied = map[int]string{}
 	}
+	released := releasedChecksums()
 	var out []MigrationStatus
 	for _, m := range c.migrations() {
 		sum, ok := applied[m.Version]
-		out = append(out, MigrationStatus{Migration: m, Applied: ok, Changed: ok && sum != m.Checksum()})
+		changed := ok && sum != released[m.Version] && sum != m.Checksum()
+		out = append(out, MigrationStatus{Migration: m, Applied: ok, Changed: changed})
 	}
 	return out, nil
 }
