@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -343,9 +346,10 @@ type MigrationStatus struct {
 	// Changed is true when the recorded checksum is neither this version's
 	// released checksum (its SQL with the default options, which Migrate
 	// records whatever the options) nor the checksum of its SQL with the
-	// options given to Status (what releases before that recorded): the
-	// step's SQL itself changed since it was applied (a development build,
-	// or a hand-edited schema_migrations), not merely its options.
+	// options given to Status or with the retention read from the live
+	// table's TTL (what releases before that recorded): the step's SQL
+	// itself changed since it was applied (a development build, or a
+	// hand-edited schema_migrations), not merely its options.
 	Changed bool
 }
 
@@ -364,14 +368,53 @@ func Status(ctx context.Context, conn driver.Conn, opts ...Option) ([]MigrationS
 		}
 		applied = map[int]string{}
 	}
-	released := releasedChecksums()
+	// What a step may be recorded as: its released checksum, or (older
+	// releases) the checksum of its SQL with the options — those given
+	// here, or the retention the tables were created with.
+	known := map[int][]string{}
+	for v, sum := range releasedChecksums() {
+		known[v] = append(known[v], sum)
+	}
+	candidates := []config{c}
+	if days, ok := c.liveRetentionDays(ctx, conn); ok {
+		live := c
+		live.retention = time.Duration(days) * 24 * time.Hour
+		candidates = append(candidates, live)
+	}
+	for _, cc := range candidates {
+		for _, m := range cc.migrations() {
+			known[m.Version] = append(known[m.Version], m.Checksum())
+		}
+	}
 	var out []MigrationStatus
 	for _, m := range c.migrations() {
 		sum, ok := applied[m.Version]
-		changed := ok && sum != released[m.Version] && sum != m.Checksum()
+		changed := ok && !slices.Contains(known[m.Version], sum)
 		out = append(out, MigrationStatus{Migration: m, Applied: ok, Changed: changed})
 	}
 	return out, nil
+}
+
+// liveRetentionDays reads the retention gate_decisions was created with
+// from its TTL clause (system.tables), in days; ok is false without one or
+// when it cannot be read.
+func (c config) liveRetentionDays(ctx context.Context, conn driver.Conn) (days int, ok bool) {
+	var engine string
+	row := conn.QueryRow(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
+		"db": c.database, "t": DecisionsTable,
+	})), "SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = {t:String}")
+	if row.Scan(&engine) != nil {
+		return 0, false
+	}
+	// The TTL clause c.ttl writes, as system.tables shows it.
+	const prefix = "TTL toDateTime(Timestamp) + toIntervalDay("
+	_, rest, found := strings.Cut(engine, prefix)
+	if !found {
+		return 0, false
+	}
+	n, _, found := strings.Cut(rest, ")")
+	days, err := strconv.Atoi(n)
+	return days, found && err == nil && days > 0
 }
 
 // ClickHouse error codes this package recognises

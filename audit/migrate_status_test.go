@@ -51,6 +51,7 @@ func TestStatusIsIndependentOfOptions(t *testing.T) {
 		{"another retention", []audit.Option{audit.WithDatabase("kept"), audit.WithRetention(30 * 24 * time.Hour)}, nil},
 		{"a cluster", []audit.Option{audit.WithDatabase("kept"), audit.WithCluster("audit")}, nil},
 		{"legacy record, same options", legacy, nil},
+		{"legacy record, without the retention (read from the table's TTL)", []audit.Option{audit.WithDatabase("legacy")}, nil},
 		{"default database, no options", nil, nil},
 		{"changed SQL", []audit.Option{audit.WithDatabase("edited")}, []int{2}},
 	}
