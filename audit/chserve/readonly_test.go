@@ -1,10 +1,13 @@
 package chserve_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/internal/testenv"
 )
@@ -53,6 +56,28 @@ func TestReadStatementsOnTheEngine(t *testing.T) {
 		{name: "the reader cannot lift readonly", call: httpCall{user: r, body: "SELECT 1 SETTINGS readonly = 0"}, code: "164", body: "readonly", never: "default:"},
 		{name: "server refusals name the user", call: httpCall{user: r, body: "DROP TABLE t"}, code: "164", body: "user " + r.Name + " is read-only"},
 	}
+	t.Run("clickhouse-go (Native)", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		conn := open(t, ch.ReaderDSN)
+		for sql, want := range map[string][]string{
+			"EXPLAIN SYNTAX SELECT 1":                                        {"SELECT 1", "FROM system.one"},
+			"SHOW TABLES FROM system LIKE 'one'":                             {"one"},
+			"SELECT name FROM system.settings WHERE name = 'max_block_size'": {"max_block_size"},
+		} {
+			rows, err := conn.Query(ctx, sql)
+			require.NoError(t, err, sql)
+			var got []string
+			for rows.Next() {
+				var v string
+				require.NoError(t, rows.Scan(&v), sql)
+				got = append(got, v)
+			}
+			require.NoError(t, rows.Err(), sql)
+			rows.Close()
+			assert.Equal(t, want, got, sql)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := do(t, ch, tt.call)
