@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -138,4 +139,23 @@ func TestDecisionsSourceInEveryFormat(t *testing.T) {
 		fromTable = append(fromTable, strings.TrimSpace(l[at:end]))
 	}
 	assert.Equal(t, want, fromTable)
+}
+
+// BenchmarkTableRender renders a default page (100 decisions, 9 columns) as
+// on a 120-column colour terminal, where cutting and colouring both run.
+func BenchmarkTableRender(b *testing.B) {
+	rows := make([][]string, 100)
+	for i := range rows {
+		rows[i] = []string{"2026-11-28 10:00:00.400", "coder", "bash", []string{"allow", "deny"}[i%2], "high", "classify.bash",
+			strings.Repeat("rm -rf outside the workspace ", 1+i%4), "2.0ms", "0af7651916cd43dd8448eb211c80319c"}
+	}
+	for b.Loop() {
+		t := &table{header: decisionHeader(), shrink: []string{"REASON", "SOURCE", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION", "SOURCE"}}
+		for _, r := range rows {
+			t.add(r...)
+		}
+		if err := t.render(io.Discard, terminal{tty: true, width: 120, color: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
