@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/toolgate/toolgate/audit/chdb"
 )
@@ -59,6 +60,35 @@ func asException(err error) *Exception {
 		return &Exception{Code: code, Name: ce.Name, Message: ce.Message}
 	}
 	return &Exception{Code: codeUnknownException, Name: "STD_EXCEPTION", Text: err.Error()}
+}
+
+// engineUser is the user chDB runs every query as; its messages name it
+// ("default: Cannot execute query in readonly mode").
+const engineUser = "default"
+
+// forUser makes an engine exception name the request's authenticated user
+// ("anonymous" without credentials) instead of the engine's own "default",
+// which the client never logged in as; a READONLY refusal also says why the
+// query ran read-only. Other exceptions are returned as they are.
+func (ex *Exception) forUser(req *request) *Exception {
+	prefix := "DB::Exception: " + engineUser + ": "
+	i := strings.Index(ex.Message, prefix)
+	if req == nil || ex.Message == "" || i < 0 {
+		return ex
+	}
+	name := req.user
+	if name == "" {
+		name = "anonymous"
+	}
+	msg := ex.Message[:i] + "DB::Exception: " + name + ": " + ex.Message[i+len(prefix):]
+	if ex.Code == codeReadonly {
+		why := "auditq serve runs every read statement with readonly=1, which forbids table functions and setting changes"
+		if req.role == RoleReadOnly {
+			why = "user " + name + " is read-only"
+		}
+		msg = strings.Replace(msg, "in readonly mode", "in readonly mode ("+why+")", 1)
+	}
+	return &Exception{Code: ex.Code, Name: ex.Name, Message: msg}
 }
 
 // httpStatus maps an exception code to the HTTP status a ClickHouse server

@@ -123,7 +123,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			s.opts.logger.Info("client went away before its query ran", "remote", r.RemoteAddr)
 			return
 		}
-		s.fail(w, r, asException(err))
+		s.fail(w, r, asException(err).forUser(req))
 		return
 	}
 	outFormat := req.st.Format
@@ -260,10 +260,11 @@ func (s *Server) compose(req *request) string {
 	if req.readOnly {
 		// Belt and braces for read-only users: the engine itself refuses
 		// writes, table functions and setting changes in this query.
-		if st.SettingsEnd >= 0 {
-			return sql[:st.SettingsEnd] + ", readonly = 1 " + sql[st.SettingsEnd:]
+		format := "TabSeparated"
+		if req.p != nil && req.p.defaultFormat != "" {
+			format = req.p.defaultFormat
 		}
-		return sql + " SETTINGS readonly = 1"
+		return readOnlySQL(text, st, format)
 	}
 	return sql
 }
