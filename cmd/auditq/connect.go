@@ -49,14 +49,8 @@ func (c *connFlags) add(cmd *cobra.Command) {
 // open connects and pings. An unreachable server gives one line naming
 // what was tried and how to start the embedded server.
 func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
-	from := "--dsn"
-	if c.dsn == "" {
-		c.dsn, from = os.Getenv(dsnEnv), "$"+dsnEnv
-	}
-	if c.dsn == "" {
-		c.dsn, from = defaultDSN, "the default DSN"
-	}
-	c.from = from
+	c.resolve()
+	from := c.from
 	st, err := audit.Open(ctx, c.dsn, audit.WithDatabase(c.database))
 	if errors.Is(err, audit.ErrBadDSN) {
 		if strings.Contains(err.Error(), "e.g.") {
@@ -68,6 +62,21 @@ func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
 		return nil, c.explain(err)
 	}
 	return st, nil
+}
+
+// resolve picks the DSN (--dsn, else $AUDITQ_DSN, else the default) and
+// records where it came from in c.from.
+func (c *connFlags) resolve() {
+	if c.from != "" {
+		return
+	}
+	c.from = "--dsn"
+	if c.dsn == "" {
+		c.dsn, c.from = os.Getenv(dsnEnv), "$"+dsnEnv
+	}
+	if c.dsn == "" {
+		c.dsn, c.from = defaultDSN, "the default DSN"
+	}
 }
 
 // explain turns a connection failure (server gone, credentials refused,

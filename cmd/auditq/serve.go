@@ -216,7 +216,10 @@ func runServe(ctx context.Context, io stdio, cfg serveConfig) error {
 		scheme = "https"
 		ln = tls.NewListener(ln, cfg.tls)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: cfg.tls}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: cfg.tls,
+		// TLS handshake failures (a plain-HTTP client, an untrusting one) are the
+		// client's problem: logged with --verbose only.
+		ErrorLog: slog.NewLogLogger(cfg.logger.Handler(), slog.LevelDebug)}
 	fmt.Fprintf(io.out, "auditq serve: listening on %s://%s (%s; data dir %s)\n", scheme, ln.Addr(), exposure, dataDir)
 	if exposure.Network && !exposure.TLS {
 		cfg.logger.Warn("INSECURE: passwords cross the network in plain HTTP (--insecure-plaintext-passwords); use --tls-cert/--tls-key")
