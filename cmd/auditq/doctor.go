@@ -240,7 +240,7 @@ func doctorDatabase(ctx context.Context, cf *connFlags) (*audit.Store, []doctorC
 		out = append(out, doctorCheck{Name: "server", Status: statusOK, Detail: fmt.Sprintf("a ClickHouse server answers at %s (%s)", addrOf(cf.dsn), protocolName(scheme))})
 		out = append(out, doctorCheck{Name: "credentials", Status: statusFail,
 			Detail: fmt.Sprintf("user %q refused (code %d: %s)", dsnUser(cf.dsn), ex.Code, ex.Message),
-			Fix: fmt.Sprintf("put the right user and password in --dsn or %s, e.g. http://reader:PASS@%s (after `make demo`, `source .demo/env` sets it; the embedded server's accounts are AUDITQ_SERVE_USERS)", dsnEnv, addrOf(cf.dsn))})
+			Fix:    fmt.Sprintf("put the right user and password in --dsn or %s, e.g. http://reader:PASS@%s (after `make demo`, `source .demo/env` sets it; the embedded server's accounts are AUDITQ_SERVE_USERS)", dsnEnv, addrOf(cf.dsn))})
 		skipRest(3, "needs working credentials")
 		return nil, out
 	case err != nil:
