@@ -40,6 +40,14 @@ const (
 	doctorTool = "auditq_doctor"
 )
 
+// ClickHouse error codes the credentials check reads.
+const (
+	codeUnknownTable    = 60
+	codeUnknownDatabase = 81
+	codeReadonly        = 164
+	codeAccessDenied    = 497
+)
+
 // Check statuses.
 const (
 	statusOK   = "ok"
@@ -177,8 +185,8 @@ func runDoctor(ctx context.Context, f *doctorFlags) doctorReport {
 		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "--collector-health none"})
 	case f.decisionTimeout == 0:
 		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "--decision-timeout 0"})
-	case st == nil || !collectorOK:
-		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "needs a reachable server, working credentials and a healthy collector (see above)"})
+	case st == nil || !collectorOK || checkFailed(rep.Checks, "schema"):
+		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "needs a reachable server, working credentials, the audit schema and a healthy collector (see above)"})
 	default:
 		add(checkDecision(ctx, st, f))
 	}
@@ -190,6 +198,16 @@ func runDoctor(ctx context.Context, f *doctorFlags) doctorReport {
 		}
 	}
 	return rep
+}
+
+// checkFailed reports whether the check called name failed.
+func checkFailed(checks []doctorCheck, name string) bool {
+	for _, c := range checks {
+		if c.Name == name && c.Status == statusFail {
+			return true
+		}
+	}
+	return false
 }
 
 // doctorDatabase runs the dsn, server, credentials and schema checks; it
@@ -256,7 +274,7 @@ func doctorDatabase(ctx context.Context, cf *connFlags) (*audit.Store, []doctorC
 	}
 	out = append(out, doctorCheck{Name: "server", Status: statusOK,
 		Detail: fmt.Sprintf("ClickHouse %s answers at %s (%s) in %s", version, addrOf(cf.dsn), protocolName(scheme), elapsed.Round(time.Millisecond))})
-	out = append(out, checkCredentials(ctx, st, cf.dsn))
+	out = append(out, checkCredentials(ctx, st, cf.dsn, cf.database))
 	out = append(out, checkSchema(ctx, st, cf.database))
 	return st, out
 }
@@ -281,22 +299,31 @@ func dsnUser(dsn string) string {
 	return "default"
 }
 
-// checkCredentials reports what the logged-in user may do: ClickHouse's
-// readonly setting in force for its queries (1 or 2 for read-only users,
-// including the embedded server's ro accounts; 0 for writers).
-func checkCredentials(ctx context.Context, st *audit.Store, dsn string) doctorCheck {
+// checkCredentials reports what the logged-in user may do. It runs an
+// INSERT of no rows into schema_migrations (INSERT … SELECT … WHERE 0,
+// which writes nothing): a read-only user (the embedded server's ro
+// accounts, ClickHouse's readonly profiles) is refused with READONLY (164),
+// a user without the INSERT grant with ACCESS_DENIED (497); a writer is
+// not (a missing table, code 60 or 81, is the schema check's business).
+func checkCredentials(ctx context.Context, st *audit.Store, dsn, database string) doctorCheck {
 	user := dsnUser(dsn)
-	var readonly string
-	if err := st.Conn().QueryRow(ctx, "SELECT toString(getSetting('readonly'))").Scan(&readonly); err != nil {
-		return doctorCheck{Name: "credentials", Status: statusFail, Detail: fmt.Sprintf("user %q logged in, but a SELECT failed: %v", user, err),
-			Fix: "give the user SELECT on the audit database (GRANT SELECT ON otel.* TO " + user + ")"}
+	var one uint8
+	if err := st.Conn().QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return doctorCheck{Name: "credentials", Status: statusFail, Detail: fmt.Sprintf("user %q logged in, but SELECT 1 failed: %v", user, err),
+			Fix: "give the user SELECT on the audit database (GRANT SELECT ON " + database + ".* TO " + user + ")"}
 	}
-	if readonly != "0" {
+	err := st.Conn().Exec(ctx, fmt.Sprintf("INSERT INTO `%s`.`%s` (Version, Name, Checksum) SELECT 0, '', '' WHERE 0", database, audit.MigrationsTable))
+	var ex *clickhouse.Exception
+	switch {
+	case errors.As(err, &ex) && (ex.Code == codeReadonly || ex.Code == codeAccessDenied):
 		return doctorCheck{Name: "credentials", Status: statusOK,
-			Detail: fmt.Sprintf("user %q logged in, read-only (readonly=%s): can run auditq's queries; cannot migrate or write decisions (the collector and `auditq migrate` need a writer)", user, readonly)}
+			Detail: fmt.Sprintf("user %q logged in, read-only: can run auditq's queries; cannot migrate or write decisions (the collector and `auditq migrate` need a writer)", user)}
+	case err == nil, errors.As(err, &ex) && (ex.Code == codeUnknownTable || ex.Code == codeUnknownDatabase):
+		return doctorCheck{Name: "credentials", Status: statusOK,
+			Detail: fmt.Sprintf("user %q logged in, can write: can run `auditq migrate` and be the collector's user; for auditq's queries a read-only user is enough", user)}
 	}
 	return doctorCheck{Name: "credentials", Status: statusOK,
-		Detail: fmt.Sprintf("user %q logged in, can write (readonly=0): can run `auditq migrate` and be the collector's user; for auditq's queries a read-only user is enough", user)}
+		Detail: fmt.Sprintf("user %q logged in (write access unknown: %v)", user, err)}
 }
 
 // checkSchema compares the applied migrations with this auditq's.
