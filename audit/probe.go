@@ -65,7 +65,7 @@ const (
 )
 
 // probeTimeout bounds one probe: connect plus answer.
-const probeTimeout = 3 * time.Second
+const probeTimeout = 5 * time.Second
 
 // probe sends "GET /ping" over plain TCP to addr and classifies the answer.
 // A dial failure is returned as the error; a silent or closed connection
