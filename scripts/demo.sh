@@ -8,6 +8,7 @@
 # 3. Replays the real agent runs of testdata/real/trajectories.jsonl through
 #    the gated executor (bin/toolgate-demo), verifies ClickHouse and Jaeger
 #    against the replay, and prints the summary.
+# 4. Runs `bin/auditq doctor` on the stack and prints its checks.
 # The stack keeps running until `make stop`.
 #
 # Environment: TOOLGATE_DEMO_POLICY=FILE answers review-level calls from a
@@ -37,5 +38,11 @@ echo "demo: wrote .demo/env (AUDITQ_DSN with the reader); 'source .demo/env', th
 args=(--transcript "${TOOLGATE_DEMO_TRANSCRIPT:-testdata/real/trajectories.jsonl}")
 [[ -n "${TOOLGATE_DEMO_POLICY:-}" ]] && args+=(--policy "$TOOLGATE_DEMO_POLICY")
 bin/toolgate-demo "${args[@]}"
+echo
+# The whole pipeline, checked the way an operator would (docs/auditq.md#doctor):
+# DSN, server, the reader's credentials, schema, collector health and one test
+# decision (agent auditq-doctor) through OTLP into gate_decisions.
+echo "demo: bin/auditq doctor (with the reader's DSN from .demo/env):"
+bin/auditq doctor --decision-timeout 20s
 echo
 echo "The stack is still running (scripts/stack.sh status); 'make stop' ends it."
