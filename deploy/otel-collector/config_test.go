@@ -278,14 +278,12 @@ func TestConfigIsProduction(t *testing.T) {
 	assert.Equal(t, "TOOLGATE_CLICKHOUSE_PASSWORD", name)
 	assert.False(t, hasDefault, "the ClickHouse password has no default")
 
-	for _, key := range []string{"directory"} {
-		fs := dig(t, base, "extensions", "file_storage/queue").(doc)
-		for _, v := range []any{fs[key], dig(t, fs, "compaction", key)} {
-			name, def, hasDefault := envDefault(t, v)
-			assert.Equal(t, "TOOLGATE_OTELCOL_QUEUE_DIR", name)
-			require.True(t, hasDefault)
-			assert.Truef(t, filepath.IsAbs(def), "queue directory default %q must be absolute", def)
-		}
+	fs := dig(t, base, "extensions", "file_storage/queue").(doc)
+	for _, v := range []any{fs["directory"], dig(t, fs, "compaction", "directory")} {
+		name, def, hasDefault := envDefault(t, v)
+		assert.Equal(t, "TOOLGATE_OTELCOL_QUEUE_DIR", name)
+		require.True(t, hasDefault)
+		assert.Truef(t, filepath.IsAbs(def), "queue directory default %q must be absolute", def)
 	}
 
 	auth := dig(t, base, "extensions", "bearertokenauth").(doc)
@@ -303,7 +301,7 @@ func TestConfigIsProduction(t *testing.T) {
 	for _, proto := range []string{"grpc", "http"} {
 		assert.Equal(t, "bearertokenauth", dig(t, lb, "receivers", "otlp", "protocols", proto, "auth", "authenticator"), proto)
 	}
-	assert.Equal(t, "bearertokenauth", dig(t, lb, "exporters", "loadbalancing", "protocol", "otlp", "auth", "authenticator"))
+	assert.Equal(t, "Bearer ${env:TOOLGATE_OTLP_TOKEN}", dig(t, lb, "exporters", "loadbalancing", "protocol", "otlp", "headers", "authorization"))
 	assert.Contains(t, strs(t, dig(t, lb, "service", "extensions")), "bearertokenauth")
 	sampler := parse(t, otelcollector.SamplerOverlay())
 	assert.NotContains(t, dig(t, sampler, "exporters", "clickhouse").(doc), "create_schema", "the sampler keeps create_schema: false")

@@ -242,6 +242,7 @@ func TestWrongClickHousePasswordNamesAuthentication(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 250*time.Millisecond, "the exporter reports the failure")
+	t.Logf("exporter: %s", failure)
 	assert.Contains(t, failure, "writer: Authentication failed")
 	assert.Contains(t, failure, "(AUTHENTICATION_FAILED)")
 	assert.NotContains(t, failure, "data size should be", "the exception must not read as a decompression error")
@@ -308,4 +309,41 @@ func TestMissingSettingsAreNamed(t *testing.T) {
 	require.False(t, exited, "a collector without a ClickHouse password starts (and queues):\n%s", out)
 	assert.Contains(t, out, "Configuration references unset environment variable")
 	assert.Contains(t, out, `"name": "TOOLGATE_CLICKHOUSE_PASSWORD"`)
+}
+
+// A collector pointed at a ClickHouse without the audit schema (auditq
+// migrate not run) names the missing database or table in its log and keeps
+// the decisions queued; once the schema is migrated they arrive.
+func TestUnmigratedSchemaIsNamed(t *testing.T) {
+	ctx := context.Background()
+	ch := testenv.StartClickHouse(t)
+	col := testenv.StartCollector(t, testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, ""))
+	const service, n = "prod-unmigrated", 6
+	require.NoError(t, export(ctx, t, col.GRPCEndpoint, col.Headers(), decisions(service, n)))
+	var failure string
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(col.LogPath)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "Exporting failed") {
+				failure = line
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 250*time.Millisecond, "the exporter reports the failure")
+	t.Logf("exporter: %s", failure)
+	assert.Regexp(t, `UNKNOWN_DATABASE|UNKNOWN_TABLE`, failure)
+
+	w, err := audit.Open(ctx, ch.WriterDSN)
+	require.NoError(t, err)
+	_, err = w.Migrate(ctx)
+	require.NoError(t, err, "auditq migrate")
+	require.NoError(t, w.Close())
+	r, err := audit.Open(ctx, ch.ReaderDSN)
+	require.NoError(t, err)
+	defer r.Close()
+	require.Eventually(t, func() bool {
+		_, _, d := stored(ctx, t, r, service)
+		return d == n
+	}, 60*time.Second, 500*time.Millisecond, "the queued decisions arrive after the migration")
 }
