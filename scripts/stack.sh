@@ -204,6 +204,9 @@ start_clickhouse() {
 	AUDITQ_DSN="http://$TOOLGATE_CLICKHOUSE_WRITER_USER:$TOOLGATE_CLICKHOUSE_WRITER_PASSWORD@$CH_ADDR" \
 		"$BIN/auditq" migrate >>"$LOGS/migrate.log" 2>&1 || {
 		tail -n 20 "$LOGS/migrate.log" >&2
+		if tail -n 20 "$LOGS/migrate.log" | grep -q AUTHENTICATION_FAILED; then
+			die "auditq migrate failed: the running ClickHouse refused TOOLGATE_CLICKHOUSE_WRITER_USER/_PASSWORD of ${CREDS#"$ROOT"/} (authentication); they must match the users it was started with: 'scripts/stack.sh restart' restarts it with them"
+		fi
 		die "auditq migrate failed (log: $LOGS/migrate.log)"
 	}
 }
