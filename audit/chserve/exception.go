@@ -117,12 +117,28 @@ func httpStatus(code int) int {
 	return http.StatusInternalServerError
 }
 
-// writeException sends ex as a ClickHouse server would.
-func writeException(w http.ResponseWriter, ex *Exception) {
+// writeException sends ex as a ClickHouse server would: the message as
+// text/plain with X-ClickHouse-Exception-Code and the HTTP status of
+// httpStatus. When the request asked for compressed answers (compress=1),
+// the message is framed in ClickHouse compressed blocks
+// (network_compression_method, default LZ4) like any other answer, as
+// ClickHouse's HTTP handler does: clickhouse-go reads every non-200 body of a
+// compressing connection as compressed blocks, so a plain body there reached
+// the client as "read next block: data size should be 0 < N < …" instead of
+// the exception — the clickhouse exporter's report of a wrong password.
+func writeException(w http.ResponseWriter, r *http.Request, ex *Exception) {
+	body := []byte(ex.Error() + "\n")
+	if r != nil {
+		if q := r.URL.Query(); truthy(q.Get("compress")) {
+			if framed, err := compressBlocks(body, strings.ToUpper(q.Get("network_compression_method"))); err == nil {
+				body = framed
+			}
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=UTF-8")
 	h.Set("X-ClickHouse-Exception-Code", fmt.Sprint(ex.Code))
 	h.Del("Content-Encoding")
 	w.WriteHeader(httpStatus(ex.Code))
-	_, _ = fmt.Fprintf(w, "%s\n", ex.Error())
+	_, _ = w.Write(body)
 }

@@ -78,7 +78,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		writeException(w, &Exception{Code: 36, Name: "BAD_ARGUMENTS", Text: "HTTP method " + r.Method + " is not supported; use GET or POST"})
+		writeException(w, r, &Exception{Code: 36, Name: "BAD_ARGUMENTS", Text: "HTTP method " + r.Method + " is not supported; use GET or POST"})
 		return
 	}
 	s.serveQuery(w, r)
@@ -314,7 +314,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ex *Exception) {
 		level = slog.LevelWarn
 	}
 	s.opts.logger.Log(r.Context(), level, "query failed", "remote", r.RemoteAddr, "code", ex.Code, "err", ex.Error())
-	writeException(w, ex)
+	writeException(w, r, ex)
 }
 
 // respond writes a successful result with ClickHouse's headers, compressed
