@@ -112,6 +112,14 @@ type options struct {
 	processors    []sdktrace.SpanProcessor
 	samplingOpts  []SamplingOption
 	onError       func(error)
+	noCheck       bool
+}
+
+// WithoutCheck skips the connection check [Setup] runs (see [Check]):
+// Setup then does not connect, and a TLS/plaintext mismatch shows only
+// when exports fail (their errors still name it).
+func WithoutCheck() Option {
+	return func(o *options) { o.noCheck = true }
 }
 
 // WithErrorHandler receives the provider's export errors (see

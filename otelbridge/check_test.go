@@ -1,0 +1,160 @@
+package otelbridge
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// clearOTLPEnv unsets the exporter variables a developer's shell may hold.
+func clearOTLPEnv(t *testing.T) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_TRACES_INSECURE",
+		"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"} {
+		t.Setenv(k, "")
+	}
+}
+
+// TestCheck runs Check against real gRPC servers (plaintext and TLS), an
+// HTTP/1.1 server and a closed port, configured by Config and by the
+// OTEL_* variables, and checks the kind and that the message names the
+// endpoint and the fix.
+func TestCheck(t *testing.T) {
+	plain := startReceiver(t)
+	secure, pool := startTLSReceiver(t)
+	h1 := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(h1.Close)
+	closed := freeAddr(t)
+	trusted := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+
+	tests := []struct {
+		name     string
+		cfg      Config
+		env      map[string]string
+		wantKind error // nil: Check passes
+		wantMsg  []string
+	}{
+		{"plaintext collector, Insecure", Config{Endpoint: plain.addr, Insecure: true}, nil, nil, nil},
+		{"plaintext collector, http:// URL", Config{Endpoint: "http://" + plain.addr}, nil, nil, nil},
+		{"TLS collector, trusted CA", Config{Endpoint: secure.addr, TLS: trusted}, nil, nil, nil},
+		{"plaintext collector, TLS client", Config{Endpoint: plain.addr}, nil, ErrTLSMismatch,
+			[]string{plain.addr, "answered plaintext HTTP/2", "Insecure = true", "OTEL_EXPORTER_OTLP_INSECURE=true", "http://"}},
+		{"plaintext collector, https:// URL", Config{Endpoint: "https://" + plain.addr}, nil, ErrTLSMismatch,
+			[]string{"exporter uses TLS", "Insecure = true"}},
+		{"plaintext collector, https:// in OTEL_EXPORTER_OTLP_ENDPOINT", Config{},
+			map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://" + plain.addr}, ErrTLSMismatch,
+			[]string{plain.addr, "OTEL_EXPORTER_OTLP_INSECURE=true"}},
+		{"TLS collector, Insecure client", Config{Endpoint: secure.addr, Insecure: true}, nil, ErrTLSMismatch,
+			[]string{secure.addr, "exporter uses plaintext gRPC (Insecure)", "speaks TLS", "remove Config.Insecure", "https://"}},
+		{"TLS collector, http:// in OTEL_EXPORTER_OTLP_ENDPOINT", Config{},
+			map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + secure.addr}, ErrTLSMismatch,
+			[]string{"speaks TLS", "OTEL_EXPORTER_OTLP_INSECURE"}},
+		{"TLS collector, OTEL_EXPORTER_OTLP_INSECURE=true", Config{Endpoint: secure.addr},
+			map[string]string{"OTEL_EXPORTER_OTLP_INSECURE": "true"}, ErrTLSMismatch, []string{"speaks TLS"}},
+		{"TLS collector, unknown CA", Config{Endpoint: secure.addr}, nil, ErrCertificate,
+			[]string{secure.addr, "not trust", "OTEL_EXPORTER_OTLP_CERTIFICATE"}},
+		{"HTTP/1.1 server, Insecure", Config{Endpoint: strings.TrimPrefix(h1.URL, "http://"), Insecure: true}, nil, ErrNotGRPC,
+			[]string{"HTTP/1.x", "4317"}},
+		{"HTTP/1.1 server, TLS client", Config{Endpoint: strings.TrimPrefix(h1.URL, "http://")}, nil, ErrTLSMismatch,
+			[]string{"plaintext HTTP/1.x"}},
+		{"nothing listening, Insecure", Config{Endpoint: closed, Insecure: true}, nil, ErrUnreachable,
+			[]string{closed, "did not accept a connection", "start the collector"}},
+		{"nothing listening, TLS", Config{Endpoint: closed}, nil, ErrUnreachable, []string{closed}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearOTLPEnv(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			start := time.Now()
+			err := Check(context.Background(), tt.cfg)
+			t.Logf("Check took %v: %v", time.Since(start), err)
+			if tt.wantKind == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.wantKind)
+			var ce *CheckError
+			require.ErrorAs(t, err, &ce)
+			for _, w := range tt.wantMsg {
+				assert.Contains(t, err.Error(), w)
+			}
+			assert.Equal(t, definite(err), !errors.Is(err, ErrUnreachable) && !errors.Is(err, ErrHandshake))
+		})
+	}
+}
+
+// TestSetupRefusesMismatch: Setup fails at once, naming the mismatch, in
+// both directions; WithoutCheck starts anyway and the export error the
+// handler receives, and Shutdown returns, names the mismatch and the fix.
+func TestSetupRefusesMismatch(t *testing.T) {
+	plain := startReceiver(t)
+	secure, _ := startTLSReceiver(t)
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"TLS client, plaintext collector", Config{Endpoint: plain.addr}, "Insecure = true"},
+		{"Insecure client, TLS collector", Config{Endpoint: secure.addr, Insecure: true}, "remove Config.Insecure"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearOTLPEnv(t)
+			ctx := context.Background()
+			tt.cfg.Sampling = MustParseSampling("all")
+			start := time.Now()
+			p, err := Setup(ctx, tt.cfg)
+			t.Logf("Setup refused after %v: %v", time.Since(start), err)
+			require.ErrorIs(t, err, ErrTLSMismatch)
+			assert.Nil(t, p)
+			assert.Contains(t, err.Error(), tt.want)
+
+			var mu sync.Mutex
+			var handled []error
+			tt.cfg.Timeout = 500 * time.Millisecond
+			p, err = Setup(ctx, tt.cfg, WithoutCheck(), WithErrorHandler(func(err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				handled = append(handled, err)
+			}))
+			require.NoError(t, err)
+			leaf(ctx, p.Tracer("test"), "execute_tool x")
+			err = p.Shutdown(ctx)
+			require.ErrorIs(t, err, ErrTLSMismatch, "Shutdown names the mismatch")
+			assert.Contains(t, err.Error(), tt.want)
+			mu.Lock()
+			defer mu.Unlock()
+			require.Len(t, handled, 1)
+			assert.ErrorIs(t, handled[0], ErrTLSMismatch, "the export error handler gets the diagnosis")
+			assert.Contains(t, handled[0].Error(), tt.want)
+			assert.Equal(t, int64(1), p.Stats().Batch.ExportFailed)
+		})
+	}
+}
+
+// TestSetupStartsWithoutCollector: an unreachable collector is not a
+// Setup error (it may start later), but a failed export names it.
+func TestSetupStartsWithoutCollector(t *testing.T) {
+	clearOTLPEnv(t)
+	ctx := context.Background()
+	addr := freeAddr(t)
+	p, err := Setup(ctx, Config{Endpoint: addr, Insecure: true, Timeout: 300 * time.Millisecond,
+		Sampling: MustParseSampling("all")})
+	require.NoError(t, err)
+	leaf(ctx, p.Tracer("test"), "execute_tool x")
+	err = p.Shutdown(ctx)
+	require.ErrorIs(t, err, ErrUnreachable)
+	assert.Contains(t, err.Error(), addr)
+	assert.Contains(t, err.Error(), "start the collector")
+}
