@@ -144,17 +144,37 @@ func TestSetupRefusesMismatch(t *testing.T) {
 }
 
 // TestSetupStartsWithoutCollector: an unreachable collector is not a
-// Setup error (it may start later), but a failed export names it.
+// Setup error (it may start later), but Shutdown's error says how many
+// spans were not delivered and why, whether the export gave up first or
+// Shutdown's deadline passed first.
 func TestSetupStartsWithoutCollector(t *testing.T) {
-	clearOTLPEnv(t)
-	ctx := context.Background()
-	addr := freeAddr(t)
-	p, err := Setup(ctx, Config{Endpoint: addr, Insecure: true, Timeout: 300 * time.Millisecond,
-		Sampling: MustParseSampling("all")})
-	require.NoError(t, err)
-	leaf(ctx, p.Tracer("test"), "execute_tool x")
-	err = p.Shutdown(ctx)
-	require.ErrorIs(t, err, ErrUnreachable)
-	assert.Contains(t, err.Error(), addr)
-	assert.Contains(t, err.Error(), "start the collector")
+	tests := []struct {
+		name            string
+		exportTimeout   time.Duration
+		shutdownTimeout time.Duration
+		want            []string
+	}{
+		{"the export gives up first", 300 * time.Millisecond, time.Minute,
+			[]string{"1 spans failed to export during shutdown"}},
+		{"Shutdown's deadline first", time.Minute, 300 * time.Millisecond,
+			[]string{"1 spans not exported before the shutdown deadline", "context deadline exceeded"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearOTLPEnv(t)
+			ctx := context.Background()
+			addr := freeAddr(t)
+			p, err := Setup(ctx, Config{Endpoint: addr, Insecure: true, Timeout: tt.exportTimeout,
+				Sampling: MustParseSampling("all")})
+			require.NoError(t, err)
+			leaf(ctx, p.Tracer("test"), "execute_tool x")
+			sctx, cancel := context.WithTimeout(ctx, tt.shutdownTimeout)
+			defer cancel()
+			err = p.Shutdown(sctx)
+			require.ErrorIs(t, err, ErrUnreachable)
+			for _, w := range append(tt.want, addr, "did not accept a connection", "start the collector") {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
 }

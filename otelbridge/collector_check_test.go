@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,4 +186,88 @@ func TestHelperExitWithoutShutdown(t *testing.T) {
 	w := bufio.NewWriter(os.Stdout)
 	fmt.Fprintf(w, "ended %d spans\n", p.Stats().Sampling.Ended)
 	_ = w.Flush()
+}
+
+// readmeEmbed builds the Go program of the README's "Embed it" section,
+// with its collector address replaced by addr, and returns the binary.
+// The program is placed in the module with a build overlay (no file is
+// written into the repository).
+func readmeEmbed(t *testing.T, addr string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root, err := filepath.Abs(filepath.Join(filepath.Dir(file), ".."))
+	require.NoError(t, err)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "\n## Embed it\n")
+	require.True(t, ok, "README.md has an \"Embed it\" section")
+	m := regexp.MustCompile("(?s)```go\n(.*?)```").FindStringSubmatch(section)
+	require.NotNil(t, m, "the Embed it section has a Go program")
+	src := m[1]
+	require.Contains(t, src, `"127.0.0.1:4317"`)
+	src = strings.ReplaceAll(src, `"127.0.0.1:4317"`, strconv.Quote(addr))
+
+	dir := t.TempDir()
+	mainGo := filepath.Join(dir, "main.go")
+	require.NoError(t, os.WriteFile(mainGo, []byte(src), 0o600))
+	overlay, err := json.Marshal(map[string]map[string]string{
+		"Replace": {filepath.Join(root, "examples", "readme-embed", "main.go"): mainGo}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o600))
+	bin := filepath.Join(dir, "readme-embed")
+	build := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", bin, "./examples/readme-embed")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "the README's program does not build:\n%s", out)
+	return bin
+}
+
+// TestReadmeEmbedProgram builds the README's "Embed it" program and runs it
+// against the real collector: the call is denied with a message for the
+// model, the program exits at once, and its span arrives (the deferred
+// Shutdown flushed it).
+func TestReadmeEmbedProgram(t *testing.T) {
+	r := startReceiver(t)
+	in := startCollector(t, "", "batch", r.addr)
+	bin := readmeEmbed(t, in)
+
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "OTEL_SERVICE_NAME=readme-embed", "TOOLGATE_SAMPLING=")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("the README program ran %v:\n%s", time.Since(start), out)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `true Tool "bash" was denied by the tool gate`)
+	assert.Contains(t, string(out), "Do not retry")
+	assert.NotContains(t, string(out), "spans lost")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && countService(r, "readme-embed") == 0 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	var names []string
+	for _, s := range r.spans() {
+		if s.resource["service.name"] == "readme-embed" {
+			names = append(names, s.span.GetName())
+		}
+	}
+	assert.Contains(t, names, "execute_tool bash", "the denied call's span arrived")
+}
+
+// TestReadmeEmbedProgramWithoutCollector: the README's program pointed at
+// a port where nothing listens still runs the call and exits, and says
+// that its span was lost and why, within its 5 s shutdown timeout.
+func TestReadmeEmbedProgramWithoutCollector(t *testing.T) {
+	addr := freeAddr(t)
+	bin := readmeEmbed(t, addr)
+	start := time.Now()
+	out, err := exec.Command(bin).CombinedOutput()
+	t.Logf("the README program ran %v:\n%s", time.Since(start), out)
+	require.NoError(t, err)
+	for _, want := range []string{`true Tool "bash" was denied`, "spans lost: ", "1 spans not exported before the shutdown deadline",
+		"collector unreachable", addr, "start the collector"} {
+		assert.Contains(t, string(out), want)
+	}
 }

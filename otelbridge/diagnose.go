@@ -2,6 +2,7 @@ package otelbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,17 @@ func (d *diagnosingExporter) ExportSpans(ctx context.Context, spans []sdktrace.R
 	err := d.SpanExporter.ExportSpans(ctx, spans)
 	if err == nil {
 		return nil
+	}
+	return d.explain(ctx, err)
+}
+
+// explain adds the result of a check to err when the check fails too (and
+// err does not already carry one). When ctx has ended, the check gets
+// diagnoseGrace of its own.
+func (d *diagnosingExporter) explain(ctx context.Context, err error) error {
+	var ce *CheckError
+	if errors.As(err, &ce) {
+		return err
 	}
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if ctx.Err() != nil {

@@ -28,6 +28,7 @@ type Provider struct {
 	batch     *BatchProcessor
 	toolCalls *ToolCallIndex
 	meters    *sdkmetric.MeterProvider // nil unless Config.Metrics
+	diagnose  *diagnosingExporter      // nil unless the OTLP exporter is ours
 }
 
 // Stats are the pipeline's counters, in spans.
@@ -86,6 +87,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		opt(&o)
 	}
 	exp := o.exporter
+	var diagnose *diagnosingExporter
 	if exp == nil {
 		// The check and the diagnosis know the exporter's endpoint and
 		// transport only when no raw exporter options can change them.
@@ -101,7 +103,8 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		}
 		exp = e
 		if known {
-			exp = &diagnosingExporter{SpanExporter: e, cfg: cfg}
+			diagnose = &diagnosingExporter{SpanExporter: e, cfg: cfg}
+			exp = diagnose
 		}
 	}
 	res, err := newResource(ctx, cfg, o.resourceAttrs)
@@ -137,7 +140,8 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		// must not erase gate decisions. Sampling happens at span end.
 		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
-	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls}
+	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls,
+		diagnose: diagnose}
 
 	mp := o.meterProvider
 	if cfg.Metrics {
@@ -191,8 +195,21 @@ func (p *Provider) MeterProvider() *sdkmetric.MeterProvider { return p.meters }
 // Call it before the program exits — defer it in main, with a timeout
 // (the spans queued when a program exits without it are lost), and note
 // that os.Exit and log.Fatal skip deferred calls.
+//
+// When spans were not delivered, the error says how many and, for the
+// OTLP exporter Setup made, why (see [Check]): for example "2 spans not
+// exported before the shutdown deadline ...; collector unreachable: ...
+// did not accept a connection: start the collector or set ...".
 func (p *Provider) Shutdown(ctx context.Context) error {
 	err := p.TracerProvider.Shutdown(ctx)
+	if err != nil {
+		if st := p.batch.Stats(); st.Pending+st.InFlight > 0 {
+			err = fmt.Errorf("otelbridge: %d spans not exported before the shutdown deadline: %w", st.Pending+st.InFlight, err)
+		}
+		if p.diagnose != nil {
+			err = p.diagnose.explain(ctx, err)
+		}
+	}
 	if p.meters != nil {
 		err = errors.Join(err, p.meters.Shutdown(ctx))
 	}
