@@ -125,6 +125,9 @@ func WithoutCheck() Option {
 // WithErrorHandler receives the provider's export errors (see
 // [WithExportErrorHandler]) instead of leaving them to OTel's global
 // handler only; they are counted in Stats().Batch.ExportFailed either way.
+// With the OTLP exporter Setup makes, each error also carries the result
+// of a [Check] when it fails (errors.Is(err, ErrTLSMismatch), ...), whose
+// message names the fix.
 func WithErrorHandler(f func(error)) Option {
 	return func(o *options) { o.onError = f }
 }
