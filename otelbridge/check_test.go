@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -176,5 +177,76 @@ func TestSetupStartsWithoutCollector(t *testing.T) {
 				assert.Contains(t, err.Error(), w)
 			}
 		})
+	}
+}
+
+// TestCheckAgreesWithExporter: for every combination of Config.Endpoint
+// (none, host:port, http://, https://), Config.Insecure, the
+// OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_EXPORTER_OTLP_INSECURE variables,
+// against a plaintext and a TLS receiver, Check's verdict agrees with what
+// the real exporter then does: nil iff the span is delivered, and
+// otherwise the transport the exporter used (TLS or plaintext, read from
+// its own error) is the one Check says it uses. So Setup never refuses a
+// configuration that would deliver.
+func TestCheckAgreesWithExporter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 100 exports")
+	}
+	plain := startReceiver(t)
+	secure, _ := startTLSReceiver(t)
+	n := 0
+	for _, server := range []*receiver{plain, secure} {
+		isTLS := server == secure
+		addr := server.addr
+		for _, cfgEndpoint := range []string{"", addr, "http://" + addr, "https://" + addr} {
+			for _, envEndpoint := range []string{"", "http://" + addr, "https://" + addr} {
+				if cfgEndpoint == "" && envEndpoint == "" {
+					continue // localhost:4317
+				}
+				for _, insecure := range []bool{false, true} {
+					for _, envInsecure := range []string{"", "true"} {
+						n++
+						name := fmt.Sprintf("tls=%v/cfg=%q/env=%q/insecure=%v/env-insecure=%q", isTLS, cfgEndpoint, envEndpoint, insecure, envInsecure)
+						t.Run(name, func(t *testing.T) {
+							clearOTLPEnv(t)
+							t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", envEndpoint)
+							t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", envInsecure)
+							service := fmt.Sprintf("agree-%d", n)
+							cfg := Config{Endpoint: cfgEndpoint, Insecure: insecure, ServiceName: service,
+								Timeout: 100 * time.Millisecond, Sampling: MustParseSampling("all")}
+							checkErr := Check(context.Background(), cfg)
+
+							var exportErr error
+							p, err := Setup(context.Background(), cfg, WithoutCheck(),
+								WithErrorHandler(func(err error) { exportErr = err }))
+							require.NoError(t, err)
+							leaf(context.Background(), p.Tracer("test"), "execute_tool x")
+							_ = p.Shutdown(context.Background())
+							delivered := countService(server, service) == 1
+
+							if checkErr == nil {
+								assert.True(t, delivered, "Check passed, so the exporter delivers (%v)", exportErr)
+								return
+							}
+							assert.False(t, delivered, "Check failed (%v) but the exporter delivered", checkErr)
+							require.Error(t, exportErr)
+							msg := exportErr.Error()
+							usedTLS := strings.Contains(msg, "first record does not look like a TLS handshake") ||
+								strings.Contains(msg, "x509")
+							usedPlain := strings.Contains(msg, "server preface")
+							require.True(t, usedTLS != usedPlain, "the exporter's error names its transport: %s", msg)
+							var ce *CheckError
+							require.ErrorAs(t, checkErr, &ce)
+							assert.Equal(t, usedTLS, ce.TLS, "Check and the exporter use the same transport")
+							if isTLS && usedTLS {
+								assert.ErrorIs(t, checkErr, ErrCertificate)
+							} else {
+								assert.ErrorIs(t, checkErr, ErrTLSMismatch)
+							}
+						})
+					}
+				}
+			}
+		}
 	}
 }
