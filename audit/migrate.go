@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -22,7 +25,10 @@ type Migration struct {
 }
 
 // Checksum identifies the generated SQL of m (hex SHA-256 over its
-// statements); it is recorded in schema_migrations.
+// statements, NUL-separated). schema_migrations records the checksum of the
+// step generated with the default options (see releasedChecksums),
+// so that what is recorded does not depend on --database, --cluster or
+// --retention.
 func (m Migration) Checksum() string {
 	h := sha256.New()
 	for _, s := range m.Statements {
@@ -300,6 +306,7 @@ func (c config) migrate(ctx context.Context, conn driver.Conn) (MigrationResult,
 	if err != nil {
 		return res, err
 	}
+	released := releasedChecksums()
 	for _, m := range c.migrations() {
 		if _, ok := applied[m.Version]; ok {
 			res.Current = m.Version
@@ -311,7 +318,7 @@ func (c config) migrate(ctx context.Context, conn driver.Conn) (MigrationResult,
 			}
 		}
 		err := conn.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
-			"v": fmt.Sprint(m.Version), "n": m.Name, "c": m.Checksum(),
+			"v": fmt.Sprint(m.Version), "n": m.Name, "c": released[m.Version],
 		})), "INSERT INTO "+c.table(MigrationsTable)+" (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
 		if err != nil {
 			return res, fmt.Errorf("audit: migration %d (%s): record: %w", m.Version, m.Name, err)
@@ -344,12 +351,29 @@ func (c config) applied(ctx context.Context, conn driver.Conn) (map[int]string, 
 	return out, nil
 }
 
+// releasedChecksums maps each version to the checksum of its SQL generated
+// with the default options (database otel, no cluster, no retention): what
+// the step is, independent of where and how it was applied. Migrate records
+// it, and Status compares with it.
+func releasedChecksums() map[int]string {
+	out := map[int]string{}
+	for _, m := range (config{database: DefaultDatabase, tracesTable: DefaultTracesTable}).migrations() {
+		out[m.Version] = m.Checksum()
+	}
+	return out
+}
+
 // MigrationStatus is one migration and whether it is applied.
 type MigrationStatus struct {
 	Migration
 	Applied bool
-	// Changed is true when the recorded checksum differs from this
-	// version's SQL.
+	// Changed is true when the recorded checksum is neither this version's
+	// released checksum (its SQL with the default options, which Migrate
+	// records whatever the options) nor the checksum of its SQL with the
+	// options given to Status or with the retention read from the live
+	// table's TTL (what releases before that recorded): the step's SQL
+	// itself changed since it was applied (a development build, or a
+	// hand-edited schema_migrations), not merely its options.
 	Changed bool
 }
 
@@ -368,12 +392,53 @@ func Status(ctx context.Context, conn driver.Conn, opts ...Option) ([]MigrationS
 		}
 		applied = map[int]string{}
 	}
+	// What a step may be recorded as: its released checksum, or (older
+	// releases) the checksum of its SQL with the options — those given
+	// here, or the retention the tables were created with.
+	known := map[int][]string{}
+	for v, sum := range releasedChecksums() {
+		known[v] = append(known[v], sum)
+	}
+	candidates := []config{c}
+	if days, ok := c.liveRetentionDays(ctx, conn); ok {
+		live := c
+		live.retention = time.Duration(days) * 24 * time.Hour
+		candidates = append(candidates, live)
+	}
+	for _, cc := range candidates {
+		for _, m := range cc.migrations() {
+			known[m.Version] = append(known[m.Version], m.Checksum())
+		}
+	}
 	var out []MigrationStatus
 	for _, m := range c.migrations() {
 		sum, ok := applied[m.Version]
-		out = append(out, MigrationStatus{Migration: m, Applied: ok, Changed: ok && sum != m.Checksum()})
+		changed := ok && !slices.Contains(known[m.Version], sum)
+		out = append(out, MigrationStatus{Migration: m, Applied: ok, Changed: changed})
 	}
 	return out, nil
+}
+
+// liveRetentionDays reads the retention gate_decisions was created with
+// from its TTL clause (system.tables), in days; ok is false without one or
+// when it cannot be read.
+func (c config) liveRetentionDays(ctx context.Context, conn driver.Conn) (days int, ok bool) {
+	var engine string
+	row := conn.QueryRow(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
+		"db": c.database, "t": DecisionsTable,
+	})), "SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = {t:String}")
+	if row.Scan(&engine) != nil {
+		return 0, false
+	}
+	// The TTL clause c.ttl writes, as system.tables shows it.
+	const prefix = "TTL toDateTime(Timestamp) + toIntervalDay("
+	_, rest, found := strings.Cut(engine, prefix)
+	if !found {
+		return 0, false
+	}
+	n, _, found := strings.Cut(rest, ")")
+	days, err := strconv.Atoi(n)
+	return days, found && err == nil && days > 0
 }
 
 // ClickHouse error codes this package recognises

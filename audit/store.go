@@ -27,9 +27,15 @@ type Store struct {
 type UnreachableError struct {
 	Addr string // host:port that was tried
 	Err  error
+	// Hint, when set, names a likely fix found by probing, e.g. that
+	// ClickHouse's HTTP interface answers on the same host's port 8123.
+	Hint string
 }
 
 func (e *UnreachableError) Error() string {
+	if e.Hint != "" {
+		return fmt.Sprintf("no ClickHouse server answers at %s: %v; %s", e.Addr, e.Err, e.Hint)
+	}
 	return fmt.Sprintf("no ClickHouse server answers at %s: %v", e.Addr, e.Err)
 }
 
@@ -49,6 +55,12 @@ var ErrBadDSN = errors.New("audit: bad DSN")
 // http://user:pass@host:8123 for the HTTP interface, which the embedded
 // server speaks, or clickhouse://host:9000 for the native protocol) and
 // pings it. Options choose the database (default "otel").
+//
+// Errors name the fix: [ErrBadDSN] (no port, https:// without
+// secure=true), [*UnreachableError] (nothing listens), [*ProtocolError]
+// (the scheme does not match the server: found by one probe request in
+// seconds, before a native ping that would wait 30 s), or the driver's
+// error (e.g. *clickhouse.Exception for refused credentials).
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -56,7 +68,19 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	}
 	o, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %v", ErrBadDSN, redact(dsn), err)
+		return nil, explainDSNParse(dsn, err)
+	}
+	if err := checkPorts(dsn, o); err != nil {
+		return nil, err
+	}
+	scheme := "clickhouse"
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		scheme = u.Scheme
+	}
+	if o.Protocol == clickhouse.Native && len(o.Addr) > 0 {
+		if err := probeNative(ctx, dsn, scheme, o.Addr[0], o.TLS != nil); err != nil {
+			return nil, err
+		}
 	}
 	conn, err := clickhouse.Open(o)
 	if err != nil {
@@ -65,6 +89,12 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	addr := strings.Join(o.Addr, ",")
 	if err := conn.Ping(ctx); err != nil {
 		conn.Close()
+		var ex *clickhouse.Exception
+		if o.Protocol == clickhouse.HTTP && len(o.Addr) > 0 && !errors.As(err, &ex) {
+			if pe := explainHTTPPing(ctx, dsn, scheme, o.Addr[0], err); pe != nil {
+				return nil, pe
+			}
+		}
 		if isNetError(err) {
 			return nil, &UnreachableError{Addr: addr, Err: err}
 		}

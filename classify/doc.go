@@ -33,4 +33,14 @@
 // programs, …) are built-in analyzers that rules refer to by name.
 //
 // BashGate and PathGate wrap the classifiers as gate.Gate implementations.
+// Each declares the tools it judges (gate.Scoper): by default the tools
+// whose input schema declares a string field it reads — "command" or
+// "cmd" for BashGate, "path" or "file_path" for PathGate, in every
+// spelling gate.SameFieldName reads as them — so an executor with a bash
+// gate and a read_file tool never asks the bash gate about read_file.
+// ForTools("bash") or WithScope name the tools instead, and the executor
+// refuses (executor.ErrGateScope) a named tool whose schema lacks the
+// field, and a tool in PathGate's scope with no file operation (see
+// WithToolOps, DefaultToolOps). A call to a tool in scope whose input
+// lacks the field is denied (fail closed).
 package classify

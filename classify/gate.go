@@ -22,6 +22,7 @@ type gateConfig struct {
 	highAction gate.Action
 	fields     []string
 	toolOps    map[string]Op
+	scope      *gate.Scope // nil: the tools whose schema has one of fields
 }
 
 // GateOption configures BashGate and PathGate.
@@ -57,6 +58,39 @@ func WithInputFields(names ...string) GateOption {
 // str_replace_editor, … → write; delete_file, rm → delete).
 func WithToolOps(ops map[string]Op) GateOption {
 	return func(c *gateConfig) { c.toolOps = ops }
+}
+
+// ForTools scopes the gate to the named registered tools, instead of
+// every tool whose input schema declares one of the gate's fields. The
+// executor refuses the configuration (executor.ErrGateScope) when a named
+// tool's schema lacks the field the gate reads.
+func ForTools(names ...string) GateOption {
+	return WithScope(gate.Scope{Tools: names})
+}
+
+// WithScope sets the tools the gate judges (see gate.Scope): its Tools,
+// Patterns, Hints and Fields select them. The gate's own needs — a string
+// field among its input fields (see WithInputFields) — are filled in
+// when s leaves Needs empty.
+func WithScope(s gate.Scope) GateOption {
+	return func(c *gateConfig) { c.scope = &s }
+}
+
+// scopeOf is the gate's scope: by default the tools whose input schema
+// declares a string field among fields (in any spelling the gate reads);
+// with ForTools or WithScope, those tools, each of which must declare one.
+func (c *gateConfig) scopeOf() gate.Scope {
+	if c.scope == nil {
+		return gate.Scope{Fields: c.fields, FieldType: "string", Needs: c.fields}
+	}
+	s := *c.scope
+	if len(s.Needs) == 0 {
+		s.Needs = c.fields
+		if s.FieldType == "" {
+			s.FieldType = "string"
+		}
+	}
+	return s
 }
 
 func newGateConfig(opts []GateOption, fields []string) gateConfig {
@@ -112,9 +146,16 @@ func failClosed(source, reason string) gate.Decision {
 }
 
 type bashGate struct {
-	c   *Classifier
-	cfg gateConfig
+	c     *Classifier
+	cfg   gateConfig
+	scope gate.Scope
 }
+
+// Name is SourceBash.
+func (g *bashGate) Name() string { return SourceBash }
+
+// Scope implements gate.Scoper: see BashGate.
+func (g *bashGate) Scope() gate.Scope { return g.scope }
 
 // BashGate returns a gate.Gate for shell tools: it classifies the input's
 // command fields with Bash — every key that is "command" or "cmd" (or
@@ -122,15 +163,25 @@ type bashGate struct {
 // (gate.SameFieldName), since a tool
 // may read any of them; the highest risk decides — and allows safe
 // commands, asks about review ones and denies high ones. A call without a
-// string command, or with a non-string one, is denied. It fails when the
-// classifier options do not validate.
+// string command, or with a non-string one, is denied (fail closed).
+//
+// Scope (gate.Scoper): the executor runs it on the registered tools whose
+// input schema declares a string property "command" or "cmd" (or a field
+// of WithInputFields), in any spelling gate.SameFieldName reads as that
+// name, and on no other tool; ForTools or WithScope name the tools
+// instead. It fails when the classifier options or the scope do not
+// validate.
 func BashGate(opts ...GateOption) (gate.Gate, error) {
 	cfg := newGateConfig(opts, []string{"command", "cmd"})
 	c, err := New(cfg.classifier...)
 	if err != nil {
 		return nil, err
 	}
-	return &bashGate{c: c, cfg: cfg}, nil
+	s := cfg.scopeOf()
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("classify: bash gate: %w", err)
+	}
+	return &bashGate{c: c, cfg: cfg, scope: s}, nil
 }
 
 // Decide implements gate.Gate.
@@ -187,9 +238,21 @@ func fieldValues(in map[string]any, fields []string) ([]string, error) {
 }
 
 type pathGate struct {
-	c   *Classifier
-	cfg gateConfig
+	c     *Classifier
+	cfg   gateConfig
+	scope gate.Scope
 }
+
+// Name is SourcePath.
+func (g *pathGate) Name() string { return SourcePath }
+
+// Scope implements gate.Scoper: see PathGate.
+func (g *pathGate) Scope() gate.Scope { return g.scope }
+
+// DefaultToolOps returns PathGate's default map from tool names to file
+// operations (a new map each call): extend it and pass it to WithToolOps
+// to add tools.
+func DefaultToolOps() map[string]Op { return defaultToolOps() }
 
 // defaultToolOps maps common file-tool names to operations.
 func defaultToolOps() map[string]Op {
@@ -208,7 +271,18 @@ func defaultToolOps() map[string]Op {
 // field (str_replace_editor: view, create, str_replace, insert,
 // undo_edit), from that field; every present path field ("path",
 // "file_path") is classified with Path and the highest level decides.
-// A call with no path or an unknown operation is denied.
+// A call with no path or an unknown operation is denied (fail closed).
+//
+// Scope (gate.Scoper): the executor runs it on the registered tools whose
+// input schema declares a string property "path" or "file_path" (or a
+// field of WithInputFields), in any spelling gate.SameFieldName reads as
+// that name, and on no other tool; ForTools or WithScope name the tools
+// instead. A tool in scope must have an operation — its name in the tool
+// map (WithToolOps, DefaultToolOps) or a "command" field for editor
+// sub-commands — else the executor refuses the configuration
+// (gate.ToolChecker, executor.ErrGateScope); a call whose operation is
+// still unknown is denied. It fails when the classifier options or the
+// scope do not validate.
 func PathGate(opts ...GateOption) (gate.Gate, error) {
 	cfg := newGateConfig(opts, []string{"path", "file_path"})
 	if cfg.toolOps == nil {
@@ -218,7 +292,26 @@ func PathGate(opts ...GateOption) (gate.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pathGate{c: c, cfg: cfg}, nil
+	s := cfg.scopeOf()
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("classify: path gate: %w", err)
+	}
+	return &pathGate{c: c, cfg: cfg, scope: s}, nil
+}
+
+// CheckTool implements gate.ToolChecker: a tool in scope must have a file
+// operation — its name in the tool map (WithToolOps) or a "command" field
+// naming editor operations — else every call to it would be denied.
+func (g *pathGate) CheckTool(t gate.ToolInfo) error {
+	if _, ok := g.cfg.toolOps[t.Name]; ok {
+		return nil
+	}
+	if _, ok := t.Field([]string{"command"}, "string"); ok {
+		return nil
+	}
+	return fmt.Errorf("classify.path has no file operation for it, so it would deny every call: "+
+		"map it, e.g. ops := classify.DefaultToolOps(); ops[%q] = classify.OpRead (or OpWrite, OpDelete); "+
+		"classify.PathGate(classify.WithToolOps(ops)), or scope the gate to the file tools it knows (classify.ForTools)", t.Name)
 }
 
 // Decide implements gate.Gate.

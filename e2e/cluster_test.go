@@ -38,17 +38,20 @@ func TestClusterLoadBalancing(t *testing.T) {
 	}
 	ctx := context.Background()
 	j := []*testenv.Jaeger{testenv.StartJaeger(t), testenv.StartJaeger(t)}
+	// One bearer token for the whole cluster: agents present it to the
+	// load balancer, which presents it to the samplers.
+	token := "cluster-" + t.Name()
 	samplers := []*testenv.Collector{
-		testenv.StartCollector(t, testenv.WithJaegerOTLP(j[0].OTLPGRPC), testenv.WithDecisionWait(time.Second)),
-		testenv.StartCollector(t, testenv.WithJaegerOTLP(j[1].OTLPGRPC), testenv.WithDecisionWait(time.Second)),
+		testenv.StartCollector(t, testenv.WithJaegerOTLP(j[0].OTLPGRPC), testenv.WithDecisionWait(time.Second), testenv.WithOTLPToken(token)),
+		testenv.StartCollector(t, testenv.WithJaegerOTLP(j[1].OTLPGRPC), testenv.WithDecisionWait(time.Second), testenv.WithOTLPToken(token)),
 	}
-	lb := testenv.StartCollector(t, testenv.WithCollectorBinary(bin),
+	lb := testenv.StartCollector(t, testenv.WithCollectorBinary(bin), testenv.WithOTLPToken(token),
 		testenv.WithConfigs(otelcollector.LoadBalancerConfig()),
 		testenv.WithCollectorEnv("TOOLGATE_SAMPLERS=["+samplers[0].GRPCEndpoint+", "+samplers[1].GRPCEndpoint+"]"),
 		testenv.WithCollectorEnv("TOOLGATE_OTELCOL_METRICS_HOST=127.0.0.1"))
 
 	service := "e2e-cluster"
-	p, err := otelbridge.Setup(ctx, otelbridge.Config{Endpoint: lb.GRPCEndpoint, Insecure: true, ServiceName: service,
+	p, err := otelbridge.Setup(ctx, otelbridge.Config{Endpoint: lb.GRPCEndpoint, Insecure: true, Headers: lb.Headers(), ServiceName: service,
 		Sampling: otelbridge.MustParseSampling("all"), BatchTimeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })

@@ -213,7 +213,8 @@ func TestFaultCollectorOutage(t *testing.T) {
 			s := startStack(t, withoutJaeger())
 			service := fmt.Sprintf("e2e-fault-collector-%d", i)
 			exp, err := otlptracegrpc.New(context.Background(), append([]otlptracegrpc.Option{
-				otlptracegrpc.WithEndpoint(s.collector.GRPCEndpoint), otlptracegrpc.WithInsecure()}, tt.exporter...)...)
+				otlptracegrpc.WithEndpoint(s.collector.GRPCEndpoint), otlptracegrpc.WithInsecure(),
+				otlptracegrpc.WithHeaders(s.collector.Headers())}, tt.exporter...)...)
 			require.NoError(t, err)
 			log := &exportLog{SpanExporter: exp}
 			p := s.providerCfg(t, otelbridge.Config{ServiceName: service, QueueSize: tt.queue}, otelbridge.WithSpanExporter(log))

@@ -88,6 +88,9 @@ func (s *stack) providerCfg(t testing.TB, cfg otelbridge.Config, opts ...otelbri
 	t.Helper()
 	cfg.Endpoint = s.collector.GRPCEndpoint
 	cfg.Insecure = true
+	if cfg.Headers == nil {
+		cfg.Headers = s.collector.Headers() // the collector's bearer token
+	}
 	if cfg.BatchTimeout == 0 {
 		cfg.BatchTimeout = 100 * time.Millisecond
 	}

@@ -62,7 +62,8 @@ func TestPipelineSamplingModes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			service := "e2e-" + tt.mode
-			exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(s.collector.GRPCEndpoint), otlptracegrpc.WithInsecure())
+			exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(s.collector.GRPCEndpoint), otlptracegrpc.WithInsecure(),
+				otlptracegrpc.WithHeaders(s.collector.Headers()))
 			require.NoError(t, err)
 			p := s.provider(t, service, tt.mode, otelbridge.WithSpanExporter(dupExporter{exp}))
 			o := workload(t, p, service, 6, 20)

@@ -94,6 +94,11 @@ func TestExecuteAllocations(t *testing.T) {
 		{"no gate", nil, false},
 		{"allow gate", []gate.Gate{allow("a")}, false},
 		{"chain of three", []gate.Gate{allow("a"), allow("b"), allow("c")}, true},
+		// Scopes are resolved once per registered tool: a scoped gate
+		// costs a call no allocation.
+		{"scoped gate", []gate.Gate{gate.Scoped(allow("a"), gate.Scope{Tools: []string{"bash"}})}, false},
+		{"scoped chain of three", []gate.Gate{allow("a"), gate.Scoped(allow("b"), gate.Scope{Fields: []string{"command"}}),
+			gate.Scoped(allow("c"), gate.Scope{Patterns: []string{"ba*"}})}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,7 +64,8 @@ func BenchmarkBareSpan(b *testing.B) {
 }
 
 // BenchmarkExecutor runs the call through the executor with a recording
-// span and no gate, one allow gate, or a chain of three allow gates.
+// span and no gate, one allow gate, a chain of three allow gates, or one
+// scoped allow gate.
 func BenchmarkExecutor(b *testing.B) {
 	allow := func(name string) gate.Gate {
 		return gate.Named(name, gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
@@ -78,6 +79,9 @@ func BenchmarkExecutor(b *testing.B) {
 		{"NoGate", nil},
 		{"AllowGate", []gate.Gate{allow("a")}},
 		{"Chain3", []gate.Gate{allow("a"), allow("b"), allow("c")}},
+		// Scopes are resolved once per tool and agent: a call pays one
+		// cache lookup.
+		{"ScopedGate", []gate.Gate{gate.Scoped(allow("a"), gate.Scope{Tools: []string{"bash"}})}},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {

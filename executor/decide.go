@@ -15,8 +15,9 @@ import (
 // is denied (see WithMaxRewrites).
 const DefaultMaxRewrites = 3
 
-// decide judges the call gc and resolves an ask. Every gate (executor-level
-// then agent-level, one gate.Chain) judges the current input; a rewrite
+// decide judges the call gc with g (named gname) and resolves an ask.
+// Every gate whose scope holds the tool (executor-level then agent-level,
+// one gate.Chain: see Agent.gateFor) judges the current input; a rewrite
 // ends the round, is decoded and validated by decodeInput (the decoder of
 // the model's input) and becomes the current input, and every gate judges
 // it again; more than maxRewrites rewrites deny the call. So the tool
@@ -24,7 +25,7 @@ const DefaultMaxRewrites = 3
 // last round and none denied it. It returns the decision record and, when
 // the call is allowed with a rewrite, the input to run (nil to run the
 // model's). vs is a small buffer for the verdicts.
-func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, gc *gate.ToolCallContext, vs []gate.Verdict) (gate.Record, json.RawMessage) {
+func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, g gate.Gate, gname string, gc *gate.ToolCallContext, vs []gate.Verdict) (gate.Record, json.RawMessage) {
 	a := r.agent
 	t0 := time.Since(monoBase) // one clock read (time.Now reads two)
 	rec := gate.Record{Gated: true, OptOut: a.optOut}
@@ -34,7 +35,7 @@ func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, gc *gate.Tool
 	)
 	for round := 1; ; round++ {
 		rec.Rounds = round
-		d, vs = gate.Judge(ctx, a.gate, *gc, a.gname, vs)
+		d, vs = gate.Judge(ctx, g, *gc, gname, vs)
 		if d.Action == gate.ActionDeny || d.RewrittenInput == nil {
 			break
 		}

@@ -45,9 +45,25 @@
 // object matching the schema that JSON parsers cannot read differently,
 // see below — so the gate sees exactly what any JSON parser in the tool
 // will see); the gates
-// (executor-level, then agent-level, as one gate.Chain); a second
+// (executor-level, then agent-level, as one gate.Chain) whose scope holds
+// the registered tool (see below); a second
 // cancellation check; the tool (errors and panics become error results);
 // output-schema validation; truncation to the tool's maximum.
+//
+// Gate scopes: a gate judges every tool unless it has a gate.Scope
+// (gate.Scoped, gate.Scoper; the classify gates judge the tools whose
+// schema has their field). Which gates judge a call is resolved from the
+// registered tool the call names — its name, annotations and input schema,
+// once per registered tool and agent — never from the call's input, so no
+// spelling, input or ordering lets a call skip a gate whose scope holds
+// the tool; a call no gate's scope holds runs ungated (gate.gated=false),
+// and gate.verdicts lists exactly the gates that judged. A gate.Chain
+// given to WithGates or AgentGates whose members are scoped is run as
+// its members, each with its scope. New and Agent
+// refuse a scoped gate that selects no registered tool, or a tool in scope
+// whose schema lacks the field the gate needs (ErrGateScope); Register
+// after New does not check (such calls are denied by the gate, fail
+// closed), so register tools first.
 //
 // Input that JSON parsers may read differently is invalid input, refused
 // before any gate runs, for the model's input and every rewrite alike:

@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/toolgate/toolgate/executor"
@@ -77,4 +78,28 @@ func ExampleRun_ExecuteBatch() {
 	// 2 true "gate_denied"
 	// 3 true "tool_not_found"
 	// 4 false ""
+}
+
+// A gate judges only the registered tools in its scope. A bash gate next
+// to a file reader judges the shell; scoped to a tool whose schema lacks
+// the field it reads, it is a configuration error, not a denial the model
+// sees.
+func ExampleErrGateScope() {
+	noop := func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil }
+	reg, err := executor.NewRegistry(
+		executor.Tool{Name: "bash", InputSchema: json.RawMessage(`{"type":"object","properties":{"script":{"type":"string"}}}`), Execute: noop},
+		executor.Tool{Name: "read_file", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`), Execute: noop},
+	)
+	if err != nil {
+		panic(err)
+	}
+	shell := gate.Scoped(gate.Named("shell-policy", gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+		return gate.Deny("no shells"), nil
+	})), gate.Scope{Tools: []string{"bash"}, FieldType: "string", Needs: []string{"command"}})
+	_, err = executor.New(reg, executor.WithGates(shell))
+	fmt.Println(errors.Is(err, executor.ErrGateScope))
+	fmt.Println(err)
+	// Output:
+	// true
+	// executor: gate scope: gate "shell-policy" (executor-level gate 0) applies to tool "bash", whose input schema has no string field "command" (the gate reads one and denies every call without it): declare the field in the tool's InputSchema properties, or scope the gate to the tools that have it (gate.Scoped, classify.ForTools)
 }

@@ -161,9 +161,9 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	}}
 	gc := &cc.call
 	info := gate.Record{Stage: gate.StageGate}
-	if a.gate != nil {
+	if g, gname := a.gateFor(ent); g != nil {
 		var runRaw json.RawMessage
-		info, runRaw = e.decide(ctx, r, ent, gc, cs.verdicts[:0])
+		info, runRaw = e.decide(ctx, r, ent, g, gname, gc, cs.verdicts[:0])
 		info.Stage = gate.StageGate
 		if info.Action == gate.ActionDeny {
 			err := fmt.Errorf("%w: tool %q by %s: %s", ErrDenied, call.Name, info.Source, info.Reason)

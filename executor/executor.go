@@ -44,8 +44,11 @@ type Executor struct {
 	anon     atomic.Uint64 // numbers runs without an ID
 }
 
-// New returns an executor over reg. It fails when reg is nil or the meter
-// rejects the executor's instruments.
+// New returns an executor over reg. It fails when reg is nil, a gate is
+// nil (ErrInvalidGate), a scoped gate does not fit the registered tools
+// (ErrGateScope: see gate.Scope; it applies to no registered tool, or a
+// tool in its scope lacks the input field it reads) or the meter rejects
+// the executor's instruments.
 func New(reg *Registry, opts ...Option) (*Executor, error) {
 	if reg == nil {
 		return nil, errors.New("executor: nil registry")
@@ -54,10 +57,14 @@ func New(reg *Registry, opts ...Option) (*Executor, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg.gates = expandChains(cfg.gates)
 	for i, g := range cfg.gates {
 		if gate.IsNil(g) {
 			return nil, fmt.Errorf("%w: executor-level gate %d is nil", ErrInvalidGate, i)
 		}
+	}
+	if err := checkScopes(reg, cfg.gates, "executor-level"); err != nil {
+		return nil, err
 	}
 	if cfg.grants == nil {
 		cfg.grants = gate.NewMemoryGrants(0)
@@ -99,13 +106,20 @@ type Agent struct {
 	gate   gate.Gate // nil: ungated
 	gname  string    // the gate's name, the source of its failures
 	optOut bool
+	// scoped: some gate judges only some tools; then members are the
+	// gates in order with their scopes, and byEntry caches, per
+	// registered *entry, the *resolvedGate that judges its calls.
+	scoped  bool
+	members []scopedGate
+	byEntry sync.Map
 }
 
 // Agent returns the agent named name. Reachable tools are those of its
 // presets and allowlist, minus its denylist and the executor's
 // (WithDeniedTools); an agent with neither presets nor allowlist reaches
 // no tool. It fails (ErrInvalidAgent) on an empty name or an unknown
-// preset.
+// preset, and (ErrGateScope) when a scoped gate, executor- or
+// agent-level, does not fit the tools registered by now (see New).
 func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: empty name", ErrInvalidAgent)
@@ -134,6 +148,7 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 	for _, t := range ac.deny {
 		a.deny[t] = true
 	}
+	ac.gates = expandChains(ac.gates)
 	for i, g := range ac.gates {
 		if gate.IsNil(g) {
 			return nil, fmt.Errorf("%w: agent %q: %w: agent-level gate %d is nil", ErrInvalidAgent, name, ErrInvalidGate, i)
@@ -142,11 +157,21 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 	var gates []gate.Gate
 	if !a.optOut {
 		gates = append(gates, e.cfg.gates...)
+		if err := checkScopes(e.reg, e.cfg.gates, "executor-level"); err != nil {
+			return nil, fmt.Errorf("agent %q: %w", name, err)
+		}
+	}
+	if err := checkScopes(e.reg, ac.gates, fmt.Sprintf("agent %q's", name)); err != nil {
+		return nil, fmt.Errorf("%w: agent %q: %w", ErrInvalidAgent, name, err)
 	}
 	gates = append(gates, ac.gates...)
 	if len(gates) > 0 {
 		wrapped := make([]gate.Gate, len(gates))
 		for i, g := range gates {
+			var scope *gate.Scope
+			if s, ok := gate.ScopeOf(g); ok {
+				scope, a.scoped = &s, true
+			}
 			name := gate.NameOf(g, "gate["+strconv.Itoa(i)+"]")
 			if e.cfg.gateTimeout > 0 {
 				g = gate.WithTimeout(g, e.cfg.gateTimeout)
@@ -157,6 +182,7 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 				g = gate.Named(name, g)
 			}
 			wrapped[i] = g
+			a.members = append(a.members, scopedGate{g: g, scope: scope})
 		}
 		if len(wrapped) == 1 {
 			a.gate = wrapped[0]

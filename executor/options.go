@@ -49,8 +49,10 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // WithGates appends executor-level gates. They run, in order, for every
-// call of every agent before the agent's own gates; only WithOptOut removes
-// them for an agent.
+// call of every agent to a tool in their scope (gate.Scope; unscoped gates
+// judge every tool) before the agent's own gates; only WithOptOut removes
+// them for an agent. New refuses a scoped gate that fits no registered
+// tool (ErrGateScope).
 func WithGates(gates ...gate.Gate) Option {
 	return func(c *config) { c.gates = append(c.gates, gates...) }
 }
@@ -235,7 +237,7 @@ func AgentDeny(tools ...string) AgentOption {
 }
 
 // AgentGates appends agent-level gates; they run after the executor-level
-// gates.
+// gates, each on the tools in its scope (see WithGates).
 func AgentGates(gates ...gate.Gate) AgentOption {
 	return func(c *agentConfig) { c.gates = append(c.gates, gates...) }
 }

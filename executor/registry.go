@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolgate/toolgate/gate"
 )
 
 // Registration errors.
@@ -37,6 +39,7 @@ type entry struct {
 	spanName string
 	toolType string
 	measure  [2]measureOpts // metric options for allow, deny
+	info     gate.ToolInfo  // what gate scopes are resolved against
 }
 
 // NewRegistry returns an empty registry, optionally with tools registered.
@@ -54,6 +57,14 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 // invalid (ErrInvalidTool: bad name, nil Execute, unknown Type, a schema
 // that does not compile or whose input is not an object schema) or its name
 // is taken (ErrDuplicateTool).
+//
+// A tool registered after executor.New is judged by every gate whose
+// scope holds it (gate.Scope), but Register does not check that the tool
+// declares the fields those gates need (executor.New and Executor.Agent
+// do, for the tools registered by then): a call whose input lacks them is
+// denied by the gate (fail closed). Register tools before New, or create
+// agents after registering, to have such mistakes reported as
+// ErrGateScope.
 func (r *Registry) Register(tools ...Tool) error {
 	entries := make([]*entry, 0, len(tools))
 	seen := map[string]bool{}
@@ -152,6 +163,7 @@ func compileTool(t Tool) (*entry, error) {
 	if !objectSchema(e.input) {
 		return nil, fmt.Errorf("%w: %q input schema must admit an object", ErrInvalidTool, t.Name)
 	}
+	e.info = toolInfo(t, e.input)
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 {
 		if e.output, err = compileSchema(t.Name, "output", t.OutputSchema); err != nil {
 			return nil, err

@@ -40,6 +40,17 @@ func Chain(gates ...Gate) Gate {
 	return c
 }
 
+// Members returns the gates of a Chain, in order (a copy); ok is false
+// when g is not a Chain (a Named or Scoped chain included). The executor
+// uses it to apply the scopes of a chain's members.
+func Members(g Gate) (gates []Gate, ok bool) {
+	c, ok := g.(chain)
+	if !ok {
+		return nil, false
+	}
+	return append([]Gate(nil), c.gates...), true
+}
+
 type chain struct {
 	gates []Gate
 	names []string

@@ -46,6 +46,23 @@
 //     (gate.verdicts); an allow is credited to the gate that reported the
 //     highest risk, not to whichever gate ran last.
 //
+// # Scopes
+//
+// A gate judges every tool unless it has a [Scope]: which registered tools
+// it judges — by name ([Scope].Tools), name pattern (Patterns, path.Match
+// globs), annotation hints (Hints) or the fields their input schema
+// declares (Fields) — and which input fields it needs in them (Needs).
+// Give any gate one with [Scoped], or implement [Scoper]; [ScopeOf] finds
+// it through [Named] and [WithTimeout]. A gate that needs more of a tool
+// than a field implements [ToolChecker]. The classify gates declare theirs:
+// the tools whose schema has the field they read. The executor resolves a
+// scope against the registered tool ([ToolInfo]: its name, annotations and
+// schema, the developer's data), never against what the model sends, and
+// runs the gate on every call to a tool in scope and on no other; a scope
+// that selects no registered tool, or a tool that lacks the field the gate
+// needs, is a configuration error there (executor.ErrGateScope), not a
+// denial the model sees.
+//
 // What a gate cannot do is in docs/threat-model.md: it sees only the calls
 // that pass through the executor, and judges them statically.
 //

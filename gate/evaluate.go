@@ -119,7 +119,7 @@ func (n namedGate) Decide(ctx context.Context, call ToolCallContext) (Decision, 
 var errNilGate = fmt.Errorf("%w: nil gate", ErrInvalidDecision)
 
 // IsNil reports whether g is a nil gate: a nil interface, a nil Func, or
-// Named or WithTimeout wrapping one. Such a gate is invalid: the executor
+// Named, WithTimeout or Scoped wrapping one. Such a gate is invalid: the executor
 // refuses it at configuration, and Evaluate denies (ErrorKindInvalid).
 func IsNil(g Gate) bool { return isNil(g) }
 
@@ -132,6 +132,8 @@ func isNil(g Gate) bool {
 	case namedGate:
 		return isNil(v.g)
 	case timeoutGate:
+		return isNil(v.g)
+	case scopedGate:
 		return isNil(v.g)
 	}
 	return false

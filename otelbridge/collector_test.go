@@ -56,6 +56,13 @@ func freeAddr(t *testing.T) string {
 // It returns the receiver's address once it accepts connections.
 func startCollector(t *testing.T, processors, processorList, next string) string {
 	t.Helper()
+	return startCollectorGRPC(t, "", processors, processorList, next)
+}
+
+// startCollectorGRPC is startCollector with more settings for the gRPC
+// receiver (YAML indented under grpc:, e.g. a tls: block).
+func startCollectorGRPC(t *testing.T, grpcExtra, processors, processorList, next string) string {
+	t.Helper()
 	bin := collectorBinary(t)
 	in := freeAddr(t)
 	cfg := fmt.Sprintf(`
@@ -64,6 +71,7 @@ receivers:
     protocols:
       grpc:
         endpoint: %s
+%s
 processors:
   batch:
     timeout: 100ms
@@ -82,7 +90,7 @@ service:
   telemetry:
     metrics:
       level: none
-`, in, processors, next, processorList)
+`, in, grpcExtra, processors, next, processorList)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))

@@ -112,11 +112,22 @@ type options struct {
 	processors    []sdktrace.SpanProcessor
 	samplingOpts  []SamplingOption
 	onError       func(error)
+	noCheck       bool
+}
+
+// WithoutCheck skips the connection check [Setup] runs (see [Check]):
+// Setup then does not connect, and a TLS/plaintext mismatch shows only
+// when exports fail (their errors still name it).
+func WithoutCheck() Option {
+	return func(o *options) { o.noCheck = true }
 }
 
 // WithErrorHandler receives the provider's export errors (see
 // [WithExportErrorHandler]) instead of leaving them to OTel's global
 // handler only; they are counted in Stats().Batch.ExportFailed either way.
+// With the OTLP exporter Setup makes, each error also carries the result
+// of a [Check] when it fails (errors.Is(err, ErrTLSMismatch), ...), whose
+// message names the fix.
 func WithErrorHandler(f func(error)) Option {
 	return func(o *options) { o.onError = f }
 }

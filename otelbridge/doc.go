@@ -9,6 +9,10 @@
 //     sdktrace.TracerProvider exporting through otlptracegrpc with a batch
 //     span processor; the standard OTEL_* environment variables work and
 //     explicit [Config] fields override them.
+//   - [Check] (check.go, diagnose.go): one connection to the collector
+//     that finds a TLS/plaintext mismatch, an untrusted certificate or a
+//     non-gRPC port and names the fix; Setup runs it and refuses to start
+//     on such a configuration, and failed exports carry its diagnosis.
 //   - [Sampling] (sampling.go) and [SamplingProcessor] (processor.go): the
 //     one sampling setting ("all", "decisions", "deny-only", "ratio:R") and
 //     the span processor that applies it at span end, by the gate.*
@@ -29,8 +33,12 @@
 //		ServiceName: "agent-runner", ServiceVersion: version,
 //		Sampling: otelbridge.MustParseSampling("decisions"),
 //	})
-//	if err != nil { ... }
-//	defer p.Shutdown(context.Background()) // flushes
+//	if err != nil { ... } // e.g. a TLS/plaintext mismatch, with its fix
+//	defer func() { // flushes: without it, a short-lived program loses its queued spans
+//		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+//		defer cancel()
+//		if err := p.Shutdown(ctx); err != nil { log.Print(err) }
+//	}()
 //	ex, _ := executor.New(reg, executor.WithTracerProvider(p), ...)
 //	b := otelbridge.NewBridge(p)           // for framework events
 //	ctx = b.AgentContext(ctx, runID, agent, taskID) // live calls join the bridged agent span

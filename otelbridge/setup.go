@@ -28,6 +28,7 @@ type Provider struct {
 	batch     *BatchProcessor
 	toolCalls *ToolCallIndex
 	meters    *sdkmetric.MeterProvider // nil unless Config.Metrics
+	diagnose  *diagnosingExporter      // nil unless the OTLP exporter is ours
 }
 
 // Stats are the pipeline's counters, in spans.
@@ -47,11 +48,25 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() }
 // with a resource (service.name, service.version, host.name, process and
 // SDK attributes, OTEL_RESOURCE_ATTRIBUTES) and the ID generator [Bridge]
 // needs. It does not install the provider globally; call
-// otel.SetTracerProvider if wanted. The exporter connects lazily: an
-// unreachable endpoint is not an error here but shows in Stats (ExportFailed,
-// QueueDropped). Errors: an invalid Config, or an exporter, resource or
-// metrics set-up failure.
+// otel.SetTracerProvider if wanted.
 //
+// Setup first runs [Check] against the collector (at most
+// [DefaultCheckTimeout]; on loopback about a millisecond) and refuses to
+// start, with a *[CheckError] that names the fix, when the exporter could
+// never deliver: a TLS/plaintext mismatch (ErrTLSMismatch), an untrusted
+// certificate (ErrCertificate) or a port that does not speak HTTP/2
+// (ErrNotGRPC). An unreachable collector is not an error here (it may
+// start later; spans queue and retry) but shows in Stats (ExportFailed,
+// QueueDropped). [WithoutCheck] skips the check; with [WithSpanExporter]
+// or [WithExporterOptions] it does not run. A failed export's error (the
+// one [WithErrorHandler] receives and Shutdown returns) carries the
+// result of a new check, so it names the cause and the fix too.
+// Other errors: an invalid Config, or an exporter, resource or metrics
+// set-up failure.
+//
+// Spans are exported in batches, in the background: a program must call
+// [Provider.Shutdown] before it exits, or the spans still queued (up to
+// BatchTimeout, 5 s by default, of them) are lost without a trace.
 // Shutdown flushes: it exports every queued span (bounded by its context)
 // and returns the export error, if any.
 func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
@@ -72,12 +87,25 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		opt(&o)
 	}
 	exp := o.exporter
+	var diagnose *diagnosingExporter
 	if exp == nil {
+		// The check and the diagnosis know the exporter's endpoint and
+		// transport only when no raw exporter options can change them.
+		known := len(o.exporterOpts) == 0
+		if known && !o.noCheck {
+			if err := Check(ctx, cfg); definite(err) {
+				return nil, err
+			}
+		}
 		e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), o.exporterOpts...)...)
 		if err != nil {
 			return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
 		}
 		exp = e
+		if known {
+			diagnose = &diagnosingExporter{SpanExporter: e, cfg: cfg}
+			exp = diagnose
+		}
 	}
 	res, err := newResource(ctx, cfg, o.resourceAttrs)
 	if err != nil {
@@ -112,7 +140,8 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		// must not erase gate decisions. Sampling happens at span end.
 		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
-	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls}
+	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls,
+		diagnose: diagnose}
 
 	mp := o.meterProvider
 	if cfg.Metrics {
@@ -161,9 +190,26 @@ func (p *Provider) MeterProvider() *sdkmetric.MeterProvider { return p.meters }
 
 // Shutdown flushes and stops the trace pipeline, then the metrics
 // pipeline (whose last collection includes the final counters). It
-// returns the errors joined; ctx bounds the whole.
+// returns the errors joined; ctx bounds the whole, except that naming the
+// cause of a failed export (a [Check]) may take up to half a second more.
+// Call it before the program exits — defer it in main, with a timeout
+// (the spans queued when a program exits without it are lost), and note
+// that os.Exit and log.Fatal skip deferred calls.
+//
+// When spans were not delivered, the error says how many and, for the
+// OTLP exporter Setup made, why (see [Check]): for example "2 spans not
+// exported before the shutdown deadline ...; collector unreachable: ...
+// did not accept a connection: start the collector or set ...".
 func (p *Provider) Shutdown(ctx context.Context) error {
 	err := p.TracerProvider.Shutdown(ctx)
+	if err != nil {
+		if st := p.batch.Stats(); st.Pending+st.InFlight > 0 {
+			err = fmt.Errorf("otelbridge: %d spans not exported before the shutdown deadline: %w", st.Pending+st.InFlight, err)
+		}
+		if p.diagnose != nil {
+			err = p.diagnose.explain(ctx, err)
+		}
+	}
 	if p.meters != nil {
 		err = errors.Join(err, p.meters.Shutdown(ctx))
 	}

@@ -45,7 +45,10 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
 }
 
-func TestSetupTLS(t *testing.T) {
+// startTLSReceiver is startReceiver with a TLS listener (certificate for
+// 127.0.0.1); it returns the receiver and a pool that trusts it.
+func startTLSReceiver(t *testing.T) (*receiver, *x509.CertPool) {
+	t.Helper()
 	cert, pool := selfSigned(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -54,21 +57,39 @@ func TestSetupTLS(t *testing.T) {
 	coltracepb.RegisterTraceServiceServer(r.srv, traceService{r: r})
 	go func() { _ = r.srv.Serve(lis) }()
 	t.Cleanup(r.srv.Stop)
+	return r, pool
+}
 
+// TestSetupTLS exports over TLS to a receiver with a self-signed
+// certificate: a trusted CA delivers; an unknown CA makes Setup refuse to
+// start (ErrCertificate, naming the fix), and with WithoutCheck the
+// handshake fails at export: the span is lost, counted, and the error
+// names the certificate too.
+func TestSetupTLS(t *testing.T) {
+	r, pool := startTLSReceiver(t)
 	tests := []struct {
-		name   string
-		tls    *tls.Config
-		wantOK bool
+		name    string
+		tls     *tls.Config
+		opts    []Option
+		wantErr error // from Setup; nil: Setup succeeds
+		wantOK  bool  // the span arrives
 	}{
-		{"trusted CA", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, true},
-		{"unknown CA", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}, false},
+		{"trusted CA", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil, nil, true},
+		{"unknown CA", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}, nil, ErrCertificate, false},
+		{"unknown CA, WithoutCheck", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12},
+			[]Option{WithoutCheck()}, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			before := len(r.spans())
 			p, err := Setup(ctx, Config{Endpoint: r.addr, TLS: tt.tls, Timeout: 2 * time.Second,
-				Sampling: MustParseSampling("all")})
+				Sampling: MustParseSampling("all")}, tt.opts...)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				assert.Contains(t, err.Error(), "OTEL_EXPORTER_OTLP_CERTIFICATE")
+				return
+			}
 			require.NoError(t, err)
 			leaf(ctx, p.Tracer("test"), "execute_tool x")
 			err = p.Shutdown(ctx)
@@ -77,7 +98,7 @@ func TestSetupTLS(t *testing.T) {
 				assert.Len(t, r.spans(), before+1)
 				assert.Equal(t, int64(1), p.Stats().Batch.Exported)
 			} else {
-				require.Error(t, err, "the handshake fails: the span is lost and counted")
+				require.ErrorIs(t, err, ErrCertificate, "the handshake fails: the span is lost, counted, and the error says why")
 				assert.Len(t, r.spans(), before)
 				assert.Equal(t, int64(1), p.Stats().Batch.ExportFailed)
 			}

@@ -3,11 +3,13 @@
 #
 # 1. Restarts the local stack (scripts/stack.sh) on an empty demo database
 #    with newly generated credentials, so the numbers are this run's own.
-# 2. Writes .demo/env (AUDITQ_DSN with the read-only user, the OTLP endpoint,
-#    Jaeger's URL) for `source .demo/env`.
+# 2. Writes .demo/env (AUDITQ_DSN with the read-only user, the OTLP endpoint
+#    and OTEL_EXPORTER_OTLP_HEADERS with the collector's bearer token, Jaeger's
+#    URL) for `source .demo/env`.
 # 3. Replays the real agent runs of testdata/real/trajectories.jsonl through
 #    the gated executor (bin/toolgate-demo), verifies ClickHouse and Jaeger
 #    against the replay, and prints the summary.
+# 4. Runs `bin/auditq doctor` on the stack and prints its checks.
 # The stack keeps running until `make stop`.
 #
 # Environment: TOOLGATE_DEMO_POLICY=FILE answers review-level calls from a
@@ -32,10 +34,17 @@ source "$STACK/credentials.env"
 echo "demo: ClickHouse users for this demo (also in ${STACK#"$ROOT"/}/credentials.env):"
 echo "demo:   writer / $TOOLGATE_CLICKHOUSE_WRITER_PASSWORD   (inserts and schema: the collector, auditq migrate)"
 echo "demo:   reader / $TOOLGATE_CLICKHOUSE_READER_PASSWORD   (read-only: auditq, curl)"
+echo "demo: agents authenticate to the collector with OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer <TOOLGATE_OTLP_TOKEN>' (the demo's agent does)"
 echo "demo: wrote .demo/env (AUDITQ_DSN with the reader); 'source .demo/env', then bin/auditq reads with the reader's credentials"
 
 args=(--transcript "${TOOLGATE_DEMO_TRANSCRIPT:-testdata/real/trajectories.jsonl}")
 [[ -n "${TOOLGATE_DEMO_POLICY:-}" ]] && args+=(--policy "$TOOLGATE_DEMO_POLICY")
 bin/toolgate-demo "${args[@]}"
+echo
+# The whole pipeline, checked the way an operator would (docs/auditq.md#doctor):
+# DSN, server, the reader's credentials, schema, collector health and one test
+# decision (agent auditq-doctor) through OTLP into gate_decisions.
+echo "demo: bin/auditq doctor (with the reader's DSN from .demo/env):"
+bin/auditq doctor --decision-timeout 20s
 echo
 echo "The stack is still running (scripts/stack.sh status); 'make stop' ends it."

@@ -14,12 +14,15 @@
 #   status   one line per component; exit 0 when all are running and healthy,
 #            3 otherwise.
 #   env      prints the variables a client needs as shell exports: the OTLP
-#            endpoint, AUDITQ_DSN with the reader's credentials, Jaeger's API.
+#            endpoint and OTEL_EXPORTER_OTLP_HEADERS with the collector's
+#            bearer token, AUDITQ_DSN with the reader's credentials, Jaeger's API.
 #
 # State lives in .stack/: logs/ (one log per component), run/ (pid files),
 # clickhouse/ (data), otelcol/queue/ (the exporter's persistent queue) and
 # credentials.env (generated passwords for the ClickHouse users writer and
-# reader, mode 600, kept across restarts). Binaries come from bin/: auditq
+# reader and the collector's OTLP bearer token, mode 600, kept across
+# restarts). The collector runs deploy/otel-collector/config.yaml, the
+# production configuration, unchanged. Binaries come from bin/: auditq
 # (built here if missing), otelcol-toolgate (scripts/build-collector.sh) and
 # jaeger (scripts/build-jaeger.sh).
 set -euo pipefail
@@ -28,6 +31,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 STACK="${TOOLGATE_STACK_DIR:-$ROOT/.stack}"
+# Absolute, so the collector's queue directory is (config.yaml wants one).
+STACK="$(realpath -m "$STACK")"
 BIN="$ROOT/bin"
 DEPLOY="$ROOT/deploy/otel-collector"
 LOGS="$STACK/logs"
@@ -138,12 +143,15 @@ need_bin() {
 
 # ---- credentials -------------------------------------------------------------
 
+# secret: 24 random bytes, URL- and header-safe.
+secret() { head -c 24 /dev/urandom | base64 | tr -d '/+='; }
+
 credentials() {
 	if [[ ! -f "$CREDS" ]]; then
 		mkdir -p "$STACK"
 		local w r
-		w="$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"
-		r="$(head -c 18 /dev/urandom | base64 | tr -d '/+=')"
+		w="$(secret)"
+		r="$(secret)"
 		(
 			umask 077
 			cat >"$CREDS" <<EOF
@@ -158,6 +166,16 @@ EOF
 	fi
 	# shellcheck disable=SC1090
 	source "$CREDS"
+	if [[ -z "${TOOLGATE_OTLP_TOKEN:-}" ]]; then
+		# The bearer token agents present to the collector (a credentials
+		# file from before the collector required one gets it added).
+		TOOLGATE_OTLP_TOKEN="$(secret)"
+		(
+			umask 077
+			printf '# Bearer token of the collector'"'"'s OTLP receivers (agents: OTEL_EXPORTER_OTLP_HEADERS).\nTOOLGATE_OTLP_TOKEN=%s\n' "$TOOLGATE_OTLP_TOKEN" >>"$CREDS"
+		)
+		say "generated the collector's OTLP token in ${CREDS#"$ROOT"/}"
+	fi
 }
 
 # ---- components --------------------------------------------------------------
@@ -186,6 +204,9 @@ start_clickhouse() {
 	AUDITQ_DSN="http://$TOOLGATE_CLICKHOUSE_WRITER_USER:$TOOLGATE_CLICKHOUSE_WRITER_PASSWORD@$CH_ADDR" \
 		"$BIN/auditq" migrate >>"$LOGS/migrate.log" 2>&1 || {
 		tail -n 20 "$LOGS/migrate.log" >&2
+		if tail -n 20 "$LOGS/migrate.log" | grep -q AUTHENTICATION_FAILED; then
+			die "auditq migrate failed: the running ClickHouse refused TOOLGATE_CLICKHOUSE_WRITER_USER/_PASSWORD of ${CREDS#"$ROOT"/} (authentication); they must match the users it was started with: 'scripts/stack.sh restart' restarts it with them"
+		fi
 		die "auditq migrate failed (log: $LOGS/migrate.log)"
 	}
 }
@@ -208,6 +229,26 @@ start_jaeger() {
 	wait_http jaeger "http://$JAEGER_QUERY/api/services" "$pid" 60
 }
 
+# check_collector_env: what the collector would otherwise report late or
+# obscurely: a missing token (it refuses to start), a missing or wrong
+# ClickHouse password (it starts, then every export fails with
+# AUTHENTICATION_FAILED while the queue grows), a relative queue directory.
+check_collector_env() {
+	[[ -n "${TOOLGATE_OTLP_TOKEN:-}" ]] ||
+		die "TOOLGATE_OTLP_TOKEN is empty: set it in ${CREDS#"$ROOT"/} (or delete that file to generate new credentials)"
+	[[ -n "${TOOLGATE_CLICKHOUSE_WRITER_PASSWORD:-}" ]] ||
+		die "TOOLGATE_CLICKHOUSE_WRITER_PASSWORD is empty: set it in ${CREDS#"$ROOT"/} (it becomes the collector's TOOLGATE_CLICKHOUSE_PASSWORD)"
+	[[ "$STACK/otelcol/queue" == /* ]] || die "the queue directory $STACK/otelcol/queue is not absolute"
+	local code
+	code="$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -u "$TOOLGATE_CLICKHOUSE_WRITER_USER:$TOOLGATE_CLICKHOUSE_WRITER_PASSWORD" \
+		--data-binary 'SELECT 1' "http://$CH_ADDR/" 2>/dev/null || true)"
+	case "$code" in
+	200) ;;
+	401 | 403) die "ClickHouse at $CH_ADDR refused user $TOOLGATE_CLICKHOUSE_WRITER_USER (HTTP $code, authentication failed): the collector's TOOLGATE_CLICKHOUSE_USER/_PASSWORD come from TOOLGATE_CLICKHOUSE_WRITER_USER/_PASSWORD in ${CREDS#"$ROOT"/}, which must match the users ClickHouse was started with ('scripts/stack.sh restart' restarts both)" ;;
+	*) say "warning: ClickHouse at $CH_ADDR did not answer (HTTP ${code:-none}); the collector starts anyway and queues until it is back" ;;
+	esac
+}
+
 start_collector() {
 	local pid mode="${TOOLGATE_AUDIT_MODE:-decisions}" configs=(--config "$DEPLOY/config.yaml")
 	case "$mode" in
@@ -221,6 +262,7 @@ start_collector() {
 	else
 		need_bin "$BIN/otelcol-toolgate" scripts/build-collector.sh
 		check_ports collector "$OTELCOL_GRPC" "$OTELCOL_HTTP" "$OTELCOL_HEALTH" "127.0.0.1:$OTELCOL_METRICS_PORT"
+		check_collector_env
 		mkdir -p "$STACK/otelcol/queue"
 		say "starting collector (OTLP $OTELCOL_GRPC / http://$OTELCOL_HTTP, audit mode $mode)"
 		TOOLGATE_OTELCOL_GRPC="$OTELCOL_GRPC" TOOLGATE_OTELCOL_HTTP="$OTELCOL_HTTP" \
@@ -229,6 +271,7 @@ start_collector() {
 			TOOLGATE_CLICKHOUSE_ENDPOINT="http://$CH_ADDR" \
 			TOOLGATE_CLICKHOUSE_USER="$TOOLGATE_CLICKHOUSE_WRITER_USER" \
 			TOOLGATE_CLICKHOUSE_PASSWORD="$TOOLGATE_CLICKHOUSE_WRITER_PASSWORD" \
+			TOOLGATE_OTLP_TOKEN="$TOOLGATE_OTLP_TOKEN" \
 			TOOLGATE_JAEGER_OTLP_GRPC="$JAEGER_OTLP_GRPC" \
 			launch otelcol "$BIN/otelcol-toolgate" "${configs[@]}"
 		pid="$(cat "$RUN/otelcol.pid")"
@@ -279,6 +322,7 @@ cmd_env() {
 	credentials >/dev/null
 	cat <<EOF
 export OTEL_EXPORTER_OTLP_ENDPOINT=http://$OTELCOL_GRPC
+export OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer $TOOLGATE_OTLP_TOKEN'
 export AUDITQ_DSN=http://$TOOLGATE_CLICKHOUSE_READER_USER:$TOOLGATE_CLICKHOUSE_READER_PASSWORD@$CH_ADDR
 export TOOLGATE_JAEGER_QUERY=http://$JAEGER_QUERY
 EOF
@@ -290,6 +334,6 @@ stop) cmd_stop ;;
 status) cmd_status ;;
 restart) cmd_stop && cmd_start ;;
 env) cmd_env ;;
--h | --help | help) sed -n '2,26p' "$0" ;;
+-h | --help | help) sed -n '2,27p' "$0" ;;
 *) echo "usage: scripts/stack.sh start|stop|status|restart|env" >&2; exit 2 ;;
 esac

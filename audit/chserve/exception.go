@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/toolgate/toolgate/audit/chdb"
 )
@@ -61,6 +62,35 @@ func asException(err error) *Exception {
 	return &Exception{Code: codeUnknownException, Name: "STD_EXCEPTION", Text: err.Error()}
 }
 
+// engineUser is the user chDB runs every query as; its messages name it
+// ("default: Cannot execute query in readonly mode").
+const engineUser = "default"
+
+// forUser makes an engine exception name the request's authenticated user
+// ("anonymous" without credentials) instead of the engine's own "default",
+// which the client never logged in as; a READONLY refusal also says why the
+// query ran read-only. Other exceptions are returned as they are.
+func (ex *Exception) forUser(req *request) *Exception {
+	prefix := "DB::Exception: " + engineUser + ": "
+	i := strings.Index(ex.Message, prefix)
+	if req == nil || ex.Message == "" || i < 0 {
+		return ex
+	}
+	name := req.user
+	if name == "" {
+		name = "anonymous"
+	}
+	msg := ex.Message[:i] + "DB::Exception: " + name + ": " + ex.Message[i+len(prefix):]
+	if ex.Code == codeReadonly {
+		why := "auditq serve runs every read statement with readonly=1, which forbids table functions and setting changes"
+		if req.role == RoleReadOnly {
+			why = "user " + name + " is read-only"
+		}
+		msg = strings.Replace(msg, "in readonly mode", "in readonly mode ("+why+")", 1)
+	}
+	return &Exception{Code: ex.Code, Name: ex.Name, Message: msg}
+}
+
 // httpStatus maps an exception code to the HTTP status a ClickHouse server
 // answers with (after HTTPHandler's exceptionCodeToHTTPStatus).
 func httpStatus(code int) int {
@@ -87,12 +117,28 @@ func httpStatus(code int) int {
 	return http.StatusInternalServerError
 }
 
-// writeException sends ex as a ClickHouse server would.
-func writeException(w http.ResponseWriter, ex *Exception) {
+// writeException sends ex as a ClickHouse server would: the message as
+// text/plain with X-ClickHouse-Exception-Code and the HTTP status of
+// httpStatus. When the request asked for compressed answers (compress=1),
+// the message is framed in ClickHouse compressed blocks
+// (network_compression_method, default LZ4) like any other answer, as
+// ClickHouse's HTTP handler does: clickhouse-go reads every non-200 body of a
+// compressing connection as compressed blocks, so a plain body there reached
+// the client as "read next block: data size should be 0 < N < …" instead of
+// the exception — the clickhouse exporter's report of a wrong password.
+func writeException(w http.ResponseWriter, r *http.Request, ex *Exception) {
+	body := []byte(ex.Error() + "\n")
+	if r != nil {
+		if q := r.URL.Query(); truthy(q.Get("compress")) {
+			if framed, err := compressBlocks(body, strings.ToUpper(q.Get("network_compression_method"))); err == nil {
+				body = framed
+			}
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=UTF-8")
 	h.Set("X-ClickHouse-Exception-Code", fmt.Sprint(ex.Code))
 	h.Del("Content-Encoding")
 	w.WriteHeader(httpStatus(ex.Code))
-	_, _ = fmt.Fprintf(w, "%s\n", ex.Error())
+	_, _ = w.Write(body)
 }

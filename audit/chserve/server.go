@@ -78,7 +78,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		writeException(w, &Exception{Code: 36, Name: "BAD_ARGUMENTS", Text: "HTTP method " + r.Method + " is not supported; use GET or POST"})
+		writeException(w, r, &Exception{Code: 36, Name: "BAD_ARGUMENTS", Text: "HTTP method " + r.Method + " is not supported; use GET or POST"})
 		return
 	}
 	s.serveQuery(w, r)
@@ -123,7 +123,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			s.opts.logger.Info("client went away before its query ran", "remote", r.RemoteAddr)
 			return
 		}
-		s.fail(w, r, asException(err))
+		s.fail(w, r, asException(err).forUser(req))
 		return
 	}
 	outFormat := req.st.Format
@@ -260,10 +260,11 @@ func (s *Server) compose(req *request) string {
 	if req.readOnly {
 		// Belt and braces for read-only users: the engine itself refuses
 		// writes, table functions and setting changes in this query.
-		if st.SettingsEnd >= 0 {
-			return sql[:st.SettingsEnd] + ", readonly = 1 " + sql[st.SettingsEnd:]
+		format := "TabSeparated"
+		if req.p != nil && req.p.defaultFormat != "" {
+			format = req.p.defaultFormat
 		}
-		return sql + " SETTINGS readonly = 1"
+		return readOnlySQL(text, st, format)
 	}
 	return sql
 }
@@ -313,7 +314,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ex *Exception) {
 		level = slog.LevelWarn
 	}
 	s.opts.logger.Log(r.Context(), level, "query failed", "remote", r.RemoteAddr, "code", ex.Code, "err", ex.Error())
-	writeException(w, ex)
+	writeException(w, r, ex)
 }
 
 // respond writes a successful result with ClickHouse's headers, compressed

@@ -61,9 +61,16 @@ type Statement struct {
 	Format string
 	// FormatPos is the byte offset of the FORMAT keyword (-1 if none).
 	FormatPos int
-	// SettingsEnd is the byte offset where a top-level SETTINGS clause of a
-	// read statement ends (-1 if none), where more settings can be added.
+	// SettingsEnd is the byte offset where the last top-level SETTINGS
+	// clause of a read statement ends (-1 if none).
 	SettingsEnd int
+	// Settings are the assignment lists ("a = 1, b = 'x'", without the
+	// SETTINGS keyword) of every top-level SETTINGS clause of a read
+	// statement, in order. A clause is recognised by its tokens — the
+	// keyword, not after "." or AS, followed by name = value pairs — so
+	// SHOW SETTINGS, system.settings and a column named settings are not
+	// clauses.
+	Settings []Span
 	// SettingsPos is the byte offset of an INSERT's top-level SETTINGS
 	// keyword before its input (-1 if none), where FROM INFILE must go.
 	SettingsPos int
@@ -80,6 +87,9 @@ type Statement struct {
 	// a server does not run on behalf of HTTP clients.
 	IntoOutfile, FromInfile bool
 }
+
+// Span is a byte range [Start, End) of a statement's text.
+type Span struct{ Start, End int }
 
 // token is one lexeme: its text span and whether it is a bare word.
 type token struct {
@@ -208,7 +218,6 @@ func Analyze(sql string) Statement {
 		depth = 1
 	}
 	var prev token
-	settingsOpen := false
 	for {
 		t, ok := lx.next()
 		if !ok {
@@ -228,22 +237,24 @@ func Analyze(sql string) Statement {
 			if depth > 0 {
 				depth--
 			}
-		case depth == 0 && t.word:
+		case depth == 0 && t.word && !qualifiesOrNames(sql, prev):
 			switch {
-			case t.is(sql, "FORMAT") && !prev.is(sql, "FORMAT"):
-				if name, ok := lx.next(); ok {
+			case t.is(sql, "FORMAT"):
+				if name, ok := lx.formatName(); ok {
 					st.FormatPos = t.start
 					st.Format = unquoteIdent(name.text(sql))
-					if settingsOpen {
-						st.SettingsEnd = t.start
-						settingsOpen = false
-					}
 					st.End = name.end
 					prev = name
 					continue
 				}
 			case t.is(sql, "SETTINGS"):
-				settingsOpen = true
+				if list, last, ok := lx.settingsList(); ok {
+					st.Settings = append(st.Settings, list)
+					st.SettingsEnd = list.End
+					st.End = list.End
+					prev = last
+					continue
+				}
 			case t.is(sql, "OUTFILE") && prev.is(sql, "INTO"):
 				st.IntoOutfile = true
 			case t.is(sql, "INFILE") && prev.is(sql, "FROM"):
@@ -253,10 +264,154 @@ func Analyze(sql string) Statement {
 		st.End = t.end
 		prev = t
 	}
-	if settingsOpen {
-		st.SettingsEnd = st.End
-	}
 	return st
+}
+
+// qualifiesOrNames reports a token after which a keyword is a name: after
+// "." (system.settings) or AS (an alias).
+func qualifiesOrNames(sql string, prev token) bool {
+	return (prev.end == prev.start+1 && sql[prev.start] == '.') || prev.is(sql, "AS")
+}
+
+// formatName reads the name of a FORMAT clause just lexed: a word or a
+// quoted identifier that ends the statement (end of text, ";", or a
+// SETTINGS clause after it). Otherwise FORMAT is a name (a column called
+// format) and the lexer is left where it was.
+func (l *lexer) formatName() (token, bool) {
+	save := l.pos
+	name, ok := l.next()
+	if ok && (name.word || l.s[name.start] == '`' || l.s[name.start] == '"') {
+		afterName := l.pos
+		next, more := l.next()
+		if !more || next.text(l.s) == ";" || next.is(l.s, "SETTINGS") {
+			l.pos = afterName
+			return name, true
+		}
+	}
+	l.pos = save
+	return token{}, false
+}
+
+// settingsList reads the assignments of a SETTINGS clause just lexed:
+// name = value, separated by commas, a value being one token (with a sign,
+// and a decimal fraction) or a bracketed group. It returns the list's span
+// and its last token; when the keyword is not followed by an assignment it
+// is no clause and the lexer is left where it was.
+func (l *lexer) settingsList() (list Span, last token, ok bool) {
+	save := l.pos
+	list.Start = -1
+	for {
+		name, ok := l.next()
+		if !ok || !(name.word || l.s[name.start] == '`' || l.s[name.start] == '"') {
+			break
+		}
+		if eq, ok := l.next(); !ok || eq.text(l.s) != "=" {
+			break
+		}
+		v, ok := l.value()
+		if !ok {
+			break
+		}
+		if list.Start < 0 {
+			list.Start = name.start
+		}
+		list.End, last = v.end, v
+		afterValue := l.pos
+		if comma, ok := l.next(); ok && comma.text(l.s) == "," {
+			continue
+		}
+		l.pos = afterValue
+		return list, last, true
+	}
+	l.pos = save
+	return Span{}, token{}, false
+}
+
+// value reads one setting value: an optionally signed token, a number with
+// a fraction, or a bracketed group ((…), […], {…}); the token returned
+// spans all of it.
+func (l *lexer) value() (token, bool) {
+	v, ok := l.next()
+	if !ok {
+		return token{}, false
+	}
+	start := v.start
+	if txt := v.text(l.s); txt == "-" || txt == "+" {
+		if v, ok = l.next(); !ok {
+			return token{}, false
+		}
+	}
+	switch v.text(l.s) {
+	case "(", "[", "{":
+		depth := 1
+		for depth > 0 {
+			t, ok := l.next()
+			if !ok {
+				return token{}, false
+			}
+			switch t.text(l.s) {
+			case "(", "[", "{":
+				depth++
+			case ")", "]", "}":
+				depth--
+			}
+			v = t
+		}
+	case ")", "]", "}", ",", ";", "=":
+		return token{}, false
+	default:
+		// 0.5, 1.5e3: digits, '.', digits without spaces.
+		if save := l.pos; save < len(l.s) && l.s[save] == '.' && isDigit(l.s[v.start]) {
+			l.pos++
+			if frac, ok := l.next(); ok && frac.start == save+1 && isDigit(l.s[frac.start]) {
+				v = frac
+			} else {
+				l.pos = save
+			}
+		}
+	}
+	return token{start: start, end: v.end}, true
+}
+
+// readOnlySQL is the statement text[:st.End] of a read statement made to run
+// with readonly = 1, which makes the engine refuse writes, table functions
+// and setting changes. Where it goes:
+//
+//   - after a FORMAT clause, at the statement level (joining a SETTINGS
+//     clause there): it binds the whole statement;
+//   - for EXPLAIN without a FORMAT clause, after an added FORMAT (format,
+//     the output format) for the same reason, and so that it never becomes
+//     part of the query EXPLAIN shows (EXPLAIN SYNTAX, QUERY TREE);
+//   - otherwise, joining the SETTINGS clause that ends the statement, or
+//     in a SETTINGS clause added at its end (the last SELECT's settings,
+//     which ClickHouse applies to every part of a UNION).
+//
+// Statement-level settings are applied before a query's own SETTINGS,
+// which readonly then refuses to change; so the query's own assignments
+// are repeated before readonly = 1 (applied again to the same values,
+// which readonly allows).
+func readOnlySQL(text string, st Statement, format string) string {
+	sql := text[:st.End]
+	var inner []string
+	outer := -1
+	for _, l := range st.Settings {
+		if st.FormatPos >= 0 && l.Start > st.FormatPos {
+			outer = l.End
+			continue
+		}
+		inner = append(inner, text[l.Start:l.End])
+	}
+	switch {
+	case outer >= 0:
+		return sql[:outer] + ", " + strings.Join(append(inner, "readonly = 1"), ", ") + sql[outer:]
+	case st.FormatPos >= 0:
+		return sql + " SETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
+	case st.Keyword == "EXPLAIN":
+		return sql + " FORMAT " + quoteIdent(format) + " SETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
+	case len(st.Settings) > 0 && st.Settings[len(st.Settings)-1].End == st.End:
+		return sql + ", readonly = 1"
+	}
+	return sql + " SETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
 }
 
 // analyzeInsert finds an INSERT's input: FORMAT name, VALUES, or a query.

@@ -22,8 +22,18 @@ func TestAnalyze(t *testing.T) {
 		{name: "format clause", sql: "SELECT * FROM t FORMAT JSONEachRow", want: Statement{Kind: KindRead, Keyword: "SELECT", Format: "JSONEachRow", FormatPos: 16, End: 34}},
 		{name: "format in string is not a clause", sql: "SELECT 'x FORMAT CSV'", want: Statement{Kind: KindRead, Keyword: "SELECT", End: 21}},
 		{name: "format in subquery is not the output", sql: "SELECT * FROM (SELECT 1 FORMAT CSV)", want: Statement{Kind: KindRead, Keyword: "SELECT", End: 35}},
-		{name: "settings then format", sql: "SELECT 1 SETTINGS max_threads=1 FORMAT TSV", want: Statement{Kind: KindRead, Keyword: "SELECT", Format: "TSV", FormatPos: 32, SettingsEnd: 32, End: 42}},
-		{name: "format then settings", sql: "SELECT 1 FORMAT TSV SETTINGS a=1", want: Statement{Kind: KindRead, Keyword: "SELECT", Format: "TSV", FormatPos: 9, SettingsEnd: 32, End: 32}},
+		{name: "settings then format", sql: "SELECT 1 SETTINGS max_threads=1 FORMAT TSV", want: Statement{Kind: KindRead, Keyword: "SELECT", Format: "TSV", FormatPos: 32, SettingsEnd: 31, Settings: []Span{{18, 31}}, End: 42}},
+		{name: "format then settings", sql: "SELECT 1 FORMAT TSV SETTINGS a=1", want: Statement{Kind: KindRead, Keyword: "SELECT", Format: "TSV", FormatPos: 9, SettingsEnd: 32, Settings: []Span{{29, 32}}, End: 32}},
+		{name: "settings values of every shape", sql: "SELECT 1 SETTINGS a = -1, b = 0.5, c = 'x,y', d = [1, 2], e = {'k': 1}, f = true",
+			want: Statement{Kind: KindRead, Keyword: "SELECT", SettingsEnd: 80, Settings: []Span{{18, 80}}, End: 80}},
+		{name: "settings inside a union", sql: "SELECT 1 SETTINGS a=1 UNION ALL SELECT 2", want: Statement{Kind: KindRead, Keyword: "SELECT", SettingsEnd: 21, Settings: []Span{{18, 21}}, End: 40}},
+		{name: "show settings is no clause", sql: "SHOW SETTINGS LIKE 'max_thr%'", want: Statement{Kind: KindRead, Keyword: "SHOW", End: 29}},
+		{name: "show changed settings", sql: "SHOW CHANGED SETTINGS", want: Statement{Kind: KindRead, Keyword: "SHOW", End: 21}},
+		{name: "system.settings is a table", sql: "SELECT name FROM system.settings WHERE name = 'x'", want: Statement{Kind: KindRead, Keyword: "SELECT", End: 49}},
+		{name: "alias settings", sql: "SELECT 1 AS settings", want: Statement{Kind: KindRead, Keyword: "SELECT", End: 20}},
+		{name: "column named format", sql: "SELECT format FROM t", want: Statement{Kind: KindRead, Keyword: "SELECT", End: 20}},
+		{name: "alias format then the clause", sql: "SELECT 1 AS format FORMAT CSV", want: Statement{Kind: KindRead, Keyword: "SELECT", Format: "CSV", FormatPos: 19, End: 29}},
+		{name: "explain with its own settings", sql: "EXPLAIN PLAN indexes = 1 SELECT 1 SETTINGS max_threads = 2", want: Statement{Kind: KindRead, Keyword: "EXPLAIN", SettingsEnd: 58, Settings: []Span{{43, 58}}, End: 58}},
 		{name: "multi statement", sql: "SELECT 1; DROP TABLE t", want: Statement{Kind: KindRead, Keyword: "SELECT", End: 8, Multi: true}},
 		{name: "describe", sql: "DESCRIBE TABLE `t`", want: Statement{Kind: KindRead, Keyword: "DESCRIBE", End: 18}},
 		{name: "parenthesised query", sql: "(SELECT 1) UNION ALL (SELECT 2)", want: Statement{Kind: KindRead, Keyword: "(", End: 31}},
@@ -101,7 +111,14 @@ func TestCompose(t *testing.T) {
 	}{
 		{name: "plain", sql: "SELECT 1;  -- x", want: "SELECT 1"},
 		{name: "readonly appends settings", sql: "SELECT 1 FORMAT JSON -- c", readOnly: true, want: "SELECT 1 FORMAT JSON SETTINGS readonly = 1"},
-		{name: "readonly joins the existing settings", sql: "SELECT 1 SETTINGS max_threads = 1 FORMAT JSON", readOnly: true, want: "SELECT 1 SETTINGS max_threads = 1 , readonly = 1 FORMAT JSON"},
+		{name: "readonly appended", sql: "SELECT 1", readOnly: true, want: "SELECT 1 SETTINGS readonly = 1"},
+		{name: "readonly joins the settings that end the query", sql: "SELECT 1 SETTINGS max_threads = 1", readOnly: true, want: "SELECT 1 SETTINGS max_threads = 1, readonly = 1"},
+		{name: "readonly repeats the query's settings", sql: "SELECT 1 SETTINGS max_threads = 1 FORMAT JSON", readOnly: true, want: "SELECT 1 SETTINGS max_threads = 1 FORMAT JSON SETTINGS max_threads = 1, readonly = 1"},
+		{name: "readonly joins settings after the format", sql: "SELECT 1 FORMAT JSON SETTINGS a = 1", readOnly: true, want: "SELECT 1 FORMAT JSON SETTINGS a = 1, readonly = 1"},
+		{name: "explain keeps the explained query", sql: "EXPLAIN SYNTAX SELECT 1", readOnly: true, want: "EXPLAIN SYNTAX SELECT 1 FORMAT `TabSeparated` SETTINGS readonly = 1"},
+		{name: "show settings", sql: "SHOW SETTINGS LIKE 'x'", readOnly: true, want: "SHOW SETTINGS LIKE 'x' SETTINGS readonly = 1"},
+		{name: "union with settings in the middle", sql: "SELECT 1 SETTINGS a=1 UNION ALL SELECT 2", readOnly: true, want: "SELECT 1 SETTINGS a=1 UNION ALL SELECT 2 SETTINGS a=1, readonly = 1"},
+		{name: "explain with the query's settings", sql: "EXPLAIN SYNTAX SELECT 1 SETTINGS a=1", readOnly: true, want: "EXPLAIN SYNTAX SELECT 1 SETTINGS a=1 FORMAT `TabSeparated` SETTINGS a=1, readonly = 1"},
 		{name: "insert through infile", sql: "INSERT INTO t (a) FORMAT Native", spool: "/tmp/x'y", want: `INSERT INTO t (a) FROM INFILE '/tmp/x\'y' FORMAT Native`},
 		{name: "insert settings after infile", sql: "INSERT INTO t SETTINGS async_insert=1 FORMAT CSV\n1", spool: "/f", want: "INSERT INTO t FROM INFILE '/f' SETTINGS async_insert=1 FORMAT CSV"},
 		{name: "insert values through infile", sql: "INSERT INTO t VALUES (1)", spool: "/f", want: "INSERT INTO t FROM INFILE '/f' FORMAT Values"},
@@ -216,6 +233,9 @@ func FuzzAnalyze(f *testing.F) {
 		if req.readOnly && !strings.Contains(out, "readonly = 1") {
 			t.Fatalf("read-only query lost readonly: %q", out)
 		}
+		if req.readOnly {
+			checkStatementLevelReadonly(t, sql[:st.End], out)
+		}
 	})
 }
 
@@ -247,4 +267,57 @@ func FuzzParseParams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkStatementLevelReadonly holds the guarantee of readOnlySQL: lexed
+// again, the composed text ends in a top-level SETTINGS clause whose last
+// assignment is readonly = 1, after the FORMAT clause for EXPLAIN and for
+// a statement with one — unless the
+// original text ends inside an unterminated quote or bracket, which
+// swallows what was appended and which the engine rejects as a syntax
+// error.
+func checkStatementLevelReadonly(t *testing.T, orig, out string) {
+	t.Helper()
+	depth := 0
+	for lx := (lexer{s: orig}); ; {
+		tok, ok := lx.next()
+		if !ok {
+			break
+		}
+		switch tok.text(orig) {
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth = max(0, depth-1)
+		}
+	}
+	if depth > 0 {
+		return
+	}
+	lx := lexer{s: out}
+	for {
+		tok, ok := lx.next()
+		if !ok {
+			break
+		}
+		if tok.start < len(orig) && tok.end > len(orig) {
+			return // an unterminated quote runs into the appended text
+		}
+	}
+	// After a dangling "." what is added reads as part of a name (a. FORMAT
+	// is a.FORMAT), which leaves a syntax error for the engine.
+	if strings.HasSuffix(orig, ".") {
+		return
+	}
+	again := Analyze(out)
+	if again.Kind != KindRead || again.Multi || len(again.Settings) == 0 {
+		t.Fatalf("composed %q lexes as %+v", out, again)
+	}
+	last := again.Settings[len(again.Settings)-1]
+	if !strings.HasSuffix(out[last.Start:last.End], "readonly = 1") || last.End != again.End {
+		t.Fatalf("readonly = 1 is not the statement's last setting in %q (%+v)", out, again)
+	}
+	if (Analyze(orig).Keyword == "EXPLAIN" || Analyze(orig).FormatPos >= 0) && last.Start < again.FormatPos {
+		t.Fatalf("readonly = 1 is not after the FORMAT clause in %q (%+v)", out, again)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -48,16 +49,13 @@ func (c *connFlags) add(cmd *cobra.Command) {
 // open connects and pings. An unreachable server gives one line naming
 // what was tried and how to start the embedded server.
 func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
-	from := "--dsn"
-	if c.dsn == "" {
-		c.dsn, from = os.Getenv(dsnEnv), "$"+dsnEnv
-	}
-	if c.dsn == "" {
-		c.dsn, from = defaultDSN, "the default DSN"
-	}
-	c.from = from
+	c.resolve()
+	from := c.from
 	st, err := audit.Open(ctx, c.dsn, audit.WithDatabase(c.database))
 	if errors.Is(err, audit.ErrBadDSN) {
+		if strings.Contains(err.Error(), "e.g.") {
+			return nil, usagef("%s: %v", from, err)
+		}
 		return nil, usagef("%s: %v (want e.g. http://reader:PASS@127.0.0.1:8123)", from, err)
 	}
 	if err != nil {
@@ -66,14 +64,41 @@ func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
 	return st, nil
 }
 
+// resolve picks the DSN (--dsn, else $AUDITQ_DSN, else the default) and
+// records where it came from in c.from.
+func (c *connFlags) resolve() {
+	if c.from != "" {
+		return
+	}
+	c.from = "--dsn"
+	if c.dsn == "" {
+		c.dsn, c.from = os.Getenv(dsnEnv), "$"+dsnEnv
+	}
+	if c.dsn == "" {
+		c.dsn, c.from = defaultDSN, "the default DSN"
+	}
+}
+
 // explain turns a connection failure (server gone, credentials refused,
 // tables missing) into one line that says what was tried and what to do;
 // other errors pass through.
 func (c *connFlags) explain(err error) error {
+	var pe *audit.ProtocolError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %s: %v", c.from, redactDSN(c.dsn), pe)
+	}
 	var ue *audit.UnreachableError
+	if errors.As(err, &ue) && ue.Hint != "" {
+		return fmt.Errorf("no ClickHouse server at %s (tried %s %s): %v; %s",
+			ue.Addr, c.from, redactDSN(c.dsn), rootCause(ue.Err), ue.Hint)
+	}
 	if errors.As(err, &ue) {
-		return fmt.Errorf("no ClickHouse server at %s (tried %s %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s",
-			ue.Addr, c.from, redactDSN(c.dsn), rootCause(ue.Err), dsnEnv)
+		native := ""
+		if !strings.HasPrefix(c.dsn, "http://") && !strings.HasPrefix(c.dsn, "https://") {
+			native = " (with http://HOST:PORT: the DSN asks for ClickHouse's native protocol, and the embedded server speaks HTTP only)"
+		}
+		return fmt.Errorf("no ClickHouse server at %s (tried %s %s): %v; start the embedded one with `make demo` or `auditq serve --data-dir DIR`, or set --dsn / %s%s",
+			ue.Addr, c.from, redactDSN(c.dsn), rootCause(ue.Err), dsnEnv, native)
 	}
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) && (ex.Code == codeAuthenticationFailed || ex.Code == codeRequiredPassword) {

@@ -172,12 +172,14 @@ Field names of json, jsonl and csv are documented in docs/auditq.md.`,
 
 // decisionHeader are the table columns of a decision.
 func decisionHeader() []string {
-	return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "REASON", "DURATION", "TRACE"}
+	return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "SOURCE", "REASON", "DURATION", "TRACE"}
 }
 
+// decisionCells are d's cells under decisionHeader. SOURCE is the gate
+// that decided (gate.source, e.g. classify.bash, chain[0]:approval).
 func decisionCells(d audit.Decision, loc *time.Location) []string {
 	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), oneLine(d.ToolName), oneLine(d.Action), oneLine(d.RiskLevel),
-		oneLine(d.Reason), formatDuration(d.DurationNs), oneLine(d.TraceID)}
+		oneLine(d.Source), oneLine(d.Reason), formatDuration(d.DurationNs), oneLine(d.TraceID)}
 }
 
 // writeDecisions renders decisions in the chosen format.
@@ -213,7 +215,7 @@ func writeDecisions(w io.Writer, o outFlags, ds []audit.Decision) error {
 		if len(ds) == 0 {
 			return nil
 		}
-		t := &table{header: decisionHeader(), shrink: []string{"REASON", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION"}}
+		t := &table{header: decisionHeader(), shrink: []string{"REASON", "SOURCE", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION", "SOURCE"}}
 		for _, d := range ds {
 			t.add(decisionCells(d, loc)...)
 		}

@@ -109,7 +109,7 @@ func TestGolden(t *testing.T) {
 		{"stats-gate.table", q("stats", "--by", "gate"), "table"},
 		{"stats-gate-action.csv", q("stats", "--by", "gate,action", "--format", "csv"), "csv"},
 		{"decisions-rewritten.json", q("decisions", "--rewritten", "-o", "json"), "json"},
-		{"trace.table", traceArgs("trace", audittest.TraceOps, "--jaeger-url", "http://127.0.0.1:16686/"), "table"},
+		{"trace.table", traceArgs("trace", audittest.TraceOps, "--jaeger-url", "http://127.0.0.1:16686/", "--jaeger-link", "ui"), "table"},
 		{"trace-coder.table", traceArgs("trace", audittest.TraceCoder), "table"},
 		{"trace.json", traceArgs("trace", audittest.TraceReviewer, "--format", "json"), "json"},
 		{"trace.jsonl", traceArgs("trace", audittest.TraceOps, "--format", "jsonl"), "jsonl"},

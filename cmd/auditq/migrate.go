@@ -85,7 +85,9 @@ docs/audit-schema.md.`,
 					state := "pending"
 					switch {
 					case s.Changed:
-						state = "applied (with different SQL)"
+						// Options (--retention, --cluster, --database) never
+						// count as a change; this is a step edited after it ran.
+						state = "applied, but this release's SQL for it differs"
 					case s.Applied:
 						state = "applied"
 					}

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	prettytable "github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -123,7 +125,10 @@ func colorFor(column, value string) string {
 	return ""
 }
 
-// table is a simple aligned text table.
+// table is an aligned text table, rendered by go-pretty: columns two
+// spaces apart, no borders, left-aligned, trailing spaces trimmed. Widths
+// are display widths (go-pretty's text package: ANSI escape sequences count
+// zero, East Asian wide runes two), so coloured cells line up.
 type table struct {
 	header []string
 	rows   [][]string
@@ -135,24 +140,38 @@ type table struct {
 	drop []string
 }
 
+// width is the display width of s: escape sequences count zero.
+func width(s string) int { return text.StringWidthWithoutEscSequences(s) }
+
 // minShrunk is the narrowest a shrinkable column gets.
-func minShrunk(header string) int { return max(8, utf8.RuneCountInString(header)) }
+func minShrunk(header string) int { return max(8, width(header)) }
+
+// colSep is what separates two columns.
+const colSep = "  "
+
+// widths are the natural widths of t's columns (header and cells).
+func (t *table) widths() []int {
+	ws := make([]int, len(t.header))
+	for i, h := range t.header {
+		ws[i] = width(h)
+		for _, r := range t.rows {
+			ws[i] = max(ws[i], width(r[i]))
+		}
+	}
+	return ws
+}
 
 // dropToFit removes t.drop columns until the table could fit width.
-func (t *table) dropToFit(width int) {
+func (t *table) dropToFit(maxWidth int) {
 	for _, name := range t.drop {
-		need := -2
-		for i, h := range t.header {
-			w := utf8.RuneCountInString(h)
-			for _, r := range t.rows {
-				w = max(w, utf8.RuneCountInString(r[i]))
+		need := -len(colSep)
+		for i, w := range t.widths() {
+			if slices.Contains(t.shrink, t.header[i]) {
+				w = min(w, minShrunk(t.header[i]))
 			}
-			if slices.Contains(t.shrink, h) {
-				w = min(w, minShrunk(h))
-			}
-			need += w + 2
+			need += w + len(colSep)
 		}
-		if need <= width {
+		if need <= maxWidth {
 			return
 		}
 		i := indexOf(t.header, name)
@@ -168,73 +187,81 @@ func (t *table) dropToFit(width int) {
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// render writes the table. With a width, shrinkable columns are cut (with
-// "…") until the table fits; colours apply to ACTION and RISK on a colour
-// terminal.
+// render writes the table. On a terminal with a width, t.drop columns are
+// left out and t.shrink columns cut (ending in "…") until it fits; on a
+// colour terminal the header is bold and ACTION and RISK are coloured.
 func (t *table) render(w io.Writer, term terminal) error {
 	if term.width > 0 {
 		t.dropToFit(term.width)
 	}
-	widths := make([]int, len(t.header))
-	for i, h := range t.header {
-		widths[i] = utf8.RuneCountInString(h)
-	}
-	for _, r := range t.rows {
-		for i, c := range r {
-			if n := utf8.RuneCountInString(c); n > widths[i] {
-				widths[i] = n
-			}
-		}
-	}
+	widths := t.widths()
+	limit := make([]int, len(widths)) // 0: not cut
 	if term.width > 0 {
-		total := func() int {
-			n := 0
-			for _, wd := range widths {
-				n += wd + 2
-			}
-			return n - 2
+		total := -len(colSep)
+		for _, wd := range widths {
+			total += wd + len(colSep)
 		}
 		for _, name := range t.shrink {
 			i := indexOf(t.header, name)
 			if i < 0 {
 				continue
 			}
-			if over := total() - term.width; over > 0 {
-				widths[i] = max(minShrunk(t.header[i]), widths[i]-over)
-			}
-		}
-	}
-	line := func(cells []string, header bool) string {
-		var b strings.Builder
-		for i, c := range cells {
-			c = truncate(c, widths[i])
-			pad := widths[i] - utf8.RuneCountInString(c)
-			col := ""
-			if term.color {
-				if header {
-					col = ansiBold
-				} else {
-					col = colorFor(t.header[i], c)
+			if over := total - term.width; over > 0 {
+				cut := max(minShrunk(t.header[i]), widths[i]-over)
+				if cut < widths[i] {
+					limit[i] = cut
+					total -= widths[i] - cut
+					widths[i] = cut
 				}
 			}
-			if col != "" {
-				b.WriteString(col + c + ansiReset)
-			} else {
-				b.WriteString(c)
-			}
-			if i < len(cells)-1 {
-				b.WriteString(strings.Repeat(" ", pad+2))
+		}
+	}
+	tw := prettytable.NewWriter()
+	style := prettytable.Style{
+		Box:     prettytable.StyleBoxDefault,
+		Format:  prettytable.FormatOptionsDefault,
+		Options: prettytable.OptionsNoBordersAndSeparators,
+		Size:    prettytable.SizeOptionsDefault,
+	}
+	style.Box.PaddingLeft, style.Box.PaddingRight = "", colSep
+	style.Format.Header = text.FormatDefault
+	tw.SetStyle(style)
+	tw.SuppressTrailingSpaces()
+	configs := make([]prettytable.ColumnConfig, len(t.header))
+	for i, h := range t.header {
+		c := prettytable.ColumnConfig{Number: i + 1, Align: text.AlignLeft, AlignHeader: text.AlignLeft}
+		if limit[i] > 0 {
+			c.WidthMax = limit[i]
+			c.WidthMaxEnforcer = truncate
+		}
+		if term.color {
+			c.TransformerHeader = func(v any) string { return ansiBold + fmt.Sprint(v) + ansiReset }
+			c.Transformer = func(v any) string {
+				s := fmt.Sprint(v)
+				if col := colorFor(h, s); col != "" {
+					return col + s + ansiReset
+				}
+				return s
 			}
 		}
-		return strings.TrimRight(b.String(), " ") + "\n"
+		configs[i] = c
 	}
-	var b strings.Builder
-	b.WriteString(line(t.header, true))
+	tw.SetColumnConfigs(configs)
+	tw.AppendHeader(row(t.header))
 	for _, r := range t.rows {
-		b.WriteString(line(r, false))
+		tw.AppendRow(row(r))
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, tw.Render()+"\n")
 	return err
+}
+
+// row converts cells to a go-pretty row.
+func row(cells []string) prettytable.Row {
+	r := make(prettytable.Row, len(cells))
+	for i, c := range cells {
+		r[i] = c
+	}
+	return r
 }
 
 func indexOf(xs []string, x string) int {
@@ -246,16 +273,16 @@ func indexOf(xs []string, x string) int {
 	return -1
 }
 
-// truncate cuts s to n runes, ending in "…" when cut.
+// truncate cuts s to display width n, ending in "…" when cut; escape
+// sequences are kept and count zero.
 func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	if width(s) <= n {
 		return s
 	}
 	if n <= 1 {
 		return "…"
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return text.Trim(s, n-1) + "…"
 }
 
 // oneLine makes a value safe for a table cell or tree line: runs of

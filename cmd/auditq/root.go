@@ -49,7 +49,7 @@ func newRootCmd(io stdio) *cobra.Command {
 		newVersionCmd(io),
 		newServeCmd(io),
 		newDecisionsCmd(io), newStatsCmd(io), newTraceCmd(io), newTailCmd(io), newExportCmd(io), newMigrateCmd(io),
-		newClassifyCmd(io),
+		newClassifyCmd(io), newDoctorCmd(io),
 	)
 	return root
 }

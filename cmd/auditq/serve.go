@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,9 @@ func newServeCmd(io stdio) *cobra.Command {
 		libPath        string
 		tempDir        string
 		allowAnonymous bool
+		tlsCert        string
+		tlsKey         string
+		insecurePlain  bool
 		maxBody        int64
 		sessions       int
 		verbose        bool
@@ -49,13 +53,23 @@ Requests without credentials are refused unless --allow-anonymous is given
 (throwaway local use; anonymous users can read, INSERT and CREATE but never
 DROP or ALTER).
 
+The server is loopback-safe by default: on an address other machines can
+reach (anything but 127.0.0.0/8 and ::1, including 0.0.0.0), anonymous
+access is refused, and users need TLS (--tls-cert and --tls-key, PEM files:
+the server then speaks HTTPS only; clients use https://…?secure=true) or the
+explicit --insecure-plaintext-passwords. The first line printed names the
+address and the access mode (users or anonymous, TLS or plaintext, loopback
+or network). The server speaks ClickHouse's HTTP interface only, not the
+native protocol: clients use http:// or https:// DSNs, never clickhouse://.
+
 libchdb.so is looked up at --libchdb, then $TOOLGATE_LIBCHDB, then
 ` + defaultLibchdb + `; install it with 'make deps' or scripts/install-libchdb.sh.
 The server stops gracefully on SIGINT/SIGTERM; the data stays in --data-dir.
 See docs/embedded-clickhouse.md for the limits.`,
 		Example: `  ` + serveUsersEnv + `=writer:w:rw,reader:r:ro auditq serve --data-dir .demo/clickhouse
   auditq serve --data-dir /tmp/ch --allow-anonymous --listen 127.0.0.1:18123
-  curl 'http://reader:r@127.0.0.1:8123/?query=SELECT+version()'`,
+  curl 'http://reader:r@127.0.0.1:8123/?query=SELECT+version()'
+  auditq serve --data-dir /var/lib/auditq --listen 0.0.0.0:8443 --tls-cert server.pem --tls-key server-key.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dataDir == "" {
@@ -71,6 +85,24 @@ See docs/embedded-clickhouse.md for the limits.`,
 			if len(users) == 0 && !allowAnonymous {
 				return usagef("serve: no users: set %s (e.g. writer:PASS:rw,reader:PASS:ro) or pass --allow-anonymous", serveUsersEnv)
 			}
+			if (tlsCert == "") != (tlsKey == "") {
+				return usagef("serve: --tls-cert and --tls-key go together (the certificate chain and its private key, PEM)")
+			}
+			exposure := chserve.Exposure{TLS: tlsCert != "", Anonymous: allowAnonymous, Users: len(users), InsecurePlaintext: insecurePlain}
+			if addr, err := net.ResolveTCPAddr("tcp", listen); err == nil {
+				exposure.Network = !chserve.IsLoopback(addr)
+				if err := exposure.Check(); err != nil {
+					return usagef("serve: --listen %s: %v", listen, err)
+				}
+			}
+			var tlsConfig *tls.Config
+			if tlsCert != "" {
+				cert, err := tls.LoadX509KeyPair(tlsCert, tlsKey)
+				if err != nil {
+					return usagef("serve: --tls-cert %s / --tls-key %s: %v (want a PEM certificate chain and its PEM private key)", tlsCert, tlsKey, err)
+				}
+				tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+			}
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
@@ -78,7 +110,7 @@ See docs/embedded-clickhouse.md for the limits.`,
 			logger := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level}))
 			return runServe(cmd.Context(), io, serveConfig{
 				listen: listen, dataDir: dataDir, libPath: resolveLibchdb(libPath), tempDir: tempDir,
-				sessions: sessions, logger: logger,
+				sessions: sessions, logger: logger, tls: tlsConfig, exposure: exposure,
 				opts: []chserve.Option{
 					chserve.WithUsers(users...), chserve.WithAnonymous(allowAnonymous),
 					chserve.WithMaxBodyBytes(maxBody), chserve.WithLogger(logger),
@@ -91,7 +123,10 @@ See docs/embedded-clickhouse.md for the limits.`,
 	f.StringVar(&dataDir, "data-dir", "", "directory of the databases (created if missing; kept across restarts)")
 	f.StringVar(&libPath, "libchdb", "", "path of libchdb.so (default $TOOLGATE_LIBCHDB, else "+defaultLibchdb+")")
 	f.StringVar(&tempDir, "temp-dir", "", "where INSERT bodies are spooled before the engine reads them (default: the system temp dir)")
-	f.BoolVar(&allowAnonymous, "allow-anonymous", false, "accept requests without credentials (read, INSERT, CREATE; never DROP)")
+	f.BoolVar(&allowAnonymous, "allow-anonymous", false, "accept requests without credentials (read, INSERT, CREATE; never DROP); loopback addresses only")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
+	f.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	f.BoolVar(&insecurePlain, "insecure-plaintext-passwords", false, "allow users on a non-loopback address without TLS: their passwords cross the network in plain HTTP")
 	f.Int64Var(&maxBody, "max-body-bytes", chserve.DefaultMaxBodyBytes, "largest request body accepted, after decompression")
 	f.IntVar(&sessions, "sessions", 2, "chDB sessions, i.e. queries that run at the same time")
 	f.BoolVar(&verbose, "verbose", false, "log every failed query")
@@ -102,6 +137,8 @@ type serveConfig struct {
 	listen, dataDir, libPath, tempDir string
 	sessions                          int
 	logger                            *slog.Logger
+	tls                               *tls.Config // nil: plain HTTP
+	exposure                          chserve.Exposure
 	opts                              []chserve.Option
 }
 
@@ -168,8 +205,25 @@ func runServe(ctx context.Context, io stdio, cfg serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
-	fmt.Fprintf(io.out, "auditq serve: listening on http://%s (data dir %s)\n", ln.Addr(), dataDir)
+	exposure := cfg.exposure
+	exposure.Network = !chserve.IsLoopback(ln.Addr())
+	if err := exposure.Check(); err != nil {
+		ln.Close()
+		return usagef("serve: --listen %s (%s): %v", cfg.listen, ln.Addr(), err)
+	}
+	scheme := "http"
+	if cfg.tls != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, cfg.tls)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: cfg.tls,
+		// TLS handshake failures (a plain-HTTP client, an untrusting one) are the
+		// client's problem: logged with --verbose only.
+		ErrorLog: slog.NewLogLogger(cfg.logger.Handler(), slog.LevelDebug)}
+	fmt.Fprintf(io.out, "auditq serve: listening on %s://%s (%s; data dir %s)\n", scheme, ln.Addr(), exposure, dataDir)
+	if exposure.Network && !exposure.TLS {
+		cfg.logger.Warn("INSECURE: passwords cross the network in plain HTTP (--insecure-plaintext-passwords); use --tls-cert/--tls-key")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

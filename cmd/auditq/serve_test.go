@@ -25,6 +25,14 @@ func TestServeUsage(t *testing.T) {
 		{name: "bad user list", users: "w:p:admin", args: []string{"serve", "--data-dir", t.TempDir()}, wantCode: 2, wantErr: `role "admin"`},
 		{name: "missing libchdb", users: "w:p:rw", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing}, wantCode: 1, wantErr: "make deps"},
 		{name: "missing libchdb, anonymous", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--allow-anonymous"}, wantCode: 1, wantErr: "scripts/install-libchdb.sh"},
+		// Loopback-safe by default: refused before anything is loaded or bound.
+		{name: "anonymous on every interface", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--allow-anonymous", "--listen", "0.0.0.0:0"}, wantCode: 2, wantErr: "anonymous access (--allow-anonymous) is allowed on a loopback address only"},
+		{name: "anonymous on every interface, empty host", users: "w:p:rw", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--allow-anonymous", "--listen", ":0", "--insecure-plaintext-passwords"}, wantCode: 2, wantErr: "loopback address only"},
+		{name: "anonymous on IPv6 any, even with TLS flags", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--allow-anonymous", "--listen", "[::]:0", "--tls-cert", missing, "--tls-key", missing}, wantCode: 2, wantErr: "loopback address only"},
+		{name: "users on the network without TLS", users: "w:p:rw", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--listen", "0.0.0.0:0"}, wantCode: 2, wantErr: "need TLS, or their passwords cross the network in plain HTTP: pass --tls-cert FILE --tls-key FILE"},
+		{name: "users on the network, explicit plaintext opt-in", users: "w:p:rw", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--listen", "0.0.0.0:0", "--insecure-plaintext-passwords"}, wantCode: 1, wantErr: "make deps"},
+		{name: "tls cert without key", users: "w:p:rw", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--tls-cert", missing}, wantCode: 2, wantErr: "--tls-cert and --tls-key go together"},
+		{name: "tls files missing", users: "w:p:rw", args: []string{"serve", "--data-dir", t.TempDir(), "--libchdb", missing, "--listen", "0.0.0.0:0", "--tls-cert", missing, "--tls-key", missing}, wantCode: 2, wantErr: "want a PEM certificate chain"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

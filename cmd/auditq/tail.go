@@ -90,10 +90,10 @@ func newTailWriter(w io.Writer, o outFlags) *tailWriter {
 
 // tailWidths are the fixed column widths of tail's table; REASON, last,
 // takes the rest of the line on a terminal and all it needs otherwise.
-func tailWidths() []int { return []int{23, 12, 14, 6, 6, 9, 0} }
+func tailWidths() []int { return []int{23, 12, 14, 6, 6, 9, 18, 0} }
 
 func tailHeader() []string {
-	return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "DURATION", "REASON"}
+	return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "DURATION", "SOURCE", "REASON"}
 }
 
 func (t *tailWriter) write(d audit.Decision) error {
@@ -121,7 +121,7 @@ func (t *tailWriter) write(d audit.Decision) error {
 		}
 	}
 	c := decisionCells(d, t.loc)
-	_, err := io.WriteString(t.w, t.line([]string{c[0], c[1], c[2], c[3], c[4], c[6], c[5]}, false))
+	_, err := io.WriteString(t.w, t.line([]string{c[0], c[1], c[2], c[3], c[4], c[7], c[5], c[6]}, false))
 	return err
 }
 
@@ -150,7 +150,7 @@ func (t *tailWriter) line(cells []string, header bool) string {
 		}
 		b.WriteString(cell)
 		if i < last {
-			b.WriteString(strings.Repeat(" ", max(widths[i]-len([]rune(c)), 0)+2))
+			b.WriteString(strings.Repeat(" ", max(widths[i]-width(c), 0)+len(colSep)))
 		}
 	}
 	return fmt.Sprintln(strings.TrimRight(b.String(), " "))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -16,9 +17,10 @@ import (
 
 func newTraceCmd(io stdio) *cobra.Command {
 	var (
-		conn      connFlags
-		out       outFlags
-		jaegerURL string
+		conn       connFlags
+		out        outFlags
+		jaegerURL  string
+		jaegerKind string
 	)
 	formats := []string{formatTable, formatJSON, formatJSONL, formatCSV}
 	cmd := &cobra.Command{
@@ -29,9 +31,15 @@ invoke_agent span, the tool calls below it, and for each gated call its
 decision, risk, reason and durations (the call's, and the gate's own).
 
 json prints the nested tree; jsonl and csv print one flat row per span with
-its depth. With --jaeger-url the trace's Jaeger link is printed too.`,
+its depth. With --jaeger-url the trace's Jaeger link is printed too:
+--jaeger-link ui is the UI's page ({url}/trace/ID, the official Jaeger
+images), api the query API's JSON ({url}/api/traces/ID, every Jaeger,
+including bin/jaeger of the local stack, which has no UI), and auto (the
+default) asks the Jaeger once which one it serves and says on stderr when
+it does not hold the trace.`,
 		Example: `  auditq trace 4bf92f3577b34da6a3ce929d0e0e4736
   auditq trace 4bf92f3577b34da6a3ce929d0e0e4736 --jaeger-url http://127.0.0.1:16686
+  auditq trace 4bf92f3577b34da6a3ce929d0e0e4736 --jaeger-url https://jaeger.example.com --jaeger-link ui
   auditq decisions --action deny -n 1 --format json | jq -r '.[0].trace_id' | xargs auditq trace`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -42,6 +50,11 @@ its depth. With --jaeger-url the trace's Jaeger link is printed too.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(formats...); err != nil {
 				return err
+			}
+			switch jaegerKind {
+			case jaegerLinkAuto, jaegerLinkUI, jaegerLinkAPI:
+			default:
+				return usagef("--jaeger-link %q: want auto, ui or api", jaegerKind)
 			}
 			id := strings.ToLower(strings.TrimSpace(args[0]))
 			if len(id) != 32 || strings.Trim(id, "0123456789abcdef") != "" {
@@ -63,14 +76,20 @@ its depth. With --jaeger-url the trace's Jaeger link is printed too.`,
 			}
 			link := ""
 			if jaegerURL != "" {
-				link = strings.TrimRight(jaegerURL, "/") + "/trace/" + id
+				var note string
+				link, note = jaegerLink(ctx, http.DefaultClient, jaegerURL, id, jaegerKind)
+				if note != "" {
+					fmt.Fprintln(io.err, "auditq: "+note)
+				}
 			}
 			return writeTrace(io.out, out, tree, link)
 		},
 	}
 	conn.add(cmd)
 	out.add(cmd, formats...)
-	cmd.Flags().StringVar(&jaegerURL, "jaeger-url", "", "Jaeger UI base URL; prints the trace's link (e.g. http://127.0.0.1:16686)")
+	cmd.Flags().StringVar(&jaegerURL, "jaeger-url", "", "Jaeger query base URL; prints the trace's link (e.g. http://127.0.0.1:16686)")
+	cmd.Flags().StringVar(&jaegerKind, "jaeger-link", jaegerLinkAuto, "link to the Jaeger UI (ui), the query API's JSON (api), or whichever the Jaeger serves (auto)")
+	_ = cmd.RegisterFlagCompletionFunc("jaeger-link", cobra.FixedCompletions([]string{jaegerLinkAuto, jaegerLinkUI, jaegerLinkAPI}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -92,6 +92,8 @@ func startStack(t *testing.T) (*testenv.ClickHouse, *testenv.Jaeger, *testenv.Co
 		testenv.WithJaegerOTLP(jaeger.OTLPGRPC),
 		testenv.WithDecisionWait(time.Second),
 	)
+	// The demo's exporter reads the standard variable, as in make demo.
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer "+col.Token)
 	return ch, jaeger, col
 }
 

@@ -70,6 +70,27 @@ func TestComposeMountsExistAndPortsAreLoopback(t *testing.T) {
 	}
 	assert.Equal(t, "otel/opentelemetry-collector-contrib:0.161.0", c.Services["otel-collector"].Image,
 		"the contrib image must be the release our build uses")
+
+	// Production settings: a required token, an absolute queue directory on
+	// a volume, and the writer's password.
+	col := c.Services["otel-collector"]
+	assert.Contains(t, col.Environment["TOOLGATE_OTLP_TOKEN"], ":?", "the token is required")
+	assert.Contains(t, col.Environment, "TOOLGATE_CLICKHOUSE_PASSWORD")
+	queue := col.Environment["TOOLGATE_OTELCOL_QUEUE_DIR"]
+	assert.True(t, filepath.IsAbs(queue), queue)
+	onVolume := false
+	for _, v := range col.Volumes {
+		parts := strings.Split(v, ":")
+		if !strings.HasPrefix(parts[0], ".") && strings.HasPrefix(queue, parts[1]+"/") {
+			onVolume = true
+		}
+	}
+	assert.True(t, onVolume, "the queue directory %s is on a named volume", queue)
+	env, err := os.ReadFile("env.example")
+	require.NoError(t, err)
+	for _, k := range []string{"TOOLGATE_OTLP_TOKEN", "TOOLGATE_CLICKHOUSE_WRITER_PASSWORD", "TOOLGATE_CLICKHOUSE_READER_PASSWORD"} {
+		assert.Contains(t, string(env), "\n"+k+"=", "env.example lists %s", k)
+	}
 }
 
 // The collector and Jaeger configs validate with the environment compose gives them.

@@ -247,7 +247,9 @@ func TestCollectorValidatesConfigs(t *testing.T) {
 			for _, f := range tt.files {
 				args = append(args, "--config", f)
 			}
-			out, err := exec.Command(bin, args...).CombinedOutput()
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "TOOLGATE_OTLP_TOKEN=validate-token")
+			out, err := cmd.CombinedOutput()
 			if tt.wantErr {
 				require.Error(t, err, "validate accepted %v", tt.files)
 				return
@@ -255,4 +257,55 @@ func TestCollectorValidatesConfigs(t *testing.T) {
 			require.NoError(t, err, "%s", out)
 		})
 	}
+}
+
+// envRef matches a whole-value ${env:NAME} or ${env:NAME:-default}.
+var envRef = regexp.MustCompile(`^\$\{env:([A-Z0-9_]+)(?::-(.*))?\}$`)
+
+// envDefault splits a ${env:NAME:-default} value; hasDefault is false for
+// ${env:NAME} (the collector warns, naming NAME, when it is unset).
+func envDefault(t *testing.T, v any) (name, def string, hasDefault bool) {
+	t.Helper()
+	m := envRef.FindStringSubmatch(fmt.Sprint(v))
+	require.NotNilf(t, m, "%v is not an ${env:…} reference", v)
+	return m[1], m[2], strings.Contains(fmt.Sprint(v), ":-")
+}
+
+// The production rules of config.yaml: migrations own the schema, agents
+// authenticate, the queue directory is absolute, secrets have no defaults.
+func TestConfigIsProduction(t *testing.T) {
+	base := parse(t, otelcollector.Config())
+	ch := dig(t, base, "exporters", "clickhouse").(doc)
+	assert.Equal(t, false, ch["create_schema"], "auditq migrate owns the schema")
+	name, _, hasDefault := envDefault(t, ch["password"])
+	assert.Equal(t, "TOOLGATE_CLICKHOUSE_PASSWORD", name)
+	assert.False(t, hasDefault, "the ClickHouse password has no default")
+
+	fs := dig(t, base, "extensions", "file_storage/queue").(doc)
+	for _, v := range []any{fs["directory"], dig(t, fs, "compaction", "directory")} {
+		name, def, hasDefault := envDefault(t, v)
+		assert.Equal(t, "TOOLGATE_OTELCOL_QUEUE_DIR", name)
+		require.True(t, hasDefault)
+		assert.Truef(t, filepath.IsAbs(def), "queue directory default %q must be absolute", def)
+	}
+
+	auth := dig(t, base, "extensions", "bearertokenauth").(doc)
+	name, _, hasDefault = envDefault(t, auth["token"])
+	assert.Equal(t, "TOOLGATE_OTLP_TOKEN", name)
+	assert.False(t, hasDefault, "the OTLP token has no default")
+	assert.Contains(t, strs(t, dig(t, base, "service", "extensions")), "bearertokenauth")
+	for _, proto := range []string{"grpc", "http"} {
+		assert.Equal(t, "bearertokenauth", dig(t, base, "receivers", "otlp", "protocols", proto, "auth", "authenticator"), proto)
+	}
+
+	// The cluster tiers authenticate too, and the load balancer presents the
+	// token to the samplers.
+	lb := parse(t, otelcollector.LoadBalancerConfig())
+	for _, proto := range []string{"grpc", "http"} {
+		assert.Equal(t, "bearertokenauth", dig(t, lb, "receivers", "otlp", "protocols", proto, "auth", "authenticator"), proto)
+	}
+	assert.Equal(t, "Bearer ${env:TOOLGATE_OTLP_TOKEN}", dig(t, lb, "exporters", "loadbalancing", "protocol", "otlp", "headers", "authorization"))
+	assert.Contains(t, strs(t, dig(t, lb, "service", "extensions")), "bearertokenauth")
+	sampler := parse(t, otelcollector.SamplerOverlay())
+	assert.NotContains(t, dig(t, sampler, "exporters", "clickhouse").(doc), "create_schema", "the sampler keeps create_schema: false")
 }

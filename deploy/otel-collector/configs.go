@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed config.yaml jaeger.yaml modes/*.yaml cluster/*.yaml
+//go:embed config.yaml jaeger.yaml tls.yaml modes/*.yaml cluster/*.yaml
 var files embed.FS // read-only: embed.FS cannot be modified
 
 // Audit-pipeline modes of the collector. ModeDecisions is config.yaml alone;
@@ -34,6 +34,12 @@ func Config() []byte { return mustRead("config.yaml") }
 // the collector (in-memory storage, loopback ports from TOOLGATE_JAEGER_*).
 func JaegerConfig() []byte { return mustRead("jaeger.yaml") }
 
+// TLSOverlay returns tls.yaml, the overlay that puts TLS on the OTLP
+// receivers (TOOLGATE_OTELCOL_TLS_CERT, _KEY) and, with
+// TOOLGATE_OTELCOL_TLS_CLIENT_CA set, requires client certificates (mTLS).
+// Pass it as a further --config after Config.
+func TLSOverlay() []byte { return mustRead("tls.yaml") }
+
 // LoadBalancerConfig returns cluster/loadbalancer.yaml, the load-balancing
 // tier of the cluster variant (needs the otelcol-toolgate-cluster build).
 func LoadBalancerConfig() []byte { return mustRead("cluster/loadbalancer.yaml") }
@@ -57,7 +63,7 @@ func Overlay(mode string) ([]byte, error) {
 }
 
 // Files returns every embedded configuration file (config.yaml, jaeger.yaml,
-// modes/*.yaml, cluster/*.yaml) as a read-only file system.
+// tls.yaml, modes/*.yaml, cluster/*.yaml) as a read-only file system.
 func Files() fs.FS { return files }
 
 // WriteConfigs writes the collector configuration for mode into dir and

@@ -1,6 +1,7 @@
 // Package otelcollector holds toolgate's OpenTelemetry Collector deployment:
 // the builder manifest (builder.yaml) for the otelcol-toolgate distribution,
-// the single-node configuration (config.yaml), audit-mode overlays (modes/),
+// the single-node production configuration (config.yaml), audit-mode
+// overlays (modes/), the TLS/mTLS overlay for the receivers (tls.yaml),
 // the cluster variant (cluster/), the Jaeger v2 configuration used beside it
 // (jaeger.yaml), compose.yaml for container deployments and Grafana
 // provisioning (grafana/).

@@ -1,6 +1,10 @@
-// Command embed is the README's "Embed it" snippet as a program: one bash
-// tool behind the classifier gate, and the model-facing result of a call the
-// gate denies. The tool itself only echoes: nothing is run.
+// Command embed is what a new user writes to embed the executor: three
+// tools (bash, read_file, http_get), the bash classifier gate, the path
+// gate and a custom gate for URLs. Each gate judges only the tools in its
+// scope — the classifiers the tools whose input schema has the field they
+// read, the custom gate the tool it is scoped to — so a read_file or
+// http_get call is never denied by the bash gate. The tools only echo:
+// nothing is run, read or fetched.
 //
 //	go run ./examples/embed
 package main
@@ -10,11 +14,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
+	"strings"
 
 	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
 )
 
 func main() {
@@ -24,27 +32,68 @@ func main() {
 	}
 }
 
-// runShell stands in for a real shell tool.
-func runShell(_ context.Context, in json.RawMessage) (executor.Result, error) {
-	return executor.Text("would run: " + string(in)), nil
+// echo stands in for a real tool: it says what it would do.
+func echo(what string) func(context.Context, json.RawMessage) (executor.Result, error) {
+	return func(_ context.Context, in json.RawMessage) (executor.Result, error) {
+		return executor.Text("would " + what + ": " + string(in)), nil
+	}
 }
 
+// noInternalURLs is a custom gate: it denies URLs that reach this machine,
+// its network or the cloud metadata endpoint, and allows the rest.
+var noInternalURLs = gate.Named("no-internal-urls", gate.Func(func(_ context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+	u, err := url.Parse(call.String("url"))
+	if err != nil || u.Hostname() == "" {
+		return gate.Deny("not an absolute URL").WithRisk(gate.RiskHigh), nil
+	}
+	host := strings.ToLower(u.Hostname())
+	if ip, err := netip.ParseAddr(host); err == nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()) ||
+		host == "localhost" || strings.HasSuffix(host, ".internal") {
+		return gate.Deny(host + " is an internal address: fetching it could reach this machine or the cloud's credentials").WithRisk(gate.RiskHigh), nil
+	}
+	d := gate.Allow().WithRisk(gate.RiskSafe) // safe as far as this gate sees
+	d.Reason = "external URL"
+	return d, nil
+}))
+
 func run(ctx context.Context, out io.Writer) error {
-	bash, err := classify.BashGate() // safe → allow, review → ask, high → deny
+	bash, err := classify.BashGate() // judges tools with a "command" field: safe → allow, review → ask, high → deny
 	if err != nil {
 		return err
 	}
-	reg, err := executor.NewRegistry(executor.Tool{
-		Name:        "bash",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`),
-		Execute:     runShell,
-	})
+	files, err := classify.PathGate() // judges tools with a "path" or "file_path" field
 	if err != nil {
 		return err
 	}
-	ex, err := executor.New(reg, executor.WithGates(bash), executor.WithApprover(approve.NewTerminal()))
+	reg, err := executor.NewRegistry(
+		executor.Tool{
+			Name:        "bash",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`),
+			Execute:     echo("run"),
+		},
+		executor.Tool{
+			Name:        "read_file",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+			Annotations: gate.Annotations{ReadOnlyHint: true},
+			Execute:     echo("read"),
+		},
+		executor.Tool{
+			Name:        "http_get",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`),
+			Annotations: gate.Annotations{ReadOnlyHint: true},
+			Execute:     echo("fetch"),
+		},
+	)
 	if err != nil {
 		return err
+	}
+	ex, err := executor.New(reg,
+		executor.WithGates(bash, files,
+			gate.Scoped(noInternalURLs, gate.Scope{Tools: []string{"http_get"}, Needs: []string{"url"}})),
+		executor.WithApprover(approve.NewTerminal()), // asks (review-level calls) go to the terminal
+	)
+	if err != nil {
+		return err // a gate that fits no registered tool is reported here (executor.ErrGateScope)
 	}
 	agent, err := ex.Agent("coder", executor.AgentPresets(executor.PresetAll))
 	if err != nil {
@@ -52,10 +101,18 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	run := agent.Run("run-42") // its calls form one trace under the run's invoke_agent span
 	defer run.End()
-	for i, cmd := range []string{"ls -la", "rm -rf ~"} {
-		in, _ := json.Marshal(map[string]string{"command": cmd})
-		res := run.Execute(ctx, executor.ToolCall{ID: fmt.Sprintf("call_%d", i+1), Name: "bash", Input: in})
-		fmt.Fprintf(out, "%-10s isError=%-5v %s\n", cmd, res.IsError, res.Content)
+	for i, c := range []struct{ tool, input string }{
+		{"bash", `{"command":"ls -la"}`},
+		{"bash", `{"command":"rm -rf ~"}`},
+		{"read_file", `{"path":"README.md"}`},
+		{"read_file", `{"path":"~/.ssh/id_ed25519"}`},
+		{"http_get", `{"url":"https://example.com/"}`},
+		{"http_get", `{"url":"http://169.254.169.254/latest/meta-data/"}`},
+	} {
+		res := run.Execute(ctx, executor.ToolCall{ID: fmt.Sprintf("call_%d", i+1), Name: c.tool, Input: json.RawMessage(c.input)})
+		// Send res.Content (with res.IsError) back to the model as the
+		// tool result; res.Gate is the decision (also on the call's span).
+		fmt.Fprintf(out, "%s %s\n  isError=%v gate=%s risk=%s\n  %s\n", c.tool, c.input, res.IsError, res.Gate.Source, res.Gate.Risk, res.Content)
 	}
 	return nil
 }

@@ -38,6 +38,9 @@ type Collector struct {
 	Dir string
 	// LogPath is the collector's combined stdout/stderr, kept across restarts.
 	LogPath string
+	// Token is the bearer token the OTLP receivers require
+	// (TOOLGATE_OTLP_TOKEN): send Headers() with every export.
+	Token string
 
 	proc *managedProcess
 }
@@ -50,6 +53,7 @@ type collectorConfig struct {
 	decisionWait                               time.Duration
 	samplePercent                              float64
 	env                                        []string
+	token                                      string
 	bin                                        string
 	configs                                    [][]byte
 }
@@ -96,6 +100,13 @@ func WithCollectorEnv(kv string) CollectorOption {
 	return func(c *collectorConfig) { c.env = append(c.env, kv) }
 }
 
+// WithOTLPToken sets the bearer token the receivers require
+// (TOOLGATE_OTLP_TOKEN) instead of a random one, e.g. to give a
+// load-balancing tier and its samplers the same token.
+func WithOTLPToken(token string) CollectorOption {
+	return func(c *collectorConfig) { c.token = token }
+}
+
 // WithCollectorBinary runs another collector binary (e.g.
 // bin/otelcol-toolgate-cluster) instead of TOOLGATE_OTELCOL.
 func WithCollectorBinary(path string) CollectorOption {
@@ -137,6 +148,9 @@ func StartCollector(t testing.TB, opts ...CollectorOption) *Collector {
 	if cfg.bin != "" {
 		bin = cfg.bin
 	}
+	if cfg.token == "" {
+		cfg.token = randomSecret()
+	}
 	dir := t.TempDir()
 	var paths []string
 	for i, b := range cfg.configs {
@@ -170,6 +184,7 @@ func StartCollector(t testing.TB, opts ...CollectorOption) *Collector {
 			HTTPEndpoint: pickLoopbackAddr(t),
 			Dir:          dir,
 			LogPath:      filepath.Join(dir, "collector.log"),
+			Token:        cfg.token,
 		}
 		health, metrics := pickLoopbackAddr(t), pickLoopbackAddr(t)
 		_, metricsPort, _ := net.SplitHostPort(metrics)
@@ -183,13 +198,14 @@ func StartCollector(t testing.TB, opts ...CollectorOption) *Collector {
 			"TOOLGATE_OTELCOL_QUEUE_DIR=" + filepath.Join(dir, "queue"),
 			"TOOLGATE_TAIL_DECISION_WAIT=" + cfg.decisionWait.String(),
 			"TOOLGATE_TRACE_SAMPLE_PERCENT=" + strconv.FormatFloat(cfg.samplePercent, 'f', -1, 64),
+			"TOOLGATE_OTLP_TOKEN=" + cfg.token,
+			"TOOLGATE_CLICKHOUSE_PASSWORD=" + cfg.chPassword, // no default in config.yaml
 		}
 		// Unset values keep config.yaml's defaults (an empty variable would
 		// replace them with "").
 		for k, v := range map[string]string{
 			"TOOLGATE_CLICKHOUSE_ENDPOINT": cfg.chEndpoint,
 			"TOOLGATE_CLICKHOUSE_USER":     cfg.chUser,
-			"TOOLGATE_CLICKHOUSE_PASSWORD": cfg.chPassword,
 			"TOOLGATE_CLICKHOUSE_DATABASE": cfg.chDatabase,
 			"TOOLGATE_JAEGER_OTLP_GRPC":    cfg.jaegerOTLP,
 		} {
@@ -216,6 +232,20 @@ func StartCollector(t testing.TB, opts ...CollectorOption) *Collector {
 		}
 	})
 	return c
+}
+
+// Headers are the OTLP request headers that authenticate with the
+// collector: {"authorization": "Bearer <Token>"}, for otelbridge.Config.Headers
+// or otlptracegrpc.WithHeaders. OTEL_EXPORTER_OTLP_HEADERS carries the same as
+// HeadersEnv().
+func (c *Collector) Headers() map[string]string {
+	return map[string]string{"authorization": "Bearer " + c.Token}
+}
+
+// HeadersEnv is the OTEL_EXPORTER_OTLP_HEADERS=… entry for a child process
+// (an agent binary) that reads the standard OTel variables.
+func (c *Collector) HeadersEnv() string {
+	return "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer " + c.Token
 }
 
 func (c *Collector) start(ctx context.Context) error {

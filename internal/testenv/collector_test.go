@@ -24,10 +24,11 @@ import (
 // sendTraces exports three traces through OTLP/gRPC to endpoint: an allowed
 // call, a denied call (each under an invoke_agent span) and an ungated span.
 // It returns their trace IDs by name.
-func sendTraces(t *testing.T, endpoint, service string) map[string]string {
+func sendTraces(t *testing.T, c *testenv.Collector, service string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(c.GRPCEndpoint), otlptracegrpc.WithInsecure(),
+		otlptracegrpc.WithHeaders(c.Headers()))
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSyncer(exp),
@@ -85,7 +86,7 @@ func TestCollectorTailSamplingToJaeger(t *testing.T) {
 			c := testenv.StartCollector(t, testenv.WithJaegerOTLP(j.OTLPGRPC),
 				testenv.WithSamplePercent(tt.percent), testenv.WithDecisionWait(500*time.Millisecond))
 			service := "testenv-" + strings.ReplaceAll(tt.name, " ", "-")
-			ids := sendTraces(t, c.GRPCEndpoint, service)
+			ids := sendTraces(t, c, service)
 
 			got := waitTraces(t, j, service, len(tt.want))
 			// Give tail_sampling time to (wrongly) release more traces.
@@ -134,7 +135,7 @@ func TestCollectorRestart(t *testing.T) {
 	assert.Zero(t, c.PID())
 	require.NoError(t, c.Start(context.Background()))
 	assert.NotEqual(t, pid, c.PID())
-	sendTraces(t, c.GRPCEndpoint, "testenv-restart")
+	sendTraces(t, c, "testenv-restart")
 	require.Eventually(t, func() bool {
 		n, err := c.Metric(context.Background(), "otelcol_receiver_accepted_spans")
 		return err == nil && n == 5

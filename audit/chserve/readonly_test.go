@@ -1,0 +1,98 @@
+package chserve_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// TestReadStatementsOnTheEngine runs every kind of read statement through
+// the real engine as the read-only user: readonly = 1 is added at the
+// statement level, so EXPLAIN shows the query as written, SHOW SETTINGS and
+// system.settings are not mistaken for a SETTINGS clause, and the engine
+// still refuses table functions, in every part of a UNION and in the query
+// an EXPLAIN analyses. Refusals name the authenticated user, not the
+// engine's own "default".
+func TestReadStatementsOnTheEngine(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	w, r := &ch.Writer, &ch.Reader
+	url := "url('http://127.0.0.1:1/x', 'CSV', 'a String')"
+	tests := []struct {
+		name  string
+		call  httpCall
+		code  string // X-ClickHouse-Exception-Code, "" for success
+		body  string // exact body on success, a substring on error
+		never string // must not appear in the body
+	}{
+		{name: "EXPLAIN SYNTAX", call: httpCall{user: r, body: "EXPLAIN SYNTAX SELECT 1"}, body: "SELECT 1\nFROM system.one\n"},
+		{name: "EXPLAIN SYNTAX keeps the query's own settings", call: httpCall{user: r, body: "EXPLAIN SYNTAX SELECT 1 SETTINGS max_threads = 1"},
+			body: "SELECT 1\nFROM system.one\nSETTINGS max_threads = 1\n"},
+		{name: "EXPLAIN QUERY TREE", call: httpCall{user: r, body: "EXPLAIN QUERY TREE SELECT 1"}, never: "readonly"},
+		{name: "EXPLAIN PLAN", call: httpCall{user: r, body: "EXPLAIN PLAN SELECT 1"}, never: "readonly"},
+		{name: "EXPLAIN with a FORMAT", call: httpCall{user: r, body: "EXPLAIN SYNTAX SELECT 1 FORMAT JSONEachRow"}, body: "{\"explain\":\"SELECT 1\"}\n{\"explain\":\"FROM system.one\"}\n"},
+		{name: "EXPLAIN with default_format", call: httpCall{user: r, query: q("default_format", "CSV"), body: "EXPLAIN SYNTAX SELECT 1"}, body: "\"SELECT 1\"\n\"FROM system.one\"\n"},
+		{name: "SHOW SETTINGS", call: httpCall{user: r, body: "SHOW SETTINGS LIKE 'max_block_size'"}, body: "max_block_size\tNonZeroUInt64\t65409\n"},
+		{name: "system.settings", call: httpCall{user: r, body: "SELECT name FROM system.settings WHERE name = 'max_block_size'"}, body: "max_block_size\n"},
+		{name: "alias settings", call: httpCall{user: r, body: "SELECT 2 AS settings"}, body: "2\n"},
+		{name: "DESCRIBE", call: httpCall{user: r, body: "DESCRIBE (SELECT 1 AS x)"}, body: "x\tUInt8\t\t\t\t\t\n"},
+		{name: "WITH … SELECT", call: httpCall{user: r, body: "WITH 3 AS x SELECT x"}, body: "3\n"},
+		{name: "settings of the query apply", call: httpCall{user: r, body: "SELECT getSetting('max_threads'), getSetting('readonly') SETTINGS max_threads = 1"}, body: "1\t1\n"},
+		{name: "union with settings in the middle", call: httpCall{user: r, body: "SELECT 1 SETTINGS max_threads = 1 UNION ALL SELECT 2 ORDER BY 1"}, body: "1\n2\n"},
+
+		{name: "table function refused, naming the reader", call: httpCall{user: r, body: "SELECT * FROM " + url},
+			code: "164", body: "DB::Exception: " + r.Name + ": Cannot execute query in readonly mode (user " + r.Name + " is read-only)", never: "default"},
+		{name: "in any part of a union", call: httpCall{user: r, body: "SELECT '1' SETTINGS max_threads = 1 UNION ALL SELECT * FROM " + url},
+			code: "164", body: r.Name + ": Cannot execute query in readonly mode", never: "default"},
+		{name: "and in the query EXPLAIN analyses", call: httpCall{user: r, body: "EXPLAIN PLAN SELECT * FROM " + url},
+			code: "164", body: r.Name + ": Cannot execute query in readonly mode", never: "default"},
+		{name: "the writer's reads are read-only too, and say why", call: httpCall{user: w, body: "SELECT * FROM " + url},
+			code: "164", body: w.Name + ": Cannot execute query in readonly mode (auditq serve runs every read statement with readonly=1", never: "default"},
+		{name: "the reader cannot lift readonly", call: httpCall{user: r, body: "SELECT 1 SETTINGS readonly = 0"}, code: "164", body: "readonly", never: "default:"},
+		{name: "server refusals name the user", call: httpCall{user: r, body: "DROP TABLE t"}, code: "164", body: "user " + r.Name + " is read-only"},
+	}
+	t.Run("clickhouse-go (Native)", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		conn := open(t, ch.ReaderDSN)
+		for sql, want := range map[string][]string{
+			"EXPLAIN SYNTAX SELECT 1":                                        {"SELECT 1", "FROM system.one"},
+			"SHOW TABLES FROM system LIKE 'one'":                             {"one"},
+			"SELECT name FROM system.settings WHERE name = 'max_block_size'": {"max_block_size"},
+		} {
+			rows, err := conn.Query(ctx, sql)
+			require.NoError(t, err, sql)
+			var got []string
+			for rows.Next() {
+				var v string
+				require.NoError(t, rows.Scan(&v), sql)
+				got = append(got, v)
+			}
+			require.NoError(t, rows.Err(), sql)
+			rows.Close()
+			assert.Equal(t, want, got, sql)
+		}
+	})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := do(t, ch, tt.call)
+			assert.Equal(t, tt.code, got.code, got.body)
+			if tt.code == "" {
+				assert.Equal(t, http.StatusOK, got.status, got.body)
+				if tt.body != "" {
+					assert.Equal(t, tt.body, got.body)
+				}
+			} else {
+				assert.Contains(t, got.body, tt.body)
+			}
+			if tt.never != "" {
+				assert.NotContains(t, got.body, tt.never)
+			}
+		})
+	}
+}

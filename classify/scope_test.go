@@ -1,0 +1,79 @@
+package classify_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// The classifier gates declare the tools they judge: by default those
+// whose input schema declares a string field they read (in any spelling
+// they read), or the tools named with ForTools or selected with WithScope,
+// each of which must then declare such a field.
+func TestGateScopes(t *testing.T) {
+	str := func(names ...string) []gate.SchemaField {
+		var fs []gate.SchemaField
+		for _, n := range names {
+			fs = append(fs, gate.SchemaField{Name: n, Types: []string{"string"}})
+		}
+		return fs
+	}
+	tools := []gate.ToolInfo{
+		{Name: "bash", Fields: str("command")},
+		{Name: "shell", Fields: str("Cmd", "timeout")},
+		{Name: "editor", Fields: str("command", "path")},
+		{Name: "read_file", Fields: str("path")},
+		{Name: "write_file", Fields: str("file_path", "content")},
+		{Name: "http_get", Fields: str("url")},
+		{Name: "counter", Fields: []gate.SchemaField{{Name: "command", Types: []string{"integer"}}}},
+		{Name: "untyped", Fields: []gate.SchemaField{{Name: "command"}}},
+		{Name: "run_script", Fields: str("script")},
+	}
+	mk := func(f func(...classify.GateOption) (gate.Gate, error), opts ...classify.GateOption) gate.Gate {
+		g, err := f(opts...)
+		require.NoError(t, err)
+		return g
+	}
+	tests := []struct {
+		name    string
+		g       gate.Gate
+		want    []string
+		missing []string // tools in scope without the field
+	}{
+		{"bash by fields", mk(classify.BashGate), []string{"bash", "shell", "editor", "untyped"}, nil},
+		{"bash for named tools", mk(classify.BashGate, classify.ForTools("bash", "run_script")), []string{"bash", "run_script"}, []string{"run_script"}},
+		{"bash with its own fields", mk(classify.BashGate, classify.WithInputFields("script")), []string{"run_script"}, nil},
+		{"bash by pattern", mk(classify.BashGate, classify.WithScope(gate.Scope{Patterns: []string{"*sh*"}})), []string{"bash", "shell"}, nil},
+		{"path by fields", mk(classify.PathGate), []string{"editor", "read_file", "write_file"}, nil},
+		{"path for named tools", mk(classify.PathGate, classify.ForTools("read_file", "http_get")), []string{"read_file", "http_get"}, []string{"http_get"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ok := gate.ScopeOf(tt.g)
+			require.True(t, ok, "a classifier gate declares its scope")
+			var got, missing []string
+			for _, tool := range tools {
+				if s.Matches(tool) {
+					got = append(got, tool.Name)
+					if s.Missing(tool) != "" {
+						missing = append(missing, tool.Name)
+					}
+				}
+			}
+			assert.ElementsMatch(t, tt.want, got)
+			assert.ElementsMatch(t, tt.missing, missing)
+		})
+	}
+	assert.Equal(t, classify.SourceBash, gate.NameOf(mk(classify.BashGate), ""))
+	assert.Equal(t, classify.SourcePath, gate.NameOf(mk(classify.PathGate), ""))
+	_, err := classify.BashGate(classify.ForTools())
+	require.ErrorIs(t, err, gate.ErrInvalidScope)
+	_, err = classify.PathGate(classify.WithScope(gate.Scope{Patterns: []string{"["}}))
+	require.ErrorIs(t, err, gate.ErrInvalidScope)
+	_, err = classify.BashGate(classify.WithInputFields())
+	require.ErrorIs(t, err, gate.ErrInvalidScope, "a bash gate that reads no field judges no tool")
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/internal/testenv"
+)
+
+// doctorEnv is the real pipeline doctor checks: the embedded server with
+// the audit schema migrated, and the collector writing to it.
+type doctorEnv struct {
+	ch  *testenv.ClickHouse
+	col *testenv.Collector
+}
+
+func startDoctorEnv(t *testing.T) doctorEnv {
+	t.Helper()
+	ch := testenv.StartClickHouse(t)
+	var out bytes.Buffer
+	code, stderr := execAuditq(t, context.Background(), &out, "migrate", "--dsn", ch.WriterDSN)
+	require.Equal(t, 0, code, stderr)
+	col := testenv.StartCollector(t, testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, "otel"))
+	return doctorEnv{ch: ch, col: col}
+}
+
+// runDoctorJSON runs `auditq doctor --json` and decodes the report.
+func runDoctorJSON(t *testing.T, args ...string) (int, doctorReport, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	code, stderr := execAuditq(t, ctx, &out, append([]string{"doctor", "--json", "--timeout", "20s"}, args...)...)
+	var rep doctorReport
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), "stdout: %s\nstderr: %s", out.String(), stderr)
+	return code, rep, stderr
+}
+
+func checkNamed(rep doctorReport, name string) doctorCheck {
+	for _, c := range rep.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return doctorCheck{}
+}
+
+// TestDoctor runs doctor against the real embedded server and the real
+// collector: every check OK (the test decision goes through the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT), then each misconfiguration fails its check
+// with the fix.
+func TestDoctor(t *testing.T) {
+	env := startDoctorEnv(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+env.col.GRPCEndpoint)
+
+	t.Run("all ok", func(t *testing.T) {
+		code, rep, stderr := runDoctorJSON(t, "--dsn", env.ch.ReaderDSN, "--collector-health", env.col.HealthURL)
+		require.Equal(t, 0, code, "%s\n%+v", stderr, rep)
+		assert.True(t, rep.OK)
+		var names []string
+		for _, c := range rep.Checks {
+			names = append(names, c.Name)
+			assert.Equal(t, statusOK, c.Status, "%s: %s", c.Name, c.Detail)
+			assert.Empty(t, c.Fix)
+		}
+		assert.Equal(t, []string{"dsn", "server", "credentials", "schema", "collector", "decision"}, names)
+		assert.Contains(t, checkNamed(rep, "credentials").Detail, `user "reader" logged in, read-only`)
+		dec := checkNamed(rep, "decision")
+		require.NotNil(t, dec.LatencyMS)
+		assert.Positive(t, *dec.LatencyMS)
+		assert.Contains(t, dec.Detail, "agent auditq-doctor")
+
+		// The test decision is a real row of gate_decisions.
+		var out bytes.Buffer
+		code, stderr = execAuditq(t, context.Background(), &out, "decisions", "--dsn", env.ch.ReaderDSN, "--agent", doctorAgent, "--format", "jsonl")
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, 1, strings.Count(out.String(), "\n"), out.String())
+		assert.Contains(t, out.String(), doctorTool)
+	})
+
+	t.Run("writer and text output", func(t *testing.T) {
+		var out bytes.Buffer
+		code, stderr := execAuditq(t, context.Background(), &out, "doctor", "--dsn", env.ch.WriterDSN, "--collector-health", env.col.HealthURL)
+		require.Equal(t, 0, code, "%s\n%s", stderr, out.String())
+		ok := 0
+		for _, line := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(line, "OK ") {
+				ok++
+			}
+		}
+		assert.Equal(t, 6, ok, out.String())
+		assert.Contains(t, out.String(), `user "writer" logged in, can write`)
+		assert.Empty(t, stderr)
+	})
+
+	bad := "http://" + env.ch.Reader.Name + ":wrong@" + env.ch.Addr
+	native := "clickhouse://" + env.ch.Reader.Name + ":" + env.ch.Reader.Password + "@" + env.ch.Addr
+	tlsToPlain := "https://" + env.ch.Reader.Name + ":" + env.ch.Reader.Password + "@" + env.ch.Addr + "?secure=true"
+	tests := []struct {
+		name      string
+		args      []string
+		failed    string // the check that fails
+		fix       string // in its fix
+		skipAfter []string
+	}{
+		{name: "wrong password", args: []string{"--dsn", bad, "--collector-health", env.col.HealthURL},
+			failed: "credentials", fix: "put the right user and password in --dsn or AUDITQ_DSN", skipAfter: []string{"schema", "decision"}},
+		{name: "native scheme at the HTTP server", args: []string{"--dsn", native, "--collector-health", env.col.HealthURL},
+			failed: "server", fix: "use an http:// DSN, http://reader:xxxxx@" + env.ch.Addr, skipAfter: []string{"credentials", "schema", "decision"}},
+		{name: "https at the plain-HTTP server", args: []string{"--dsn", tlsToPlain, "--collector-health", env.col.HealthURL},
+			failed: "server", fix: "use an http:// DSN without secure=true", skipAfter: []string{"credentials", "decision"}},
+		{name: "DSN at the collector's health port", args: []string{"--dsn", "http://reader:x@" + strings.TrimSuffix(strings.TrimPrefix(env.col.HealthURL, "http://"), "/"), "--collector-health", "none"},
+			failed: "server", fix: "ClickHouse's HTTP interface (and `auditq serve`) is usually on 8123"},
+		{name: "schema not migrated", args: []string{"--dsn", env.ch.ReaderDSN, "--database", "never_migrated", "--collector-health", env.col.HealthURL},
+			failed: "schema", fix: "run `auditq migrate --dsn WRITER_DSN --database never_migrated`", skipAfter: []string{"decision"}},
+		{name: "collector down", args: []string{"--dsn", env.ch.ReaderDSN, "--collector-health", "http://127.0.0.1:1/"},
+			failed: "collector", fix: "start the collector", skipAfter: []string{"decision"}},
+		{name: "OTLP endpoint wrong", args: []string{"--dsn", env.ch.ReaderDSN, "--collector-health", env.col.HealthURL, "--otlp-endpoint", "http://127.0.0.1:1"},
+			failed: "decision", fix: "check the OTLP/gRPC endpoint"},
+		{name: "OTLP TLS to a plaintext collector", args: []string{"--dsn", env.ch.ReaderDSN, "--collector-health", env.col.HealthURL, "--otlp-endpoint", "https://" + env.col.GRPCEndpoint},
+			failed: "decision", fix: "TLS mismatch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, rep, stderr := runDoctorJSON(t, tt.args...)
+			assert.Equal(t, 1, code, stderr)
+			assert.False(t, rep.OK)
+			assert.Contains(t, stderr, "checks failed")
+			c := checkNamed(rep, tt.failed)
+			assert.Equal(t, statusFail, c.Status, "%+v", rep)
+			assert.Contains(t, c.Fix, tt.fix, "%+v", c)
+			for _, n := range tt.skipAfter {
+				assert.Equal(t, statusSkip, checkNamed(rep, n).Status, "%s after %s failed: %+v", n, tt.failed, rep)
+			}
+			out, _ := json.Marshal(rep)
+			assert.NotContains(t, string(out), env.ch.Reader.Password, "no password in the report")
+		})
+	}
+}

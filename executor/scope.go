@@ -1,0 +1,208 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// ErrGateScope: a scoped gate (gate.Scoper, gate.Scoped, the classify
+// gates) does not fit the registered tools — its scope is invalid, it
+// applies to no registered tool, or a tool in its scope does not declare
+// the input field the gate reads. New and Agent return it, naming the
+// gate, the tool and the field and saying what to change.
+var ErrGateScope = errors.New("executor: gate scope")
+
+// toolInfo is the registered tool as scopes see it (built once per
+// registration): its name, annotations and the fields its input schema
+// declares.
+func toolInfo(t Tool, in *jsonschema.Schema) gate.ToolInfo {
+	fields := map[string][]string{}
+	anyType := map[string]bool{}
+	seen := map[*jsonschema.Schema]bool{}
+	var walk func(s *jsonschema.Schema)
+	walk = func(s *jsonschema.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		for name, p := range s.Properties {
+			var types []string
+			if p != nil && p.Types != nil && !p.Types.IsEmpty() {
+				types = p.Types.ToStrings()
+			}
+			if types == nil {
+				anyType[name] = true
+			}
+			fields[name] = append(fields[name], types...)
+		}
+		walk(s.Ref)
+		walk(s.RecursiveRef)
+		if s.DynamicRef != nil {
+			walk(s.DynamicRef.Ref)
+		}
+		for _, sub := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
+			walk(sub)
+		}
+		walk(s.If)
+		walk(s.Then)
+		walk(s.Else)
+		for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+			walk(s.DependentSchemas[k])
+		}
+	}
+	walk(in)
+	info := gate.ToolInfo{Name: t.Name, Annotations: t.Annotations}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		f := gate.SchemaField{Name: name}
+		if !anyType[name] {
+			f.Types = slices.Compact(slices.Sorted(slices.Values(fields[name])))
+		}
+		info.Fields = append(info.Fields, f)
+	}
+	return info
+}
+
+// expandChains replaces every gate.Chain of gs that has a scoped member
+// (at any depth) by its members, so that each member's scope applies. The
+// members then run as the executor's own chain: the same order, first deny
+// wins, an ask survives allows, a rewrite ends the round; each member is
+// bound by WithGateTimeout and named by its position when it has no name.
+// Chains without scoped members are kept whole.
+func expandChains(gs []gate.Gate) []gate.Gate {
+	var out []gate.Gate
+	for _, g := range gs {
+		if ms, ok := gate.Members(g); ok && hasScoped(ms) {
+			out = append(out, expandChains(ms)...)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func hasScoped(gs []gate.Gate) bool {
+	for _, g := range gs {
+		if _, ok := gate.ScopeOf(g); ok {
+			return true
+		}
+		if ms, ok := gate.Members(g); ok && hasScoped(ms) {
+			return true
+		}
+	}
+	return false
+}
+
+// scopedGate is one gate of an agent with its scope (nil: every tool).
+type scopedGate struct {
+	g     gate.Gate // wrapped (timeout, name)
+	scope *gate.Scope
+}
+
+// resolvedGate is the gate that judges the calls of one registered tool
+// for one agent: the chain of the agent's gates whose scope holds the tool
+// (nil: none does).
+type resolvedGate struct {
+	g    gate.Gate
+	name string
+}
+
+// gateFor returns the gate that judges calls to the registered tool ent,
+// and its name: the agent's whole chain when no gate is scoped, else the
+// chain of the gates whose scope holds ent (nil when none does). It is
+// resolved from the registered entry (name, annotations, schema), never
+// from the call, once per entry and agent.
+func (a *Agent) gateFor(ent *entry) (gate.Gate, string) {
+	if !a.scoped {
+		return a.gate, a.gname
+	}
+	if v, ok := a.byEntry.Load(ent); ok {
+		r := v.(*resolvedGate)
+		return r.g, r.name
+	}
+	var members []gate.Gate
+	for _, sg := range a.members {
+		if sg.scope == nil || sg.scope.Matches(ent.info) {
+			members = append(members, sg.g)
+		}
+	}
+	r := &resolvedGate{}
+	switch len(members) {
+	case 0:
+	case len(a.members):
+		r.g, r.name = a.gate, a.gname
+	case 1:
+		r.g = members[0]
+	default:
+		r.g = gate.Chain(members...)
+	}
+	if r.g != nil && r.name == "" {
+		r.name = gate.NameOf(r.g, "gate")
+	}
+	v, _ := a.byEntry.LoadOrStore(ent, r)
+	r = v.(*resolvedGate)
+	return r.g, r.name
+}
+
+// checkScopes refuses scoped gates that do not fit the registered tools:
+// an invalid scope, a scope that holds no registered tool, a tool in scope
+// whose schema lacks the field the gate needs or that the gate's
+// CheckTool (gate.ToolChecker) refuses. where names the gates'
+// level for messages ("executor-level", "agent \"coder\"'s").
+func checkScopes(reg *Registry, gates []gate.Gate, where string) error {
+	var tools []*entry
+	for i, g := range gates {
+		s, ok := gate.ScopeOf(g)
+		if !ok {
+			continue
+		}
+		name := strconv.Quote(gate.NameOf(g, "gate["+strconv.Itoa(i)+"]"))
+		id := fmt.Sprintf("gate %s (%s gate %d)", name, where, i)
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrGateScope, id, err)
+		}
+		if tools == nil {
+			for _, n := range reg.Names() {
+				if e, ok := reg.lookup(n); ok {
+					tools = append(tools, e)
+				}
+			}
+		}
+		matched := 0
+		for _, e := range tools {
+			if !s.Matches(e.info) {
+				continue
+			}
+			matched++
+			if miss := s.Missing(e.info); miss != "" {
+				return fmt.Errorf("%w: %s applies to tool %q, whose input schema has no %s (the gate reads one and denies every call without it): "+
+					"declare the field in the tool's InputSchema properties, or scope the gate to the tools that have it (gate.Scoped, classify.ForTools)",
+					ErrGateScope, id, e.tool.Name, miss)
+			}
+			if err := gate.CheckTool(g, e.info); err != nil {
+				return fmt.Errorf("%w: %s applies to tool %q: %w", ErrGateScope, id, e.tool.Name, err)
+			}
+		}
+		if matched == 0 {
+			return fmt.Errorf("%w: %s applies to no registered tool: its scope is %s, and the registered tools are [%s]: "+
+				"register the tools it should judge before executor.New and Executor.Agent, or scope it to registered tools (gate.Scoped, classify.ForTools)",
+				ErrGateScope, id, s, toolList(tools))
+		}
+	}
+	return nil
+}
+
+func toolList(tools []*entry) string {
+	names := make([]string, len(tools))
+	for i, e := range tools {
+		names[i] = strconv.Quote(e.tool.Name)
+	}
+	return strings.Join(names, " ")
+}

@@ -1,0 +1,364 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"pgregory.net/rapid"
+
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// The property test's world: tool names built from a few parts (so
+// patterns and near-miss spellings collide), fields in several spellings
+// and types, and annotations drawn from MCP's three states.
+var (
+	scopeNameParts = []string{"bash", "read", "read_file", "fs", "mcp__", "Bash", "get"}
+	scopeFields    = []string{"command", "cmd", "Command", "com_mand", "path", "url"}
+	scopeTypes     = []string{"string", "integer", ""}
+	scopePatterns  = []string{"*", "read*", "mcp__*", "*_file", "?ash", "[bB]ash", "*get"}
+	scopeHints     = []gate.Hint{gate.HintReadOnly, gate.HintDestructive, gate.HintOpenWorld}
+)
+
+type propTool struct {
+	name   string
+	fields map[string]string // field → type ("" untyped)
+	ann    gate.Annotations
+}
+
+func drawTool(t *rapid.T, label string) propTool {
+	name := rapid.SampledFrom(scopeNameParts).Draw(t, label+".name")
+	if rapid.Bool().Draw(t, label+".suffix?") {
+		name += rapid.SampledFrom([]string{"_get", "2", ".x", "_file"}).Draw(t, label+".suffix")
+	}
+	pt := propTool{name: name, fields: map[string]string{}}
+	for range rapid.IntRange(0, 2).Draw(t, label+".nfields") {
+		f := rapid.SampledFrom(scopeFields).Draw(t, label+".field")
+		if _, dup := pt.fields[f]; dup {
+			continue
+		}
+		// One spelling per case-insensitive name: the executor refuses
+		// input that carries two of them anyway.
+		clash := false
+		for g := range pt.fields {
+			clash = clash || gate.SameFieldName(f, g)
+		}
+		if !clash {
+			pt.fields[f] = rapid.SampledFrom(scopeTypes).Draw(t, label+".type")
+		}
+	}
+	tri := func(l string) *bool {
+		switch rapid.IntRange(0, 2).Draw(t, l) {
+		case 0:
+			return nil
+		case 1:
+			b := true
+			return &b
+		}
+		b := false
+		return &b
+	}
+	pt.ann = gate.Annotations{ReadOnlyHint: rapid.Bool().Draw(t, label+".readOnly"),
+		DestructiveHint: tri(label + ".destructive"), OpenWorldHint: tri(label + ".openWorld")}
+	return pt
+}
+
+func (pt propTool) schema() json.RawMessage {
+	props := map[string]any{}
+	for f, typ := range pt.fields {
+		if typ == "" {
+			props[f] = map[string]any{}
+		} else {
+			props[f] = map[string]any{"type": typ}
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	return b
+}
+
+func drawScope(t *rapid.T, label string) gate.Scope {
+	var s gate.Scope
+	for s.Tools == nil && s.Patterns == nil && s.Hints == nil && s.Fields == nil {
+		if rapid.IntRange(0, 2).Draw(t, label+".tools?") == 0 {
+			s.Tools = rapid.SliceOfN(rapid.SampledFrom(append(scopeNameParts, "read_file_get", "bash2")), 1, 2).Draw(t, label+".tools")
+		}
+		if rapid.IntRange(0, 2).Draw(t, label+".patterns?") == 0 {
+			s.Patterns = rapid.SliceOfN(rapid.SampledFrom(scopePatterns), 1, 2).Draw(t, label+".patterns")
+		}
+		if rapid.IntRange(0, 3).Draw(t, label+".hints?") == 0 {
+			s.Hints = rapid.SliceOfN(rapid.SampledFrom(scopeHints), 1, 2).Draw(t, label+".hints")
+		}
+		if rapid.IntRange(0, 2).Draw(t, label+".fields?") == 0 {
+			s.Fields = rapid.SliceOfN(rapid.SampledFrom(scopeFields), 1, 2).Draw(t, label+".fields")
+			s.FieldType = rapid.SampledFrom(scopeTypes).Draw(t, label+".fieldType")
+		}
+	}
+	return s
+}
+
+// inScope is the test's own reading of gate.Scope, written from its
+// documentation: any selector holds the registered tool.
+func inScope(s gate.Scope, pt propTool) bool {
+	if slices.Contains(s.Tools, pt.name) {
+		return true
+	}
+	for _, p := range s.Patterns {
+		if ok, _ := path.Match(p, pt.name); ok {
+			return true
+		}
+	}
+	a := pt.ann
+	for _, h := range s.Hints {
+		switch h {
+		case gate.HintReadOnly:
+			if a.ReadOnlyHint {
+				return true
+			}
+		case gate.HintDestructive:
+			if !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint) {
+				return true
+			}
+		case gate.HintOpenWorld:
+			if a.OpenWorldHint == nil || *a.OpenWorldHint {
+				return true
+			}
+		}
+	}
+	for f, typ := range pt.fields {
+		for _, want := range s.Fields {
+			if strings.EqualFold(strings.ReplaceAll(f, "_", ""), strings.ReplaceAll(want, "_", "")) &&
+				(s.FieldType == "" || typ == "" || typ == s.FieldType) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// logGate records the calls it judged and allows or denies by its table.
+type logGate struct {
+	name  string
+	deny  int // denies the tools whose name's length is 0 mod deny (0: none)
+	mu    sync.Mutex
+	calls []string // tool call IDs judged
+}
+
+func (g *logGate) Name() string { return g.name }
+
+func (g *logGate) Decide(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+	g.mu.Lock()
+	g.calls = append(g.calls, c.ToolCallID)
+	g.mu.Unlock()
+	if g.denies(c.ToolName) {
+		return gate.Deny(g.name + " denies " + c.ToolName).WithRisk(gate.RiskHigh), nil
+	}
+	return gate.Allow().WithRisk(gate.RiskReview), nil
+}
+
+func (g *logGate) denies(tool string) bool { return g.deny > 0 && len(tool)%g.deny == 0 }
+
+func (g *logGate) judged(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Contains(g.calls, id)
+}
+
+// TestPropertyGateScope: over random registries (tools registered before
+// the executor and while calls run), random scoped and unscoped gates at
+// the executor and agent level, and random calls — registered names,
+// near-miss spellings (case, suffixes), inputs with any field — a gate
+// judges a call iff the called tool is registered and in the gate's
+// scope (unscoped: every tool); the gates that judge it are exactly the
+// in-scope ones in order, up to the first deny; the decision's verdicts and
+// the span's gate.verdicts (or gate.source) name exactly them; a call no
+// gate applies to is ungated (gate.gated=false); a call that a gate in
+// scope denies never runs.
+func TestPropertyGateScope(t *testing.T) {
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
+		require.NoError(t, flag.Set("rapid.checks", "1000"))
+		t.Cleanup(func() { _ = flag.Set("rapid.checks", f.DefValue) })
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		tools := map[string]propTool{}
+		ran := map[string]int{}
+		var mu sync.Mutex
+		reg, err := executor.NewRegistry()
+		require.NoError(t, err)
+		register := func(label string) {
+			pt := drawTool(t, label)
+			if _, dup := tools[pt.name]; dup {
+				return
+			}
+			name := pt.name
+			require.NoError(t, reg.Register(executor.Tool{Name: name, InputSchema: pt.schema(), Annotations: pt.ann,
+				Execute: func(context.Context, json.RawMessage) (executor.Result, error) {
+					mu.Lock()
+					ran[name]++
+					mu.Unlock()
+					return executor.Text("ok"), nil
+				}}))
+			tools[name] = pt
+		}
+		for i := range rapid.IntRange(1, 5).Draw(t, "tools") {
+			register(fmt.Sprintf("tool%d", i))
+		}
+		// Gates with their scopes (nil: unscoped), executor-level first.
+		type member struct {
+			g     *logGate
+			scope *gate.Scope
+		}
+		var execM, agentM []member
+		drawMembers := func(level string, n int) []member {
+			var ms []member
+			for i := range n {
+				lg := &logGate{name: fmt.Sprintf("%s%d", level, i)}
+				lg.deny = rapid.IntRange(0, 5).Draw(t, lg.name+".deny")
+				m := member{g: lg}
+				if rapid.IntRange(0, 3).Draw(t, lg.name+".scoped?") > 0 {
+					s := drawScope(t, lg.name)
+					// Scopes must fit the registry (else New refuses them,
+					// see TestGateScopeErrors): keep drawing scopes that
+					// hold at least one registered tool.
+					fits := false
+					for _, pt := range tools {
+						fits = fits || inScope(s, pt)
+					}
+					if !fits {
+						s = gate.Scope{Patterns: []string{"*"}}
+					}
+					m.scope = &s
+				}
+				ms = append(ms, m)
+			}
+			return ms
+		}
+		execM = drawMembers("exec", rapid.IntRange(0, 3).Draw(t, "exec gates"))
+		agentM = drawMembers("agent", rapid.IntRange(0, 3).Draw(t, "agent gates"))
+		asGates := func(ms []member) []gate.Gate {
+			var gs []gate.Gate
+			for _, m := range ms {
+				var g gate.Gate = m.g
+				if m.scope != nil {
+					g = gate.Scoped(g, *m.scope)
+				}
+				if rapid.Bool().Draw(t, m.g.name+".renamed?") {
+					g = gate.Named(m.g.name, g) // a wrapper must not hide the scope
+				}
+				gs = append(gs, g)
+			}
+			// Some runs of gates come as one gate.Chain (nested at
+			// times): the members' scopes still apply.
+			if len(gs) > 1 && rapid.Bool().Draw(t, "chain?") {
+				i := rapid.IntRange(0, len(gs)-2).Draw(t, "chain.from")
+				j := rapid.IntRange(i+2, len(gs)).Draw(t, "chain.to")
+				inner := slices.Clone(gs[i:j])
+				if len(inner) > 2 && rapid.Bool().Draw(t, "nested?") {
+					inner = []gate.Gate{inner[0], gate.Chain(inner[1:]...)}
+				}
+				gs = slices.Concat(gs[:i], []gate.Gate{gate.Chain(inner...)}, gs[j:])
+			}
+			return gs
+		}
+		spans := tracetest.NewInMemoryExporter()
+		ex, err := executor.New(reg, executor.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))),
+			executor.WithGates(asGates(execM)...))
+		require.NoError(t, err)
+		a, err := ex.Agent("prop", executor.AgentPresets(executor.PresetAll), executor.AgentGates(asGates(agentM)...))
+		require.NoError(t, err)
+		run := a.Run("r")
+		all := append(slices.Clone(execM), agentM...)
+
+		for i := range rapid.IntRange(1, 8).Draw(t, "calls") {
+			if rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("register%d?", i)) == 0 {
+				register(fmt.Sprintf("late%d", i)) // registered while the agent runs
+			}
+			names := slices.Sorted(func(yield func(string) bool) {
+				for n := range tools {
+					if !yield(n) {
+						return
+					}
+				}
+			})
+			name := rapid.SampledFrom(append(names, scopeNameParts...)).Draw(t, fmt.Sprintf("call%d.name", i))
+			switch rapid.IntRange(0, 5).Draw(t, fmt.Sprintf("call%d.spelling", i)) {
+			case 0:
+				name = strings.ToUpper(name)
+			case 1:
+				name += " "
+			}
+			in := map[string]any{}
+			for range rapid.IntRange(0, 2).Draw(t, fmt.Sprintf("call%d.nfields", i)) {
+				f := rapid.SampledFrom(scopeFields).Draw(t, fmt.Sprintf("call%d.field", i))
+				clash := false
+				for g := range in {
+					clash = clash || gate.SameFieldName(f, g)
+				}
+				if !clash {
+					in[f] = rapid.SampledFrom([]any{"rm -rf /", "x", 3}).Draw(t, fmt.Sprintf("call%d.value", i))
+				}
+			}
+			raw, _ := json.Marshal(in)
+			id := fmt.Sprintf("c%d", i)
+			spans.Reset()
+			mu.Lock()
+			before := ran[name]
+			mu.Unlock()
+			res := run.Execute(context.Background(), executor.ToolCall{ID: id, Name: name, Input: raw})
+
+			pt, registered := tools[name]
+			valid := registered && res.ErrorType != executor.ErrorTypeInvalidInput
+			var want []string // the gates that must judge, in order
+			if valid {
+				for _, m := range all {
+					if m.scope == nil || inScope(*m.scope, pt) {
+						want = append(want, m.g.name)
+						if m.g.denies(name) {
+							break
+						}
+					}
+				}
+			}
+			for _, m := range all {
+				if got := m.g.judged(id); got != slices.Contains(want, m.g.name) {
+					t.Fatalf("call %s to %q (%+v, registered %v): gate %s judged=%v, want the gates %v; result %+v",
+						id, name, pt, registered, m.g.name, got, want, res)
+				}
+			}
+			var verdicts []string
+			for _, v := range res.Gate.Verdicts {
+				verdicts = append(verdicts, v.Gate)
+			}
+			if !slices.Equal(verdicts, want) {
+				t.Fatalf("call %s to %q: verdicts %v, want %v", id, name, verdicts, want)
+			}
+			ss := spans.GetSpans()
+			if len(ss) != 1 {
+				t.Fatalf("%d spans", len(ss))
+			}
+			if got := spanGates(ss[0]); !slices.Equal(got, want) {
+				t.Fatalf("call %s to %q: span names gates %v, want %v", id, name, got, want)
+			}
+			if res.Gate.Gated != (len(want) > 0) {
+				t.Fatalf("call %s to %q: gated=%v with gates %v", id, name, res.Gate.Gated, want)
+			}
+			mu.Lock()
+			didRun := ran[name] > before
+			mu.Unlock()
+			denied := len(want) > 0 && all[slices.IndexFunc(all, func(m member) bool { return m.g.name == want[len(want)-1] })].g.denies(name)
+			if didRun != (valid && !denied) {
+				t.Fatalf("call %s to %q: ran=%v, valid=%v, denied=%v", id, name, didRun, valid, denied)
+			}
+		}
+	})
+}
