@@ -492,11 +492,11 @@ func exportFix(err error) string {
 	msg := err.Error()
 	switch status.Code(errors.Unwrap(err)) {
 	case codes.Unauthenticated, codes.PermissionDenied:
-		return "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20TOKEN (the collector's bearer token) or the client certificate (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY)"
+		return "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer TOKEN' (the collector's bearer token, TOOLGATE_OTLP_TOKEN) or the client certificate (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY)"
 	}
 	switch {
 	case strings.Contains(msg, "Unauthenticated") || strings.Contains(msg, "PermissionDenied"):
-		return "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20TOKEN (the collector's bearer token) or the client certificate (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY)"
+		return "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer TOKEN' (the collector's bearer token, TOOLGATE_OTLP_TOKEN) or the client certificate (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY)"
 	case strings.Contains(msg, "handshake") || strings.Contains(msg, "tls:") || strings.Contains(msg, "x509"):
 		return "TLS mismatch: for a plaintext collector use an http:// endpoint or OTEL_EXPORTER_OTLP_INSECURE=true; for a TLS collector use https:// and trust its CA (OTEL_EXPORTER_OTLP_CERTIFICATE=ca.pem)"
 	case strings.Contains(msg, "connection refused") || strings.Contains(msg, "Unavailable") || strings.Contains(msg, "DeadlineExceeded") || strings.Contains(msg, "deadline exceeded"):

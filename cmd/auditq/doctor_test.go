@@ -59,6 +59,7 @@ func checkNamed(rep doctorReport, name string) doctorCheck {
 func TestDoctor(t *testing.T) {
 	env := startDoctorEnv(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+env.col.GRPCEndpoint)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer "+env.col.Token)
 
 	t.Run("all ok", func(t *testing.T) {
 		code, rep, stderr := runDoctorJSON(t, "--dsn", env.ch.ReaderDSN, "--collector-health", env.col.HealthURL)
@@ -109,6 +110,7 @@ func TestDoctor(t *testing.T) {
 		failed    string // the check that fails
 		fix       string // in its fix
 		skipAfter []string
+		headers   string // OTEL_EXPORTER_OTLP_HEADERS for this case, when set
 	}{
 		{name: "wrong password", args: []string{"--dsn", bad, "--collector-health", env.col.HealthURL},
 			failed: "credentials", fix: "put the right user and password in --dsn or AUDITQ_DSN", skipAfter: []string{"schema", "decision"}},
@@ -126,9 +128,16 @@ func TestDoctor(t *testing.T) {
 			failed: "decision", fix: "check the OTLP/gRPC endpoint"},
 		{name: "OTLP TLS to a plaintext collector", args: []string{"--dsn", env.ch.ReaderDSN, "--collector-health", env.col.HealthURL, "--otlp-endpoint", "https://" + env.col.GRPCEndpoint},
 			failed: "decision", fix: "TLS mismatch"},
+		{name: "OTLP token missing", args: []string{"--dsn", env.ch.ReaderDSN, "--collector-health", env.col.HealthURL},
+			headers: "x-unrelated=1", failed: "decision", fix: "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer TOKEN'"},
+		{name: "OTLP token wrong", args: []string{"--dsn", env.ch.ReaderDSN, "--collector-health", env.col.HealthURL},
+			headers: "authorization=Bearer not-the-token", failed: "decision", fix: "the collector wants credentials"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.headers != "" {
+				t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", tt.headers)
+			}
 			code, rep, stderr := runDoctorJSON(t, tt.args...)
 			assert.Equal(t, 1, code, stderr)
 			assert.False(t, rep.OK)
