@@ -44,7 +44,8 @@ func TestGateScopes(t *testing.T) {
 		want    []string
 		missing []string // tools in scope without the field
 	}{
-		{"bash by fields", mk(classify.BashGate), []string{"bash", "shell", "editor", "untyped"}, nil},
+		// A command of another type is in scope, and refused (Missing).
+		{"bash by fields", mk(classify.BashGate), []string{"bash", "shell", "editor", "untyped", "counter"}, []string{"counter"}},
 		{"bash for named tools", mk(classify.BashGate, classify.ForTools("bash", "run_script")), []string{"bash", "run_script"}, []string{"run_script"}},
 		{"bash with its own fields", mk(classify.BashGate, classify.WithInputFields("script")), []string{"run_script"}, nil},
 		{"bash by pattern", mk(classify.BashGate, classify.WithScope(gate.Scope{Patterns: []string{"*sh*"}})), []string{"bash", "shell"}, nil},

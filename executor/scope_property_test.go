@@ -135,10 +135,30 @@ func inScope(s gate.Scope, pt propTool) bool {
 			}
 		}
 	}
-	for f, typ := range pt.fields {
+	// A field of any type selects (FieldType never narrows a scope).
+	for f := range pt.fields {
 		for _, want := range s.Fields {
-			if strings.EqualFold(strings.ReplaceAll(f, "_", ""), strings.ReplaceAll(want, "_", "")) &&
-				(s.FieldType == "" || typ == "" || typ == s.FieldType) {
+			if sameName(f, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameName(a, b string) bool {
+	return strings.EqualFold(strings.ReplaceAll(a, "_", ""), strings.ReplaceAll(b, "_", ""))
+}
+
+// nearMiss is the test's reading of the near-miss rule: a scope name that
+// no registered tool has but one has in another spelling.
+func nearMiss(s gate.Scope, tools map[string]propTool) bool {
+	for _, n := range s.Tools {
+		if _, ok := tools[n]; ok {
+			continue
+		}
+		for r := range tools {
+			if sameName(n, r) {
 				return true
 			}
 		}
@@ -270,11 +290,26 @@ func TestPropertyGateScope(t *testing.T) {
 			}
 			return gs
 		}
+		// A scope naming a tool in another spelling than the registered
+		// one ("Bash" for "bash") is refused, never left to select nothing.
+		missed := func(ms []member) bool {
+			return slices.ContainsFunc(ms, func(m member) bool { return m.scope != nil && nearMiss(*m.scope, tools) })
+		}
 		spans := tracetest.NewInMemoryExporter()
 		ex, err := executor.New(reg, executor.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))),
 			executor.WithGates(asGates(execM)...))
+		if missed(execM) {
+			require.ErrorIs(t, err, executor.ErrGateScope)
+			require.ErrorContains(t, err, "did you mean")
+			return
+		}
 		require.NoError(t, err)
 		a, err := ex.Agent("prop", executor.AgentPresets(executor.PresetAll), executor.AgentGates(asGates(agentM)...))
+		if missed(agentM) {
+			require.ErrorIs(t, err, executor.ErrGateScope)
+			require.ErrorContains(t, err, "did you mean")
+			return
+		}
 		require.NoError(t, err)
 		run := a.Run("r")
 		all := append(slices.Clone(execM), agentM...)
