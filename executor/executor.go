@@ -112,6 +112,9 @@ type Agent struct {
 	scoped  bool
 	members []scopedGate
 	byEntry sync.Map
+	// must denies the calls no gate applies to (WithRequireGated; nil
+	// otherwise).
+	must *requireGated
 }
 
 // Agent returns the agent named name. Reachable tools are those of its
@@ -190,6 +193,14 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 			a.gate = gate.Chain(wrapped...)
 		}
 		a.gname = gate.NameOf(a.gate, "gate")
+	}
+	if e.cfg.requireGated {
+		a.must = &requireGated{}
+		if ung := a.ungated(); len(ung) > 0 {
+			return nil, fmt.Errorf("%w: agent %q reaches tools no gate applies to, and the executor requires every call to be gated (WithRequireGated): %q: "+
+				"scope a gate to them (gate.Scoped, classify.ForTools), add a gate for every tool, or make them unreachable (AgentDeny, WithDeniedTools)",
+				ErrGateScope, name, ung)
+		}
 	}
 	return a, nil
 }

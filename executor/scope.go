@@ -2,6 +2,7 @@ package executor
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,6 +21,39 @@ import (
 // the input field the gate reads. New and Agent return it, naming the
 // gate, the tool and the field and saying what to change.
 var ErrGateScope = errors.New("executor: gate scope")
+
+// RequireGatedSource is the gate source (gate.source) of the denial of a
+// call no gate applies to under WithRequireGated.
+const RequireGatedSource = "executor.require_gated"
+
+// requireGated is the gate of WithRequireGated for a tool no gate
+// applies to: it denies every call, saying what to change.
+type requireGated struct{}
+
+func (*requireGated) Name() string { return RequireGatedSource }
+
+func (*requireGated) Decide(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+	return gate.Deny(fmt.Sprintf("no gate applies to tool %q and the executor requires every call to be gated (executor.WithRequireGated): "+
+		"scope a gate to the tool (gate.Scoped, classify.ForTools) or make it unreachable", c.ToolName)).
+		WithRisk(gate.RiskHigh).WithSource(RequireGatedSource), nil
+}
+
+// ungated returns the registered tools the agent reaches that no gate
+// applies to, sorted by name.
+func (a *Agent) ungated() []string {
+	var out []string
+	for _, n := range a.ex.reg.Names() {
+		if !a.Reachable(n) {
+			continue
+		}
+		if ent, ok := a.ex.reg.lookup(n); ok {
+			if g, _ := a.gateFor(ent); g == nil || g == gate.Gate(a.must) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
 
 // toolInfo is the registered tool as scopes see it (built once per
 // registration): its name, annotations and every top-level field its
@@ -185,6 +219,9 @@ type resolvedGate struct {
 // from the call, once per entry and agent.
 func (a *Agent) gateFor(ent *entry) (gate.Gate, string) {
 	if !a.scoped {
+		if a.gate == nil && a.must != nil {
+			return a.must, RequireGatedSource
+		}
 		return a.gate, a.gname
 	}
 	if v, ok := a.byEntry.Load(ent); ok {
@@ -200,6 +237,9 @@ func (a *Agent) gateFor(ent *entry) (gate.Gate, string) {
 	r := &resolvedGate{}
 	switch len(members) {
 	case 0:
+		if a.must != nil {
+			r.g, r.name = a.must, RequireGatedSource
+		}
 	case len(a.members):
 		r.g, r.name = a.gate, a.gname
 	case 1:
