@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -29,12 +31,32 @@ var (
 	scopeTypes     = []string{"string", "integer", ""}
 	scopePatterns  = []string{"*", "read*", "mcp__*", "*_file", "?ash", "[bB]ash", "*get"}
 	scopeHints     = []gate.Hint{gate.HintReadOnly, gate.HintDestructive, gate.HintOpenWorld}
+	// Property-name patterns a schema may admit fields by
+	// (patternProperties): each matches some spelling of a field above
+	// exactly when patternSpellings says so.
+	scopeSchemaPatterns = []string{"^command$", "^comm", ".", "^CMD$", "^path$", "mand$", "^x-", "^c_?m_?d$", "^u.l$"}
 )
 
+// patternAdmitsField is the test's reading of a field admitted by pattern:
+// the pattern matches one of the field's plain spellings (its '_'
+// dropped; as written, lower or upper case) — enough for the patterns
+// above.
+func patternAdmitsField(pattern, field string) bool {
+	plain := strings.ReplaceAll(field, "_", "")
+	for _, sp := range []string{field, plain, strings.ToLower(plain), strings.ToUpper(plain)} {
+		if regexp.MustCompile(pattern).MatchString(sp) {
+			return true
+		}
+	}
+	return false
+}
+
 type propTool struct {
-	name   string
-	fields map[string]string // field → type ("" untyped)
-	ann    gate.Annotations
+	name     string
+	fields   map[string]string // field → type ("" untyped)
+	pattern  string            // a patternProperties key ("" none)
+	catchAll bool              // additionalProperties is a schema
+	ann      gate.Annotations
 }
 
 func drawTool(t *rapid.T, label string) propTool {
@@ -57,6 +79,12 @@ func drawTool(t *rapid.T, label string) propTool {
 		if !clash {
 			pt.fields[f] = rapid.SampledFrom(scopeTypes).Draw(t, label+".type")
 		}
+	}
+	switch rapid.IntRange(0, 5).Draw(t, label+".admits") {
+	case 0:
+		pt.pattern = rapid.SampledFrom(scopeSchemaPatterns).Draw(t, label+".pattern")
+	case 1:
+		pt.catchAll = true
 	}
 	tri := func(l string) *bool {
 		switch rapid.IntRange(0, 2).Draw(t, l) {
@@ -83,7 +111,14 @@ func (pt propTool) schema() json.RawMessage {
 			props[f] = map[string]any{"type": typ}
 		}
 	}
-	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	sch := map[string]any{"type": "object", "properties": props}
+	if pt.pattern != "" {
+		sch["patternProperties"] = map[string]any{pt.pattern: map[string]any{"type": "string"}}
+	}
+	if pt.catchAll {
+		sch["additionalProperties"] = map[string]any{"type": "string"}
+	}
+	b, _ := json.Marshal(sch)
 	return b
 }
 
@@ -135,9 +170,13 @@ func inScope(s gate.Scope, pt propTool) bool {
 			}
 		}
 	}
-	// A field of any type selects (FieldType never narrows a scope).
-	for f := range pt.fields {
-		for _, want := range s.Fields {
+	// A field of any type selects (FieldType never narrows a scope), and
+	// so does a pattern or a catch-all that admits it.
+	for _, want := range s.Fields {
+		if pt.catchAll || pt.pattern != "" && patternAdmitsField(pt.pattern, want) {
+			return true
+		}
+		for f := range pt.fields {
 			if sameName(f, want) {
 				return true
 			}
@@ -295,9 +334,13 @@ func TestPropertyGateScope(t *testing.T) {
 		missed := func(ms []member) bool {
 			return slices.ContainsFunc(ms, func(m member) bool { return m.scope != nil && nearMiss(*m.scope, tools) })
 		}
+		requireGated := rapid.Bool().Draw(t, "requireGated")
+		opts := []executor.Option{executor.WithGates(asGates(execM)...)}
+		if requireGated {
+			opts = append(opts, executor.WithRequireGated())
+		}
 		spans := tracetest.NewInMemoryExporter()
-		ex, err := executor.New(reg, executor.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))),
-			executor.WithGates(asGates(execM)...))
+		ex, err := executor.New(reg, append(opts, executor.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))))...)
 		if missed(execM) {
 			require.ErrorIs(t, err, executor.ErrGateScope)
 			require.ErrorContains(t, err, "did you mean")
@@ -310,9 +353,26 @@ func TestPropertyGateScope(t *testing.T) {
 			require.ErrorContains(t, err, "did you mean")
 			return
 		}
+		all := append(slices.Clone(execM), agentM...)
+		gatedTool := func(pt propTool) bool {
+			return slices.ContainsFunc(all, func(m member) bool { return m.scope == nil || inScope(*m.scope, pt) })
+		}
+		if requireGated {
+			// Every reachable registered tool needs a gate in scope.
+			var ungated []string
+			for _, n := range slices.Sorted(maps.Keys(tools)) {
+				if !gatedTool(tools[n]) {
+					ungated = append(ungated, n)
+				}
+			}
+			if len(ungated) > 0 {
+				require.ErrorIs(t, err, executor.ErrGateScope)
+				require.ErrorContains(t, err, fmt.Sprintf("%q", ungated))
+				return
+			}
+		}
 		require.NoError(t, err)
 		run := a.Run("r")
-		all := append(slices.Clone(execM), agentM...)
 
 		for i := range rapid.IntRange(1, 8).Draw(t, "calls") {
 			if rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("register%d?", i)) == 0 {
@@ -370,6 +430,17 @@ func TestPropertyGateScope(t *testing.T) {
 						id, name, pt, registered, m.g.name, got, want, res)
 				}
 			}
+			mu.Lock()
+			didRun := ran[name] > before
+			mu.Unlock()
+			if requireGated && valid && len(want) == 0 {
+				// A tool registered later outside every scope: denied by
+				// the executor, never run, recorded as gated.
+				if !res.Gate.Gated || res.Gate.Action != gate.ActionDeny || res.Gate.Source != executor.RequireGatedSource || didRun {
+					t.Fatalf("call %s to %q with WithRequireGated and no gate in scope: %+v, ran=%v", id, name, res.Gate, didRun)
+				}
+				continue
+			}
 			var verdicts []string
 			for _, v := range res.Gate.Verdicts {
 				verdicts = append(verdicts, v.Gate)
@@ -387,9 +458,6 @@ func TestPropertyGateScope(t *testing.T) {
 			if res.Gate.Gated != (len(want) > 0) {
 				t.Fatalf("call %s to %q: gated=%v with gates %v", id, name, res.Gate.Gated, want)
 			}
-			mu.Lock()
-			didRun := ran[name] > before
-			mu.Unlock()
 			denied := len(want) > 0 && all[slices.IndexFunc(all, func(m member) bool { return m.g.name == want[len(want)-1] })].g.denies(name)
 			if didRun != (valid && !denied) {
 				t.Fatalf("call %s to %q: ran=%v, valid=%v, denied=%v", id, name, didRun, valid, denied)
