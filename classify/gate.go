@@ -47,9 +47,10 @@ func WithHighAction(a gate.Action) GateOption {
 }
 
 // WithInputFields sets the input fields the gate reads, in order of
-// preference: the command for BashGate (default "command", "cmd"), the
-// path for PathGate (default "path", "file_path"; every present one is
-// classified).
+// preference: the command for BashGate (default "command", "cmd"; a
+// string), the path for PathGate (default "path", "file_path",
+// "target_file", "paths"; a string or an array of strings; every present
+// one is classified).
 func WithInputFields(names ...string) GateOption {
 	return func(c *gateConfig) { c.fields = append([]string(nil), names...) }
 }
@@ -61,10 +62,11 @@ func WithToolOps(ops map[string]Op) GateOption {
 	return func(c *gateConfig) { c.toolOps = ops }
 }
 
-// ForTools scopes the gate to the named registered tools, instead of
-// every tool whose input schema declares one of the gate's fields. The
-// executor refuses the configuration (executor.ErrGateScope) when a named
-// tool's schema lacks the field the gate reads.
+// ForTools scopes the gate to the named registered tools, instead of its
+// default scope. The executor refuses the configuration
+// (executor.ErrGateScope) when a named tool's schema does not declare a
+// field the gate reads, of a type it reads, or when a name is registered
+// only in another spelling ("Shell" for "shell").
 func ForTools(names ...string) GateOption {
 	return WithScope(gate.Scope{Tools: names})
 }
@@ -169,9 +171,12 @@ func (g *bashGate) Scope() gate.Scope { return g.scope }
 // string command, or with a non-string one, is denied (fail closed).
 //
 // Scope (gate.Scoper): the executor runs it on the registered tools whose
-// input schema declares a string property "command" or "cmd" (or a field
-// of WithInputFields), in any spelling gate.SameFieldName reads as that
-// name, and on no other tool; ForTools or WithScope name the tools
+// input schema can admit a property "command" or "cmd" (or a field of
+// WithInputFields), in any spelling gate.SameFieldName reads as that
+// name, of any type and through any JSON Schema keyword (see gate.Scope),
+// and on no other tool; a tool in scope that does not declare one as a
+// string in its properties (an argv array, a number, a pattern) is refused
+// by the executor (ErrGateScope). ForTools or WithScope name the tools
 // instead. It fails when the classifier options or the scope do not
 // validate.
 func BashGate(opts ...GateOption) (gate.Gate, error) {
@@ -289,14 +294,18 @@ func defaultToolOps() map[string]Op {
 // the tool name (see WithToolOps) or, for editor tools with a "command"
 // field (str_replace_editor: view, create, str_replace, insert,
 // undo_edit), from that field; every present path field ("path",
-// "file_path") is classified with Path and the highest level decides.
-// A call with no path or an unknown operation is denied (fail closed).
+// "file_path", "target_file", "paths": a string or an array of strings)
+// is classified with Path and the highest level decides. The tool map is
+// looked up by exact name, else in any gate.SameFieldName spelling ("Read"
+// is "read"). A call with no path, a path of another type or an unknown
+// operation is denied (fail closed).
 //
 // Scope (gate.Scoper): the executor runs it on the registered tools whose
-// input schema declares a string property "path" or "file_path" (or a
-// field of WithInputFields), in any spelling gate.SameFieldName reads as
-// that name, and on no other tool; ForTools or WithScope name the tools
-// instead. A tool in scope must have an operation — its name in the tool
+// input schema can admit a path field (as BashGate's command fields), and
+// on every tool its tool map names, in any spelling — a tool it knows is
+// never silently ungated: one that declares no path field it reads is
+// refused by the executor (ErrGateScope); ForTools or WithScope name the
+// tools instead. A tool in scope must have an operation — its name in the tool
 // map (WithToolOps, DefaultToolOps) or a "command" field for editor
 // sub-commands — else the executor refuses the configuration
 // (gate.ToolChecker, executor.ErrGateScope); a call whose operation is

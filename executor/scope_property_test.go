@@ -242,8 +242,11 @@ func (g *logGate) judged(id string) bool {
 // scope (unscoped: every tool); the gates that judge it are exactly the
 // in-scope ones in order, up to the first deny; the decision's verdicts and
 // the span's gate.verdicts (or gate.source) name exactly them; a call no
-// gate applies to is ungated (gate.gated=false); a call that a gate in
-// scope denies never runs.
+// gate applies to is ungated (gate.gated=false), or with WithRequireGated
+// denied and never run; a call that a gate in scope denies never runs.
+// Schemas admit fields by properties of any type, patternProperties and
+// catch-alls; a scope naming a registered tool in another spelling is
+// refused, as is an agent reaching an ungated tool under WithRequireGated.
 func TestPropertyGateScope(t *testing.T) {
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
 		require.NoError(t, flag.Set("rapid.checks", "1000"))
