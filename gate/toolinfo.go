@@ -136,20 +136,29 @@ func (t ToolInfo) Admitted(names []string) (SchemaField, bool) {
 }
 
 // patternAdmits reports whether the unanchored regexp pattern matches
-// some string that SameFieldName reads as name: a letter-for-letter
-// spelling of name (its '-' and '_' dropped) under Unicode simple case
-// folding, with any run of '-' and '_' before, between and after the
-// letters. It walks the product of the regexp's program and that
-// language's automaton; word-boundary assertions are taken as satisfied
-// (over-approximation: a pattern is never wrongly found not to match).
+// some string that SameFieldName reads as name (see patternWitness). A
+// pattern that does not parse counts as matching (fail closed).
 func patternAdmits(pattern, name string) bool {
+	_, ok, err := patternWitness(pattern, name)
+	return ok || err != nil
+}
+
+// patternWitness returns a string that SameFieldName reads as name and
+// that the unanchored regexp pattern matches, if one exists: a
+// letter-for-letter spelling of name (its '-' and '_' dropped) under
+// Unicode simple case folding, with any run of '-' and '_' before,
+// between and after the letters. It walks the product of the regexp's
+// program and that language's automaton; word-boundary assertions are
+// taken as satisfied (over-approximation: a pattern is never wrongly
+// found not to match, and with \b or \B the witness may not match).
+func patternWitness(pattern, name string) (string, bool, error) {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
-		return true
+		return "", false, err
 	}
 	prog, err := syntax.Compile(re.Simplify())
 	if err != nil {
-		return true
+		return "", false, err
 	}
 	letters := []rune(strings.Map(dropDashUnderscore, name))
 	k := len(letters)
@@ -159,44 +168,49 @@ func patternAdmits(pattern, name string) bool {
 		atStart bool
 		atEnd   bool // an end-of-text assertion passed: no more runes
 	}
-	seen := map[state]bool{}
+	// spelt holds, per state reached, the text read to reach it.
+	spelt := map[state]string{}
 	var stack []state
-	push := func(s state) {
-		if !seen[s] {
-			seen[s] = true
+	push := func(s state, text string) {
+		if _, ok := spelt[s]; !ok {
+			spelt[s] = text
 			stack = append(stack, s)
 		}
 	}
 	// Unanchored: the match may start after any prefix of a spelling.
 	start := uint32(prog.Start)
-	push(state{pc: start, pos: 0, atStart: true})
+	push(state{pc: start, pos: 0, atStart: true}, "")
 	for p := 0; p <= k; p++ {
-		push(state{pc: start, pos: p})
+		push(state{pc: start, pos: p}, string(letters[:p]))
 	}
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		text := spelt[s]
 		in := &prog.Inst[s.pc]
 		switch in.Op {
 		case syntax.InstMatch:
 			// The rest of the spelling can always follow, unless the
 			// text had to end here.
-			if !s.atEnd || s.pos == k {
-				return true
+			if !s.atEnd {
+				return text + string(letters[s.pos:]), true, nil
+			}
+			if s.pos == k {
+				return text, true, nil
 			}
 		case syntax.InstFail:
 		case syntax.InstAlt, syntax.InstAltMatch:
-			push(state{in.Out, s.pos, s.atStart, s.atEnd})
-			push(state{in.Arg, s.pos, s.atStart, s.atEnd})
+			push(state{in.Out, s.pos, s.atStart, s.atEnd}, text)
+			push(state{in.Arg, s.pos, s.atStart, s.atEnd}, text)
 		case syntax.InstCapture, syntax.InstNop:
-			push(state{in.Out, s.pos, s.atStart, s.atEnd})
+			push(state{in.Out, s.pos, s.atStart, s.atEnd}, text)
 		case syntax.InstEmptyWidth:
 			op := syntax.EmptyOp(in.Arg)
 			if op&(syntax.EmptyBeginText|syntax.EmptyBeginLine) != 0 && !s.atStart {
 				continue
 			}
 			end := s.atEnd || op&(syntax.EmptyEndText|syntax.EmptyEndLine) != 0
-			push(state{in.Out, s.pos, s.atStart, end})
+			push(state{in.Out, s.pos, s.atStart, end}, text)
 		default: // a rune instruction
 			if s.atEnd {
 				continue
@@ -210,7 +224,7 @@ func patternAdmits(pattern, name string) bool {
 					ok = in.MatchRune(r)
 				}
 				if ok {
-					push(state{in.Out, pos, false, false})
+					push(state{in.Out, pos, false, false}, text+string(r))
 				}
 			}
 			next('-', s.pos)
@@ -226,5 +240,5 @@ func patternAdmits(pattern, name string) bool {
 			}
 		}
 	}
-	return false
+	return "", false, nil
 }
