@@ -136,7 +136,7 @@ decision checks the configured collector.
 
 The test decision uses the standard OTLP exporter variables:
 OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT (default ` + defaultOTLPEndpoint + `, or --otlp-endpoint),
-OTEL_EXPORTER_OTLP_[TRACES_]HEADERS (e.g. authorization=Bearer TOKEN),
+OTEL_EXPORTER_OTLP_[TRACES_]HEADERS (e.g. 'authorization=Bearer TOKEN'),
 OTEL_EXPORTER_OTLP_[TRACES_]INSECURE and _CERTIFICATE. It is a real, allowed
 decision of agent ` + doctorAgent + ` (tool ` + doctorTool + `); filter it out with
 --agent if needed. --collector-health none skips the collector and the test

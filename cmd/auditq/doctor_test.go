@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -248,4 +252,58 @@ func checkFailedAny(rep doctorReport) bool {
 		}
 	}
 	return false
+}
+
+// The sample output in docs/auditq.md (#doctor) is a real run's: the same
+// checks, statuses and details as doctor prints against the real server
+// and collector set up the way .demo/env sets them, with the numbers
+// (ports, versions, durations, run IDs) and the parts the doc elides (…)
+// left out of the comparison; its schema line names this auditq's number
+// of migrations.
+func TestDoctorDocSample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/auditq.md")
+	require.NoError(t, err)
+	const prompt = "    $ source .demo/env && auditq doctor\n"
+	i := strings.Index(string(doc), prompt)
+	require.GreaterOrEqual(t, i, 0, "docs/auditq.md has the doctor sample")
+	var sample []string
+	for _, line := range strings.Split(string(doc)[i+len(prompt):], "\n") {
+		if !strings.HasPrefix(line, "    ") {
+			break
+		}
+		sample = append(sample, strings.TrimPrefix(line, "    "))
+	}
+	ms, err := audit.Migrations()
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(sample, "\n"), fmt.Sprintf(`database "otel" at schema version %d (all %d migrations applied)`, len(ms), len(ms)))
+
+	env := startDoctorEnv(t)
+	t.Setenv(dsnEnv, strings.TrimSuffix(env.ch.ReaderDSN, "/default")) // as .demo/env writes it
+	t.Setenv(collectorHealthEnv, env.col.HealthURL)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+env.col.GRPCEndpoint)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer "+env.col.Token)
+	var out bytes.Buffer
+	code, stderr := execAuditq(t, context.Background(), &out, "doctor")
+	require.Equal(t, 0, code, stderr)
+	real := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	require.Len(t, sample, len(real), "the doc's sample has one line per check; this run printed:\n%s", out.String())
+	for i := range real {
+		got, want := sampleShape(real[i]), sampleShape(sample[i])
+		rest := got
+		for _, part := range strings.Split(want, "…") {
+			j := strings.Index(rest, part)
+			if !assert.GreaterOrEqual(t, j, 0, "doc line %q does not match this run's %q (this run printed:\n%s)", sample[i], real[i], out.String()) {
+				break
+			}
+			rest = rest[j+len(part):]
+		}
+	}
+}
+
+// sampleShape is a doctor line with what differs between runs replaced:
+// run IDs, durations and other numbers.
+func sampleShape(line string) string {
+	line = regexp.MustCompile(`doctor-[0-9a-f]{16}`).ReplaceAllString(line, "doctor-RUN")
+	line = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s)\b`).ReplaceAllString(line, "DURATION")
+	return regexp.MustCompile(`\d+`).ReplaceAllString(line, "N")
 }
