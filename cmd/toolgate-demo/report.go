@@ -92,7 +92,7 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "  %-15s %s\n", "denied by tool", strings.Join(parts, " · "))
 
 	if rules := byRule(s); len(rules) > 0 {
-		fmt.Fprintf(w, "\n  top deny reasons (by classifier rule, as `auditq stats --action deny --by rule`):\n")
+		fmt.Fprintf(w, "\n  top deny reasons (by rule, as `auditq stats --action deny --by rule`):\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, rc := range rules {
 			if i == 8 {
