@@ -236,7 +236,7 @@ func runDoctor(ctx context.Context, f *doctorFlags) doctorReport {
 
 	switch {
 	case skipCollector:
-		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "no collector (--collector-health none, from " + health.from + ")"})
+		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "no collector to send it to: the health URL is none (from " + health.from + ")"})
 	case f.decisionTimeout == 0:
 		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "--decision-timeout 0"})
 	case st == nil || !collectorOK || checkFailed(rep.Checks, "schema"):
