@@ -245,6 +245,11 @@ func runDoctor(ctx context.Context, f *doctorFlags) doctorReport {
 		add(checkDecision(ctx, st, f, otlp))
 	}
 
+	// A library's error may quote the DSN it was given: no check shows its secrets.
+	for i := range rep.Checks {
+		rep.Checks[i].Detail = audit.ScrubDSN(rep.Checks[i].Detail, f.conn.dsn)
+		rep.Checks[i].Fix = audit.ScrubDSN(rep.Checks[i].Fix, f.conn.dsn)
+	}
 	rep.OK = true
 	for _, c := range rep.Checks {
 		if c.Status == statusFail {

@@ -307,3 +307,45 @@ func sampleShape(line string) string {
 	line = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s)\b`).ReplaceAllString(line, "DURATION")
 	return regexp.MustCompile(`\d+`).ReplaceAllString(line, "N")
 }
+
+// TestDSNSecretsNeverPrinted: a password in any spelling clickhouse-go
+// accepts — user-info, a query parameter, a DSN without a scheme — is never
+// printed by doctor (text or JSON) or by a failing command, whether the
+// password is right or wrong.
+func TestDSNSecretsNeverPrinted(t *testing.T) {
+	env := startDoctorEnv(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+env.col.GRPCEndpoint)
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer "+env.col.Token)
+	const wrong = "Wr0ngPa55XYZ"
+	reader, pass := env.ch.Reader.Name, env.ch.Reader.Password
+	dsns := map[string]string{
+		"query password":           "http://" + env.ch.Addr + "/?username=" + reader + "&password=" + pass,
+		"query password, wrong":    "http://" + env.ch.Addr + "/?username=" + reader + "&password=" + wrong,
+		"query PASSWORD, secure":   "http://" + env.ch.Addr + "/?secure=true&username=" + reader + "&PASSWORD=" + wrong,
+		"user-info, wrong":         "http://" + reader + ":" + wrong + "@" + env.ch.Addr,
+		"no scheme":                reader + ":" + wrong + "@" + env.ch.Addr,
+		"native scheme, user-info": "clickhouse://" + reader + ":" + wrong + "@" + env.ch.Addr,
+	}
+	for name, dsn := range dsns {
+		t.Run(name, func(t *testing.T) {
+			for _, args := range [][]string{
+				{"doctor", "--dsn", dsn, "--collector-health", env.col.HealthURL},
+				{"doctor", "--json", "--dsn", dsn, "--collector-health", env.col.HealthURL},
+				{"decisions", "--dsn", dsn, "--limit", "1"},
+				{"stats", "--dsn=" + dsn},
+			} {
+				var out bytes.Buffer
+				_, stderr := execAuditq(t, context.Background(), &out, args...)
+				for _, secret := range []string{pass, wrong} {
+					assert.NotContains(t, out.String(), secret, "%v", args)
+					assert.NotContains(t, stderr, secret, "%v", args)
+				}
+			}
+		})
+	}
+	// AUDITQ_DSN, not only the flag.
+	t.Setenv("AUDITQ_DSN", dsns["no scheme"])
+	var out bytes.Buffer
+	_, stderr := execAuditq(t, context.Background(), &out, "decisions", "--limit", "1")
+	assert.NotContains(t, out.String()+stderr, wrong)
+}

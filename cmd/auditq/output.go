@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	prettytable "github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/audit"
 	"golang.org/x/term"
 )
 
@@ -352,10 +352,4 @@ func formatDuration(ns uint64) string {
 }
 
 // redactDSN hides the password in a DSN for messages.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable DSN)"
-	}
-	return u.Redacted()
-}
+func redactDSN(dsn string) string { return audit.RedactDSN(dsn) }
