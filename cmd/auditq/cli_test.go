@@ -145,9 +145,16 @@ func TestOneLineEscapesControlCharacters(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain reason", "plain reason"},
 		{"two\nlines\tand  spaces", "two lines and spaces"},
-		{"\x1b]0;pwned\x07red \x1b[31mtext", `\x1b]0;pwned\x07red \x1b[31mtext`},
-		{"del\x7f and c1 \u009b", `del\x7f and c1 \x9b`},
+		{"\x1b]0;pwned\x07red \x1b[31mtext", `\x1b]0;pwned\ared \x1b[31mtext`},
+		{"del\x7f and c1 \u009b", `del\x7f and c1 \u009b`},
 		{"unicode ✓ stays", "unicode ✓ stays"},
+		// Invisible runes a model can put in a tool name or input: a second
+		// "bash" in `stats --by tool` must not look like the first.
+		{"bash\u200b", `bash\u200b`},
+		{"ba\u202esh", `ba\u202esh`},
+		{"bash\ufe0f", `bash\ufe0f`},
+		{"b\u0336ash", "b\u0336ash"}, // a combining mark after a letter stays
+		{"invalid \xff byte", `invalid \xff byte`},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, oneLine(tc.in), "%q", tc.in)
