@@ -2,6 +2,8 @@ package otelbridge
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -101,4 +103,38 @@ func TestRealCollectorRequiresToken(t *testing.T) {
 			assert.Zero(t, countService(r, tt.name), "the collector refused the spans")
 		})
 	}
+}
+
+// TestReadmeEmbedProgramWithoutToken is the new user's report: the
+// README's program, run against our collector (which requires its token)
+// without OTEL_EXPORTER_OTLP_HEADERS, used to run every call and say only
+// at Shutdown that the spans were lost. Now it stops before the first
+// call, naming the fix; with the token from the variable, its spans arrive.
+func TestReadmeEmbedProgramWithoutToken(t *testing.T) {
+	r := startReceiver(t)
+	col := testenv.StartCollector(t, testenv.WithJaegerOTLP(r.addr), testenv.WithDecisionWait(200*time.Millisecond))
+	bin := readmeEmbed(t, col.GRPCEndpoint)
+
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "OTEL_SERVICE_NAME=readme-no-token", "TOOLGATE_SAMPLING=", "OTEL_EXPORTER_OTLP_HEADERS=")
+	out, err := cmd.CombinedOutput()
+	t.Logf("without the token:\n%s", out)
+	require.Error(t, err, "the program stops")
+	for _, want := range []string{"the collector at " + col.GRPCEndpoint + " requires a token",
+		"set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer <token>' or Config.Headers (after make demo: source .demo/env)"} {
+		assert.Contains(t, string(out), want)
+	}
+	assert.NotContains(t, string(out), "was denied", "no call ran")
+
+	cmd = exec.Command(bin)
+	cmd.Env = append(os.Environ(), "OTEL_SERVICE_NAME=readme-token", "TOOLGATE_SAMPLING=", col.HeadersEnv())
+	out, err = cmd.CombinedOutput()
+	t.Logf("with the token:\n%s", out)
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "spans lost")
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && countService(r, "readme-token") < 2 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Equal(t, 2, countService(r, "readme-token"), "the call's and the run's spans arrived")
 }
