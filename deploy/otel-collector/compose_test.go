@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/toolgate/toolgate/audit"
 )
 
 // compose.yaml cannot run here (no Docker): these tests check what can be
@@ -152,6 +154,12 @@ func TestClickHouseUsersXML(t *testing.T) {
 				Profile string   `xml:"profile"`
 				Grants  []string `xml:"grants>query"`
 			} `xml:"reader"`
+			Migrator struct {
+				Password struct {
+					FromEnv string `xml:"from_env,attr"`
+				} `xml:"password"`
+				Grants []string `xml:"grants>query"`
+			} `xml:"migrator"`
 		} `xml:"users"`
 		Profiles struct {
 			Reader struct {
@@ -170,6 +178,41 @@ func TestClickHouseUsersXML(t *testing.T) {
 	}
 	for _, g := range append(doc.Users.Writer.Grants, doc.Users.Reader.Grants...) {
 		assert.NotRegexp(t, `ALTER|DROP|TRUNCATE|ALL`, g, "no destructive grant")
+	}
+	// The collector's writer cannot change the schema (it could stop the
+	// view that fills gate_decisions); only the migrator can.
+	for _, g := range doc.Users.Writer.Grants {
+		assert.NotRegexp(t, `CREATE|ALTER|DROP|TRUNCATE|ALL`, g, "writer grant")
+	}
+	assert.Contains(t, env, doc.Users.Migrator.Password.FromEnv)
+	migrate := loadCompose(t).Services["migrate"].Environment
+	assert.Contains(t, migrate["AUDITQ_DSN"], "http://migrator:", "compose's migrate service runs as the migrator")
+	// Every statement kind of every migration is granted to the migrator,
+	// and nothing destructive is.
+	granted := strings.Join(doc.Users.Migrator.Grants, "\n")
+	for _, g := range doc.Users.Migrator.Grants {
+		assert.NotRegexp(t, `DROP|TRUNCATE|ALL|DELETE|UPDATE`, g, "migrator grant")
+	}
+	steps, err := audit.Migrations()
+	require.NoError(t, err)
+	needs := []struct{ stmt, grant string }{
+		{`(?i)CREATE DATABASE`, "CREATE DATABASE"},
+		{`(?i)CREATE TABLE`, "CREATE TABLE"},
+		{`(?i)CREATE MATERIALIZED VIEW`, "CREATE VIEW"},
+		{`(?i)\bADD COLUMN\b`, "ALTER ADD COLUMN"},
+		{`(?i)\bMODIFY COLUMN\b`, "ALTER MODIFY COLUMN"},
+		{`(?i)\bMODIFY QUERY\b`, "ALTER VIEW MODIFY QUERY"},
+		{`(?i)\bINSERT INTO\b`, "INSERT"},
+		{`(?i)\bDROP\b|\bDELETE\b|\bUPDATE\b|\bTRUNCATE\b|\bRENAME\b|\bEXCHANGE\b`, "(a destructive statement: give migrations a grant review)"},
+	}
+	for _, m := range steps {
+		for _, stmt := range m.Statements {
+			for _, n := range needs {
+				if regexp.MustCompile(n.stmt).MatchString(stmt) {
+					assert.Contains(t, granted, n.grant, "migration %d needs %q:\n%s", m.Version, n.grant, stmt)
+				}
+			}
+		}
 	}
 }
 
