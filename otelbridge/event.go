@@ -196,7 +196,7 @@ func (e Event) Validate() error {
 		switch st := gate.Stage(e.GateStage); {
 		case st == "" || st == gate.StageGate:
 		case !st.PreGate():
-			return bad("gateStage %q (want registry, reachability, input or gate)", e.GateStage)
+			return bad("gateStage %q (want cancelled, run, registry, reachability, input or gate)", e.GateStage)
 		case e.Gated || gate.Action(e.GateAction) != gate.ActionDeny:
 			return bad("gateStage %q is a refusal before the gate: want gateAction deny and gated false", e.GateStage)
 		}
