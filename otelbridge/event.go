@@ -253,6 +253,13 @@ func (e Event) Record() gate.Record {
 // safe returns e with every identifying string valid UTF-8 and bounded
 // (gate.SafeText), as span names and attributes require. The decision's
 // strings are bounded by gate.Record.Attributes.
+// callKey is the event's tool call as the index knows it: its fields as
+// recorded on its span (safe).
+func (e Event) callKey() ToolCallKey {
+	e = e.safe()
+	return ToolCallKey{Agent: e.Agent, RunID: e.RunID, Tool: e.Tool, ID: e.ToolCallID}
+}
+
 func (e Event) safe() Event {
 	for _, p := range []*string{&e.RunID, &e.Agent, &e.TaskID, &e.Model, &e.Tool, &e.ToolCallID, &e.ErrorType, &e.TaskTitle} {
 		*p = gate.SafeText(*p, gate.MaxNameBytes)
