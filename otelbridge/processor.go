@@ -180,6 +180,7 @@ type spanClass struct {
 	decision bool // gate.gated or gate.opt_out true, or gate.action set
 	denied   bool // gate.action == "deny", or sampling.priority > 0
 	agent    bool // an invoke_agent / invoke_workflow span
+	preGate  bool // gate.stage is a stage before the gate (gate.Stage.PreGate)
 }
 
 // classify reads the attributes once.
@@ -197,6 +198,8 @@ func classify(s sdktrace.ReadOnlySpan) spanClass {
 			if kv.Value.AsString() == string(gate.ActionDeny) {
 				c.denied = true
 			}
+		case gate.AttrStage:
+			c.preGate = gate.Stage(kv.Value.AsString()).PreGate()
 		case gate.AttrSamplingPriority:
 			if samplingPriority(kv.Value) > 0 {
 				c.denied = true
