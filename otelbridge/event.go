@@ -83,9 +83,9 @@ type Event struct {
 	RewrittenBy         string `json:"rewrittenBy,omitempty"`
 	OriginalInputSha256 string `json:"originalInputSha256,omitempty"`
 	Rounds              int    `json:"rounds,omitempty"`
-	// GateStage is gate.Record's Stage: "registry", "reachability" or
-	// "input" for a call refused before any gate (then gateAction is
-	// "deny" and gated is false), "gate" or empty otherwise.
+	// GateStage is gate.Record's Stage: "cancelled", "run", "registry",
+	// "reachability" or "input" for a call refused before any gate (then
+	// gateAction is "deny" and gated is false), "gate" or empty otherwise.
 	GateStage string `json:"gateStage,omitempty"`
 	// TraceID and SpanID (hex) are set when the call already has a span
 	// (toolgate's executor fills them in its ToolCallTrace): the bridge then
