@@ -38,12 +38,15 @@ import (
 // span (invoke_agent, invoke_workflow), a refusal
 // before the gate (a denial at a stage before it: cancelled, run,
 // registry, reachability, input), or anything else (allowed calls, agent
-// and chat spans). With R = a quarter of the queue size, other spans are
-// accepted while fewer than size-2R spans are queued, refusals while fewer
-// than size-R, denied gate decisions up to the full size: a denied gate
-// decision is dropped only when the queue is full and at least R of the
-// queued spans are denied gate decisions. Drops are counted by tier
-// (BatchStats.DroppedDecisions, DroppedRefusals, DroppedOther).
+// and chat spans). With R = 1/16 of the queue size (128 of the default
+// 2,048; none below 16), other spans are accepted while fewer than size-2R
+// spans are queued, refusals while fewer than size-R, denied gate
+// decisions up to the full size: a denied gate decision is dropped only
+// when the queue is full and at least R of the queued spans are denied
+// gate decisions. The reserve is small, so an ordinary backlog (a
+// collector outage) still has 7/8 of the queue for allowed calls. Drops
+// are counted by tier (BatchStats.DroppedDecisions, DroppedRefusals,
+// DroppedOther).
 type BatchProcessor struct {
 	bsp    sdktrace.SpanProcessor
 	exp    *countingExporter
@@ -59,6 +62,10 @@ type BatchProcessor struct {
 }
 
 var _ sdktrace.SpanProcessor = (*BatchProcessor)(nil)
+
+// reserveDivisor: each higher tier has 1/reserveDivisor of the queue that
+// lower tiers cannot use.
+const reserveDivisor = 16
 
 // BatchOption configures a [BatchProcessor]. Unset values follow the SDK:
 // the OTEL_BSP_* environment variables, then the SDK defaults.
@@ -119,7 +126,7 @@ func NewBatchProcessor(exp sdktrace.SpanExporter, opts ...BatchOption) (*BatchPr
 	}
 	ce := &countingExporter{next: exp, onError: cfg.onError}
 	p := &BatchProcessor{exp: ce, limit: int64(cfg.queueSize)}
-	r := p.limit / 4
+	r := p.limit / reserveDivisor
 	p.limits = [numPriorities]int64{PriorityOther: p.limit - 2*r, PriorityRefusal: p.limit - r, PriorityDecision: p.limit}
 	ce.onHand = func(n int) { p.inflight.Add(-int64(n)) }
 

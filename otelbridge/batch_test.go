@@ -208,12 +208,12 @@ func TestSpanPriorityOf(t *testing.T) {
 }
 
 // TestBatchProcessorDropsLowerPrioritiesFirst: a blocked exporter, a queue
-// of 8 (R = 2), then a flood of refusals and allows before denials: the
-// refusals stop at 6 queued, the allows get none, and 2 of the denials
+// of 32 (R = 2), then a flood of refusals and allows before denials: the
+// refusals stop at 30 queued, the allows get none, and 2 of the denials
 // still get in.
 func TestBatchProcessorDropsLowerPrioritiesFirst(t *testing.T) {
 	exp := newGatedExporter()
-	p, err := NewBatchProcessor(exp, WithQueueSize(8), WithBatchSize(1))
+	p, err := NewBatchProcessor(exp, WithQueueSize(32), WithBatchSize(1))
 	require.NoError(t, err)
 	p.OnEnd(stub(0))
 	<-exp.entered
@@ -228,14 +228,14 @@ func TestBatchProcessorDropsLowerPrioritiesFirst(t *testing.T) {
 	push(100, PriorityOther)
 	push(10, PriorityDecision)
 	st := p.Stats()
-	assert.Equal(t, int64(94), st.DroppedRefusals)
+	assert.Equal(t, int64(70), st.DroppedRefusals)
 	assert.Equal(t, int64(100), st.DroppedOther)
 	assert.Equal(t, int64(8), st.DroppedDecisions)
 	assert.Equal(t, st.DroppedRefusals+st.DroppedOther+st.DroppedDecisions, st.QueueDropped)
-	assert.Equal(t, int64(8), st.Pending)
+	assert.Equal(t, int64(32), st.Pending)
 	close(exp.release)
 	require.NoError(t, p.Shutdown(context.Background()))
-	assert.Equal(t, int64(9), p.Stats().Exported)
+	assert.Equal(t, int64(33), p.Stats().Exported)
 }
 
 // TestBatchProcessorPriorityProperty: for any sequence of spans of any
@@ -246,7 +246,7 @@ func TestBatchProcessorDropsLowerPrioritiesFirst(t *testing.T) {
 // denials.
 func TestBatchProcessorPriorityProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		size := rapid.IntRange(1, 40).Draw(rt, "size")
+		size := rapid.IntRange(1, 100).Draw(rt, "size")
 		tiers := rapid.SliceOfN(rapid.IntRange(0, int(numPriorities)-1), 0, 200).Draw(rt, "tiers")
 		exp := newGatedExporter()
 		p, err := NewBatchProcessor(exp, WithQueueSize(size), WithBatchSize(1))
@@ -254,7 +254,7 @@ func TestBatchProcessorPriorityProperty(t *testing.T) {
 		defer func() { close(exp.release); _ = p.Shutdown(context.Background()) }()
 		p.OnEnd(stub(0))
 		<-exp.entered
-		r := int64(size / 4)
+		r := int64(size / reserveDivisor)
 		var acc, drop [numPriorities]int64
 		for i, tier := range tiers {
 			before := p.Stats()
