@@ -2,11 +2,15 @@ package otelbridge
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/toolgate/toolgate/executor"
 )
 
 // TestToolCallIndexKeysOnTheWholeCall: the red team's reproduction. Run
@@ -74,4 +78,36 @@ func TestToolCallIndexNeverCollapsesDistinctCalls(t *testing.T) {
 			t.Fatalf("Has(%+v) after Add(%+v) = %v, want %v", k2, k1, got, want)
 		}
 	})
+}
+
+// TestToolCallIndexExecutorIDReuse: the red team's reproduction with the
+// executor's own span. Run A's model calls a nonexistent tool with ID
+// call_1 through the executor; a framework's later tool_call event of run
+// B (agent other, tool deploy, denied) with the same ID is emitted, while
+// run A's own event for its call is still a duplicate.
+func TestToolCallIndexExecutorIDReuse(t *testing.T) {
+	b, p, mem := bridged(t, MustParseSampling("all"))
+	ctx := context.Background()
+	ex, err := executor.New(bashAndDeploy(t), executor.WithTracerProvider(p))
+	require.NoError(t, err)
+	ag, err := ex.Agent("coder", executor.AgentPresets(executor.PresetAll))
+	require.NoError(t, err)
+	run := ag.Run("runA")
+	run.Execute(ctx, executor.ToolCall{ID: "call_1", Name: "nosuch", Input: json.RawMessage(`{}`)})
+	run.End()
+	now := float64(time.Now().UnixMilli())
+	ev := Event{Type: EventToolCall, RunID: "runB", Agent: "other", StartMs: now, EndMs: now + 5, Tool: "deploy", ToolCallID: "call_1",
+		Gated: true, GateAction: "deny", GateReason: "framework policy", GateSource: "fw", GateStage: "gate", IsError: true}
+	require.NoError(t, b.Handle(ctx, ev))
+	same := Event{Type: EventToolCall, RunID: "runA", Agent: "coder", StartMs: now, EndMs: now + 5, Tool: "nosuch", ToolCallID: "call_1",
+		GateAction: "deny", GateSource: "executor", GateStage: "registry", IsError: true}
+	require.NoError(t, b.Handle(ctx, same))
+	var deploy int
+	for _, s := range flushed(t, p, mem) {
+		if s.Name == "execute_tool deploy" {
+			deploy++
+		}
+	}
+	assert.Equal(t, 1, deploy, "run B's call is emitted")
+	assert.Equal(t, int64(1), b.Stats().Duplicates, "run A's own event is a duplicate")
 }
