@@ -60,8 +60,9 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 		return e.skipped(ctx, r, call)
 	}
 	// The call's identity is on the span from its start (samplers and span
-	// processors such as otelbridge's ToolCallIndex see it in OnStart);
-	// everything else is set once, when the call ends (see finish).
+	// processors see it in OnStart); everything else — agent and run
+	// included, which otelbridge's ToolCallIndex keys on at OnEnd — is set
+	// once, when the call ends (see finish).
 	ss := spanStarts.Get().(*spanStart)
 	ss.attrs = [...]attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
