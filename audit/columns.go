@@ -249,6 +249,9 @@ func buildColumns(fields []gate.Field) ([]column, []error) {
 		// Version 5: how far the call got (gate.stage); calls refused
 		// before the gate are decisions ("gate" for older spans).
 		g.take(gate.AttrStage, 5),
+		// Version 6: the deciding gate's rule (gate.rule; "" for older
+		// spans, which ByRule reads from the reason's "[rule]").
+		g.take(gate.AttrRule, 6),
 	} {
 		cols = append(cols, cs...)
 	}

@@ -95,10 +95,10 @@ func TestBuildColumnsReportsUnplacedFields(t *testing.T) {
 }
 
 // The table's layout: the columns of the first table in their original
-// order, then version 4's and version 5's, appended (an upgraded table has
+// order, then version 4's, 5's and 6's, appended (an upgraded table has
 // the same).
 func TestColumnLayout(t *testing.T) {
-	var v2, v4, v5 []string
+	var v2, v4, v5, v6 []string
 	for _, c := range decisionColumns() {
 		switch c.since {
 		case 2:
@@ -107,6 +107,8 @@ func TestColumnLayout(t *testing.T) {
 			v4 = append(v4, c.name)
 		case 5:
 			v5 = append(v5, c.name)
+		case 6:
+			v6 = append(v6, c.name)
 		default:
 			t.Errorf("column %s: since %d", c.name, c.since)
 		}
@@ -116,13 +118,14 @@ func TestColumnLayout(t *testing.T) {
 		"GateDuration Input", strings.Join(v2, " "))
 	assert.Equal(t, "Rewritten RewrittenBy OriginalInputHash Rounds Verdicts VerdictGates VerdictActions", strings.Join(v4, " "))
 	assert.Equal(t, "Stage", strings.Join(v5, " "))
+	assert.Equal(t, "Rule", strings.Join(v6, " "))
 	// The derived columns are the table's own (DEFAULT), not the view's.
 	view := names(viewColumns(decisionColumns()))
 	assert.NotContains(t, view, "VerdictGates")
-	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage"), view)
+	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage, Rule"), view)
 	// Queries read Verdicts with the verdict a span leaves out restored
 	// (none for a call refused before the gate).
-	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts(true)+", Stage"), selectList())
+	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts(true)+", Stage, Rule"), selectList())
 }
 
 // Stage reads "gate" for spans without gate.stage (older producers), in

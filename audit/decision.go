@@ -65,6 +65,11 @@ type Decision struct {
 	// type as error_kind — or gate (it reached the gate; rows of older
 	// producers read gate).
 	Stage string `json:"stage"`
+	// Rule is the deciding gate's rule (gate.rule, schema version 6:
+	// Decision.Rule of the gate that decided, such as a classifier rule ID
+	// or a custom gate's rule name); "" when the gate named none and in
+	// rows of older producers (ByRule then reads the reason's "[rule]").
+	Rule string `json:"rule"`
 }
 
 // scanDecision reads one row selected with selectList().
@@ -74,7 +79,7 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 		&d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID, &d.Gated, &d.OptOut, &d.Action,
 		&d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind, &d.ErrorType,
 		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input,
-		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage)
+		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage, &d.Rule)
 	if d.Verdicts == nil {
 		d.Verdicts = []string{}
 	}

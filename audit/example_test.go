@@ -26,6 +26,7 @@ func ExampleMigrations() {
 	// 3 gate_decisions_mv: CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_mv` ON CLUSTER `audit` TO `otel`.`gate_decisions` AS
 	// 4 verdicts_rewrites: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 	// 5 stage: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
+	// 6 rule: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 }
 
 // Count the last day's decisions by action, as `auditq stats` does, then

@@ -74,6 +74,7 @@ func (c config) migrations() []Migration {
 		{3, "gate_decisions_mv", []string{c.viewDDL(columnsAt(3)), c.backfill(columnsAt(3))}},
 		c.upgrade(4, "verdicts_rewrites"),
 		c.stageDefaults(c.upgrade(5, "stage")),
+		c.upgrade(6, "rule"),
 	}
 }
 

@@ -40,6 +40,9 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 				"MODIFY COLUMN VerdictGates DEFAULT arrayMap(",
 				"if(SpanAttributes['gate.stage'] = '', 'gate', SpanAttributes['gate.stage']) AS Stage",
 				"AND (SpanAttributes['gate.stage'] NOT IN ('', 'gate'))",
+				"ADD COLUMN IF NOT EXISTS Rule LowCardinality(String) CODEC(ZSTD(1))",
+				"SpanAttributes['gate.rule'] AS Rule\nFROM",
+				"AND (mapContains(SpanAttributes, 'gate.rule'))",
 			},
 			notWant: []string{"ON CLUSTER", "Replicated", "TTL"},
 		},
@@ -72,7 +75,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ms, err := audit.Migrations(tc.opts...)
 			require.NoError(t, err)
-			require.Len(t, ms, 5)
+			require.Len(t, ms, 6)
 			var all strings.Builder
 			for i, m := range ms {
 				assert.Equal(t, i+1, m.Version)
@@ -102,7 +105,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 func TestMigrationsUseAttributeConstants(t *testing.T) {
 	ms, err := audit.Migrations()
 	require.NoError(t, err)
-	require.Len(t, ms, 5)
+	require.Len(t, ms, 6)
 	view := ms[2].Statements[0]
 	for _, k := range []string{
 		string(gate.AttrAction), string(gate.AttrReason), string(gate.AttrSource), string(gate.AttrRiskLevel),
@@ -113,8 +116,8 @@ func TestMigrationsUseAttributeConstants(t *testing.T) {
 	} {
 		assert.Contains(t, view, "SpanAttributes['"+k+"']", k)
 	}
-	// Version 5's view reads every field of the decision record.
-	modify := ms[4].Statements[2]
+	// The last version's view reads every field of the decision record.
+	modify := ms[len(ms)-1].Statements[1]
 	require.True(t, strings.HasPrefix(modify, "ALTER TABLE `otel`.`gate_decisions_mv` MODIFY QUERY"), modify)
 	lines := map[string]string{} // column → its line of the SELECT
 	for _, l := range strings.Split(modify, "\n") {
@@ -130,7 +133,7 @@ func TestMigrationsUseAttributeConstants(t *testing.T) {
 // A released migration's SQL never changes: databases record its checksum
 // (auditq migrate --status shows "applied (with different SQL)" otherwise).
 // Versions 1–3 are the checksums of the first release, version 4 of the
-// verdict columns' (version 5 is new with gate.stage); a change to a column of gate.Fields() that an
+// verdict columns', version 5 of gate.stage's (version 6 is new with gate.rule); a change to a column of gate.Fields() that an
 // earlier migration created fails here. A schema change is a new migration.
 func TestMigrationChecksumsAreFrozen(t *testing.T) {
 	tests := []struct {
@@ -144,6 +147,7 @@ func TestMigrationChecksumsAreFrozen(t *testing.T) {
 			"a5e5ad79cd35f9082b9de22ad92bc042d92529d742a6636f0da370d9986b939d",
 			"f680a989a413d2114292879f794bef4ef3499a03f7621f5e64117e0a7758db6d",
 			"2aa419473307f4a2a7b09122ec8cb2ddc0597313b5e2655915617d67ea18ad25",
+			"7d36296989a88d7f59656f014b913bd40ce471645a5486dfb17e2863e4577f39",
 		}},
 		{"cluster and retention", []audit.Option{audit.WithCluster("audit"), audit.WithRetention(365 * 24 * time.Hour)}, []string{
 			"b32e2bc80f1d1de70895e626115cde86c56c7ddfe476e4cad68341ef31ffd22e",
@@ -151,6 +155,7 @@ func TestMigrationChecksumsAreFrozen(t *testing.T) {
 			"0c33160ee0a28aebb77c80754cf08de4d9dc6da4b440ee95bbb1f0db3735c8f5",
 			"170927fc785735f20bec838a98949d334171c2b48dc59391c53debd5ca74f3d7",
 			"5f28acc0784e297476122827a7e1cda7f4f7cd0098488f4a728dda5d0d36490d",
+			"11d91f87f5f07722b90bd83d3be32c30febde0e6b1bc482c695cd334cfeafb28",
 		}},
 	}
 	for _, tc := range tests {
@@ -182,7 +187,9 @@ func TestMigrateIdempotentAndStatus(t *testing.T) {
 	res, err := audit.Migrate(ctx, env.Writer)
 	require.NoError(t, err)
 	assert.Empty(t, res.Applied, "second run applies nothing")
-	assert.Equal(t, 5, res.Current)
+	ms, err := audit.Migrations()
+	require.NoError(t, err)
+	assert.Equal(t, len(ms), res.Current)
 	st, err := audit.Status(ctx, env.Writer)
 	require.NoError(t, err)
 	for _, s := range st {
@@ -210,7 +217,7 @@ func TestMigrateBackfillsSpansWrittenBeforeTheView(t *testing.T) {
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
 	// Step 1 finds the exporter's table and leaves it (and its rows) alone.
-	assert.Equal(t, []int{1, 2, 3, 4, 5}, res.Applied)
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, res.Applied)
 	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()

@@ -130,7 +130,7 @@ func withScheme(dsn, scheme string) string {
 		q.Set("secure", "true")
 	}
 	u.RawQuery = q.Encode()
-	return u.Redacted()
+	return RedactDSN(u.String())
 }
 
 // checkPorts refuses addresses without a port: clickhouse-go would fail
@@ -154,7 +154,7 @@ func explainDSNParse(dsn string, err error) error {
 	case strings.Contains(msg, "http with TLS"):
 		return fmt.Errorf("%w %s: %v: secure=true needs https://, e.g. %s", ErrBadDSN, redact(dsn), err, withScheme(dsn, "https"))
 	}
-	return fmt.Errorf("%w %s: %v", ErrBadDSN, redact(dsn), err)
+	return fmt.Errorf("%w %s: %s", ErrBadDSN, redact(dsn), ScrubDSN(err.Error(), dsn))
 }
 
 // probeNative runs before a native connection's ping: a native DSN at an

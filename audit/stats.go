@@ -22,10 +22,14 @@ const (
 	ByAction Dimension = "action"
 	ByReason Dimension = "reason"
 	ByRisk   Dimension = "risk"
-	// ByRule groups by the first classifier rule ID a reason names in
-	// brackets ("… [delete.root-home]; also [net]" → "delete.root-home");
-	// "" when the reason names none. Classifier reasons quote the call
-	// (paths, commands), so grouping by reason scatters; by rule it doesn't.
+	// ByRule groups by the deciding gate's rule: the Rule column
+	// (gate.rule, schema version 6: Decision.Rule of any gate, classifier
+	// or custom) when set; else, for rows without it (spans of older
+	// producers, reasons bridged from other frameworks), the first rule ID
+	// the reason names in brackets ("… [delete.root-home]; also [net]" →
+	// "delete.root-home", RulePattern); "" when neither names one.
+	// Classifier reasons quote the call (paths, commands), so grouping by
+	// reason scatters; by rule it doesn't.
 	ByRule Dimension = "rule"
 	// BySource groups by the policy that decided (gate.source).
 	BySource Dimension = "source"
@@ -47,8 +51,9 @@ const (
 	ByStage Dimension = "stage"
 )
 
-// RulePattern is the RE2 pattern ByRule extracts a rule ID with (its first
-// group); the demo's summary uses the same pattern.
+// RulePattern is the RE2 pattern ByRule extracts a rule ID from a reason
+// with (its first group), for rows without a Rule; the demo's summary uses
+// the same pattern for decisions without a rule.
 const RulePattern = `\[([a-z0-9][a-z0-9_.-]*)\]`
 
 // Dimensions lists every Dimension.
@@ -70,7 +75,7 @@ func (d Dimension) column() string {
 	case ByRisk:
 		return "RiskLevel"
 	case ByRule:
-		return "extract(Reason, " + quoteString(RulePattern) + ")"
+		return "if(Rule != '', Rule, extract(Reason, " + quoteString(RulePattern) + "))"
 	case BySource:
 		return "Source"
 	case ByApproval:

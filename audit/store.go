@@ -174,10 +174,4 @@ func isNetError(err error) bool {
 		(errors.As(err, &ne) && ne.Timeout())
 }
 
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable DSN)"
-	}
-	return u.Redacted()
-}
+func redact(dsn string) string { return RedactDSN(dsn) }

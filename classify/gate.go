@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,9 +47,10 @@ func WithHighAction(a gate.Action) GateOption {
 }
 
 // WithInputFields sets the input fields the gate reads, in order of
-// preference: the command for BashGate (default "command", "cmd"), the
-// path for PathGate (default "path", "file_path"; every present one is
-// classified).
+// preference: the command for BashGate (default "command", "cmd"; a
+// string), the path for PathGate (default "path", "file_path",
+// "target_file", "paths"; a string or an array of strings; every present
+// one is classified).
 func WithInputFields(names ...string) GateOption {
 	return func(c *gateConfig) { c.fields = append([]string(nil), names...) }
 }
@@ -60,10 +62,11 @@ func WithToolOps(ops map[string]Op) GateOption {
 	return func(c *gateConfig) { c.toolOps = ops }
 }
 
-// ForTools scopes the gate to the named registered tools, instead of
-// every tool whose input schema declares one of the gate's fields. The
-// executor refuses the configuration (executor.ErrGateScope) when a named
-// tool's schema lacks the field the gate reads.
+// ForTools scopes the gate to the named registered tools, instead of its
+// default scope. The executor refuses the configuration
+// (executor.ErrGateScope) when a named tool's schema does not declare a
+// field the gate reads, of a type it reads, or when a name is registered
+// only in another spelling ("Shell" for "shell").
 func ForTools(names ...string) GateOption {
 	return WithScope(gate.Scope{Tools: names})
 }
@@ -77,17 +80,19 @@ func WithScope(s gate.Scope) GateOption {
 }
 
 // scopeOf is the gate's scope: by default the tools whose input schema
-// declares a string field among fields (in any spelling the gate reads);
+// can admit a field among fields (in any spelling the gate reads, of any
+// type: a tool in scope that does not declare one as typ is refused by
+// the executor) and the tools the gate's own table names (in any case);
 // with ForTools or WithScope, those tools, each of which must declare one.
-func (c *gateConfig) scopeOf() gate.Scope {
+func (c *gateConfig) scopeOf(typ string, table []string) gate.Scope {
 	if c.scope == nil {
-		return gate.Scope{Fields: c.fields, FieldType: "string", Needs: c.fields}
+		return gate.Scope{Tools: table, FoldTools: len(table) > 0, Fields: c.fields, FieldType: typ, Needs: c.fields}
 	}
 	s := *c.scope
 	if len(s.Needs) == 0 {
 		s.Needs = c.fields
 		if s.FieldType == "" {
-			s.FieldType = "string"
+			s.FieldType = typ
 		}
 	}
 	return s
@@ -166,9 +171,12 @@ func (g *bashGate) Scope() gate.Scope { return g.scope }
 // string command, or with a non-string one, is denied (fail closed).
 //
 // Scope (gate.Scoper): the executor runs it on the registered tools whose
-// input schema declares a string property "command" or "cmd" (or a field
-// of WithInputFields), in any spelling gate.SameFieldName reads as that
-// name, and on no other tool; ForTools or WithScope name the tools
+// input schema can admit a property "command" or "cmd" (or a field of
+// WithInputFields), in any spelling gate.SameFieldName reads as that
+// name, of any type and through any JSON Schema keyword (see gate.Scope),
+// and on no other tool; a tool in scope that does not declare one as a
+// string in its properties (an argv array, a number, a pattern) is refused
+// by the executor (ErrGateScope). ForTools or WithScope name the tools
 // instead. It fails when the classifier options or the scope do not
 // validate.
 func BashGate(opts ...GateOption) (gate.Gate, error) {
@@ -177,7 +185,7 @@ func BashGate(opts ...GateOption) (gate.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := cfg.scopeOf()
+	s := cfg.scopeOf("string", nil)
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("classify: bash gate: %w", err)
 	}
@@ -193,7 +201,7 @@ func (g *bashGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 	if err != nil {
 		return failClosed(SourceBash, "classify.bash: "+err.Error()), nil
 	}
-	cmds, err := fieldValues(in, g.cfg.fields)
+	cmds, err := fieldValues(in, g.cfg.fields, false)
 	if err != nil {
 		return failClosed(SourceBash, "classify.bash: "+err.Error()), nil
 	}
@@ -213,9 +221,10 @@ func (g *bashGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 // fields to a case-insensitive parser (gate.SameFieldName), in key order:
 // a tool may read any of them (Go's encoding/json matches field names
 // case-insensitively; a tool may prefer "cmd" where the gate prefers
-// "command"), so the gate judges them all. A matching key whose value is
-// not a string is an error.
-func fieldValues(in map[string]any, fields []string) ([]string, error) {
+// "command"), so the gate judges them all. With arrays, an array of
+// strings gives each of its strings. A matching key whose value is of
+// another type is an error.
+func fieldValues(in map[string]any, fields []string, arrays bool) ([]string, error) {
 	keys := make([]string, 0, 2)
 	for k := range in {
 		for _, f := range fields {
@@ -228,11 +237,26 @@ func fieldValues(in map[string]any, fields []string) ([]string, error) {
 	slices.Sort(keys)
 	vals := make([]string, 0, len(keys))
 	for _, k := range keys {
-		v, ok := in[k].(string)
-		if !ok {
+		switch v := in[k].(type) {
+		case string:
+			vals = append(vals, v)
+		case []any:
+			if !arrays {
+				return nil, fmt.Errorf("input field %q is not a string", k)
+			}
+			for i, x := range v {
+				xs, ok := x.(string)
+				if !ok {
+					return nil, fmt.Errorf("input field %q item %d is not a string", k, i)
+				}
+				vals = append(vals, xs)
+			}
+		default:
+			if arrays {
+				return nil, fmt.Errorf("input field %q is not a string or an array of strings", k)
+			}
 			return nil, fmt.Errorf("input field %q is not a string", k)
 		}
-		vals = append(vals, v)
 	}
 	return vals, nil
 }
@@ -270,21 +294,25 @@ func defaultToolOps() map[string]Op {
 // the tool name (see WithToolOps) or, for editor tools with a "command"
 // field (str_replace_editor: view, create, str_replace, insert,
 // undo_edit), from that field; every present path field ("path",
-// "file_path") is classified with Path and the highest level decides.
-// A call with no path or an unknown operation is denied (fail closed).
+// "file_path", "target_file", "paths": a string or an array of strings)
+// is classified with Path and the highest level decides. The tool map is
+// looked up by exact name, else in any gate.SameFieldName spelling ("Read"
+// is "read"). A call with no path, a path of another type or an unknown
+// operation is denied (fail closed).
 //
 // Scope (gate.Scoper): the executor runs it on the registered tools whose
-// input schema declares a string property "path" or "file_path" (or a
-// field of WithInputFields), in any spelling gate.SameFieldName reads as
-// that name, and on no other tool; ForTools or WithScope name the tools
-// instead. A tool in scope must have an operation — its name in the tool
+// input schema can admit a path field (as BashGate's command fields), and
+// on every tool its tool map names, in any spelling — a tool it knows is
+// never silently ungated: one that declares no path field it reads is
+// refused by the executor (ErrGateScope); ForTools or WithScope name the
+// tools instead. A tool in scope must have an operation — its name in the tool
 // map (WithToolOps, DefaultToolOps) or a "command" field for editor
 // sub-commands — else the executor refuses the configuration
 // (gate.ToolChecker, executor.ErrGateScope); a call whose operation is
 // still unknown is denied. It fails when the classifier options or the
 // scope do not validate.
 func PathGate(opts ...GateOption) (gate.Gate, error) {
-	cfg := newGateConfig(opts, []string{"path", "file_path"})
+	cfg := newGateConfig(opts, []string{"path", "file_path", "target_file", "paths"})
 	if cfg.toolOps == nil {
 		cfg.toolOps = defaultToolOps()
 	}
@@ -292,18 +320,45 @@ func PathGate(opts ...GateOption) (gate.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := cfg.scopeOf()
+	// Strings and arrays of strings are read (FieldType "" here; CheckTool
+	// refuses other types).
+	s := cfg.scopeOf("", slices.Sorted(maps.Keys(cfg.toolOps)))
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("classify: path gate: %w", err)
 	}
 	return &pathGate{c: c, cfg: cfg, scope: s}, nil
 }
 
+// opOf is the tool map's operation for tool: its entry, else the entry
+// of the first name (sorted) gate.SameFieldName reads as tool ("Read" is
+// "read").
+func (g *pathGate) opOf(tool string) (Op, bool) {
+	if op, ok := g.cfg.toolOps[tool]; ok {
+		return op, true
+	}
+	for _, n := range slices.Sorted(maps.Keys(g.cfg.toolOps)) {
+		if gate.SameFieldName(n, tool) {
+			return g.cfg.toolOps[n], true
+		}
+	}
+	return "", false
+}
+
 // CheckTool implements gate.ToolChecker: a tool in scope must have a file
 // operation — its name in the tool map (WithToolOps) or a "command" field
-// naming editor operations — else every call to it would be denied.
+// naming editor operations — else every call to it would be denied, and
+// its path fields must admit a string or an array of strings.
 func (g *pathGate) CheckTool(t gate.ToolInfo) error {
-	if _, ok := g.cfg.toolOps[t.Name]; ok {
+	for _, f := range t.Fields {
+		if !f.Declared() || !slices.ContainsFunc(g.cfg.fields, f.Names) {
+			continue
+		}
+		if !f.Admits("string") && !f.Admits("array") {
+			return fmt.Errorf("its input field %q is %s, but classify.path reads a path string or an array of them: "+
+				"declare it as a string, or scope the gate to other tools (classify.ForTools)", f.Name, strings.Join(f.Types, " or "))
+		}
+	}
+	if _, ok := g.opOf(t.Name); ok {
 		return nil
 	}
 	if _, ok := t.Field([]string{"command"}, "string"); ok {
@@ -323,8 +378,8 @@ func (g *pathGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 	if err != nil {
 		return failClosed(SourcePath, "classify.path: "+err.Error()), nil
 	}
-	op, ok := g.cfg.toolOps[call.ToolName]
-	subs, err := fieldValues(in, []string{"command"})
+	op, ok := g.opOf(call.ToolName)
+	subs, err := fieldValues(in, []string{"command"}, false)
 	if err != nil {
 		subs = nil // a non-string "command" names no editor operation
 	}
@@ -354,7 +409,7 @@ func (g *pathGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 	if !ok {
 		return failClosed(SourcePath, fmt.Sprintf("classify.path: unknown file operation for tool %q", call.ToolName)), nil
 	}
-	paths, err := fieldValues(in, g.cfg.fields)
+	paths, err := fieldValues(in, g.cfg.fields, true)
 	if err != nil {
 		return failClosed(SourcePath, "classify.path: "+err.Error()), nil
 	}

@@ -1,6 +1,8 @@
 package classify_test
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,7 +46,8 @@ func TestGateScopes(t *testing.T) {
 		want    []string
 		missing []string // tools in scope without the field
 	}{
-		{"bash by fields", mk(classify.BashGate), []string{"bash", "shell", "editor", "untyped"}, nil},
+		// A command of another type is in scope, and refused (Missing).
+		{"bash by fields", mk(classify.BashGate), []string{"bash", "shell", "editor", "untyped", "counter"}, []string{"counter"}},
 		{"bash for named tools", mk(classify.BashGate, classify.ForTools("bash", "run_script")), []string{"bash", "run_script"}, []string{"run_script"}},
 		{"bash with its own fields", mk(classify.BashGate, classify.WithInputFields("script")), []string{"run_script"}, nil},
 		{"bash by pattern", mk(classify.BashGate, classify.WithScope(gate.Scope{Patterns: []string{"*sh*"}})), []string{"bash", "shell"}, nil},
@@ -76,4 +79,47 @@ func TestGateScopes(t *testing.T) {
 	require.ErrorIs(t, err, gate.ErrInvalidScope)
 	_, err = classify.BashGate(classify.WithInputFields())
 	require.ErrorIs(t, err, gate.ErrInvalidScope, "a bash gate that reads no field judges no tool")
+}
+
+// PathGate reads the path fields real agents use — path, file_path,
+// target_file, and arrays of paths — and finds a tool's operation by its
+// name in any spelling; a path of another type, or an array holding one,
+// is denied (fail closed).
+func TestPathGateFields(t *testing.T) {
+	g, err := classify.PathGate(classify.WithClassifierOptions(classify.WithWorkspace("/work")))
+	require.NoError(t, err)
+	tests := []struct {
+		tool, input string
+		action      gate.Action
+		risk        gate.RiskLevel
+		reason      string
+	}{
+		{"delete_file", `{"target_file":"/home/u/.ssh/id_rsa"}`, gate.ActionDeny, gate.RiskHigh, ""},
+		{"Delete_File", `{"TargetFile":"/home/u/.ssh/id_rsa"}`, gate.ActionDeny, gate.RiskHigh, ""},
+		{"read_file", `{"paths":["/work/a.go","/work/b.go"]}`, gate.ActionAllow, gate.RiskSafe, ""},
+		{"write_file", `{"paths":["/work/a.go","/etc/passwd"]}`, gate.ActionDeny, gate.RiskHigh, ""},
+		{"READ", `{"file_path":"/work/a.go"}`, gate.ActionAllow, gate.RiskSafe, ""},
+		{"read_file", `{"paths":["/work/a.go",3]}`, gate.ActionDeny, gate.RiskHigh, `input field "paths" item 1 is not a string`},
+		{"read_file", `{"path":3}`, gate.ActionDeny, gate.RiskHigh, `input field "path" is not a string or an array of strings`},
+		{"read_file", `{"paths":[]}`, gate.ActionDeny, gate.RiskHigh, "input has no string field"},
+		{"frobnicate", `{"path":"/work/a.go"}`, gate.ActionDeny, gate.RiskHigh, "unknown file operation"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+" "+tt.input, func(t *testing.T) {
+			d, err := g.Decide(context.Background(), gate.ToolCallContext{ToolName: tt.tool, RawInput: json.RawMessage(tt.input)})
+			require.NoError(t, err)
+			assert.Equal(t, tt.action, d.Action, d.Reason)
+			assert.Equal(t, tt.risk, d.Risk)
+			assert.Contains(t, d.Reason, tt.reason)
+		})
+	}
+	// The default scope holds the tools of its table in any case, and
+	// tools with any of its path fields.
+	s, ok := gate.ScopeOf(g)
+	require.True(t, ok)
+	for name, want := range map[string]bool{"delete_file": true, "Delete_File": true, "APPLY_PATCH": true, "Read": true, "http_get": false} {
+		assert.Equal(t, want, s.Matches(gate.ToolInfo{Name: name}), name)
+	}
+	assert.True(t, s.Matches(gate.ToolInfo{Name: "x", Fields: []gate.SchemaField{{Name: "target_file"}}}))
+	assert.False(t, s.Matches(gate.ToolInfo{Name: "x", Fields: []gate.SchemaField{{Name: "url"}}}))
 }

@@ -59,12 +59,15 @@
 // registered tool the call names — its name, annotations and input schema,
 // once per registered tool and agent — never from the call's input, so no
 // spelling, input or ordering lets a call skip a gate whose scope holds
-// the tool; a call no gate's scope holds runs ungated (gate.gated=false),
-// and gate.verdicts lists exactly the gates that judged. A gate.Chain
+// the tool; a call no gate's scope holds runs ungated (gate.gated=false;
+// with WithRequireGated it is denied, and Agent refuses reachable tools
+// no gate applies to), and gate.verdicts lists exactly the gates that judged. A gate.Chain
 // given to WithGates or AgentGates whose members are scoped is run as
 // its members, each with its scope. New and Agent
-// refuse a scoped gate that selects no registered tool, or a tool in scope
-// whose schema lacks the field the gate needs (ErrGateScope); Register
+// refuse a scoped gate that selects no registered tool, names a tool
+// registered only in another spelling, or selects a tool whose schema
+// does not declare the field the gate needs with its type (ErrGateScope);
+// Register
 // after New does not check (such calls are denied by the gate, fail
 // closed), so register tools first.
 //

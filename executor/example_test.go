@@ -101,5 +101,5 @@ func ExampleErrGateScope() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// executor: gate scope: gate "shell-policy" (executor-level gate 0) applies to tool "bash", whose input schema has no string field "command" (the gate reads one and denies every call without it): declare the field in the tool's InputSchema properties, or scope the gate to the tools that have it (gate.Scoped, classify.ForTools)
+	// executor: gate scope: gate "shell-policy" (executor-level gate 0) applies to tool "bash", whose input schema has no string field "command" (the gate reads one and denies every call without it): declare the field in the tool's InputSchema properties, make the gate read the tool's own field (classify.WithInputFields), or scope the gate to the tools that have it (gate.Scoped, classify.ForTools; for a name in classify.PathGate's tool map, classify.WithToolOps)
 }

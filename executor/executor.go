@@ -46,8 +46,10 @@ type Executor struct {
 
 // New returns an executor over reg. It fails when reg is nil, a gate is
 // nil (ErrInvalidGate), a scoped gate does not fit the registered tools
-// (ErrGateScope: see gate.Scope; it applies to no registered tool, or a
-// tool in its scope lacks the input field it reads) or the meter rejects
+// (ErrGateScope: see gate.Scope; it applies to no registered tool, names
+// one registered only in another spelling, or a tool in its scope does
+// not declare the input field it reads, of the type it reads) or the
+// meter rejects
 // the executor's instruments.
 func New(reg *Registry, opts ...Option) (*Executor, error) {
 	if reg == nil {
@@ -112,6 +114,9 @@ type Agent struct {
 	scoped  bool
 	members []scopedGate
 	byEntry sync.Map
+	// must denies the calls no gate applies to (WithRequireGated; nil
+	// otherwise).
+	must *requireGated
 }
 
 // Agent returns the agent named name. Reachable tools are those of its
@@ -119,7 +124,9 @@ type Agent struct {
 // (WithDeniedTools); an agent with neither presets nor allowlist reaches
 // no tool. It fails (ErrInvalidAgent) on an empty name or an unknown
 // preset, and (ErrGateScope) when a scoped gate, executor- or
-// agent-level, does not fit the tools registered by now (see New).
+// agent-level, does not fit the tools registered by now (see New) or,
+// with WithRequireGated, when the agent reaches a registered tool no gate
+// applies to.
 func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: empty name", ErrInvalidAgent)
@@ -190,6 +197,14 @@ func (e *Executor) Agent(name string, opts ...AgentOption) (*Agent, error) {
 			a.gate = gate.Chain(wrapped...)
 		}
 		a.gname = gate.NameOf(a.gate, "gate")
+	}
+	if e.cfg.requireGated {
+		a.must = &requireGated{}
+		if ung := a.ungated(); len(ung) > 0 {
+			return nil, fmt.Errorf("%w: agent %q reaches tools no gate applies to, and the executor requires every call to be gated (WithRequireGated): %q: "+
+				"scope a gate to them (gate.Scoped, classify.ForTools), add a gate for every tool, or make them unreachable (AgentDeny, WithDeniedTools)",
+				ErrGateScope, name, ung)
+		}
 	}
 	return a, nil
 }

@@ -24,6 +24,7 @@ type config struct {
 	presets         map[string][]string
 	denied          []string
 	optOut          map[string]bool
+	requireGated    bool
 	abortOnDeny     bool
 	maxOutput       int
 	recordContent   bool
@@ -109,6 +110,17 @@ func WithOptOut(agents ...string) Option {
 			c.optOut[a] = true
 		}
 	}
+}
+
+// WithRequireGated makes every call gated (gate.gated=true): Agent fails
+// with ErrGateScope, naming the tools, when a registered tool the agent
+// can reach has no gate in scope (executor- or agent-level; an agent of
+// WithOptOut needs its own), and a call to a tool registered later that
+// no gate applies to is denied at the gate stage with source
+// RequireGatedSource (fail closed) instead of running ungated. Off by
+// default: a call no gate applies to runs ungated.
+func WithRequireGated() Option {
+	return func(c *config) { c.requireGated = true }
 }
 
 // WithAbortOnDeny makes a denied call abort its run: later calls of the run

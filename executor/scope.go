@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,50 +22,146 @@ import (
 // gate, the tool and the field and saying what to change.
 var ErrGateScope = errors.New("executor: gate scope")
 
+// RequireGatedSource is the gate source (gate.source) of the denial of a
+// call no gate applies to under WithRequireGated.
+const RequireGatedSource = "executor.require_gated"
+
+// requireGated is the gate of WithRequireGated for a tool no gate
+// applies to: it denies every call, saying what to change.
+type requireGated struct{}
+
+func (*requireGated) Name() string { return RequireGatedSource }
+
+func (*requireGated) Decide(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+	return gate.Deny(fmt.Sprintf("no gate applies to tool %q and the executor requires every call to be gated (executor.WithRequireGated): "+
+		"scope a gate to the tool (gate.Scoped, classify.ForTools) or make it unreachable", c.ToolName)).
+		WithRisk(gate.RiskHigh).WithSource(RequireGatedSource), nil
+}
+
+// ungated returns the registered tools the agent reaches that no gate
+// applies to, sorted by name.
+func (a *Agent) ungated() []string {
+	var out []string
+	for _, n := range a.ex.reg.Names() {
+		if !a.Reachable(n) {
+			continue
+		}
+		if ent, ok := a.ex.reg.lookup(n); ok {
+			if g, _ := a.gateFor(ent); g == nil || g == gate.Gate(a.must) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
 // toolInfo is the registered tool as scopes see it (built once per
-// registration): its name, annotations and the fields its input schema
-// declares.
+// registration): its name, annotations and every top-level field its
+// input schema declares or admits (gate.SchemaField.Keyword): properties,
+// patternProperties, additionalProperties and unevaluatedProperties given
+// as a schema, propertyNames, required, dependentRequired and the keys of
+// dependentSchemas, through allOf, anyOf, oneOf, not, $ref, $dynamicRef,
+// $recursiveRef, if/then/else and dependentSchemas. A property under
+// "not" counts untyped (its types are the ones it forbids).
 func toolInfo(t Tool, in *jsonschema.Schema) gate.ToolInfo {
-	fields := map[string][]string{}
-	anyType := map[string]bool{}
+	type key struct{ keyword, name, pattern string }
+	types := map[key][]string{}
+	anyType := map[key]bool{}
+	add := func(k key, p *jsonschema.Schema, negated bool) {
+		if p != nil && p.Bool != nil && !*p.Bool && !negated {
+			return // a false schema admits nothing
+		}
+		var ts []string
+		if !negated && p != nil && p.Types != nil && !p.Types.IsEmpty() {
+			ts = p.Types.ToStrings()
+		}
+		if ts == nil {
+			anyType[k] = true
+		}
+		types[k] = append(types[k], ts...)
+	}
 	seen := map[*jsonschema.Schema]bool{}
-	var walk func(s *jsonschema.Schema)
-	walk = func(s *jsonschema.Schema) {
+	var walk func(s *jsonschema.Schema, negated bool)
+	walk = func(s *jsonschema.Schema, negated bool) {
 		if s == nil || seen[s] {
 			return
 		}
 		seen[s] = true
 		for name, p := range s.Properties {
-			var types []string
-			if p != nil && p.Types != nil && !p.Types.IsEmpty() {
-				types = p.Types.ToStrings()
-			}
-			if types == nil {
-				anyType[name] = true
-			}
-			fields[name] = append(fields[name], types...)
+			add(key{gate.KeywordProperties, name, ""}, p, negated)
 		}
-		walk(s.Ref)
-		walk(s.RecursiveRef)
+		for re, p := range s.PatternProperties {
+			add(key{gate.KeywordPatternProperties, "", re.String()}, p, negated)
+		}
+		switch ap := s.AdditionalProperties.(type) {
+		case *jsonschema.Schema:
+			add(key{gate.KeywordAdditionalProperties, "", ""}, ap, negated)
+		case bool:
+			// true is the wholly open default; false admits nothing more.
+		}
+		if s.UnevaluatedProperties != nil {
+			add(key{gate.KeywordAdditionalProperties, "", ""}, s.UnevaluatedProperties, negated)
+		}
+		if pn := s.PropertyNames; pn != nil {
+			named := false
+			if pn.Const != nil {
+				if n, ok := (*pn.Const).(string); ok {
+					add(key{gate.KeywordPropertyNames, n, ""}, nil, true)
+					named = true
+				}
+			}
+			if pn.Enum != nil {
+				for _, v := range pn.Enum.Values {
+					if n, ok := v.(string); ok {
+						add(key{gate.KeywordPropertyNames, n, ""}, nil, true)
+						named = true
+					}
+				}
+			}
+			if pn.Pattern != nil {
+				add(key{gate.KeywordPropertyNames, "", pn.Pattern.String()}, nil, true)
+				named = true
+			}
+			if !named && (pn.Bool == nil || *pn.Bool) {
+				add(key{gate.KeywordPropertyNames, "", ""}, nil, true)
+			}
+		}
+		for _, n := range s.Required {
+			add(key{gate.KeywordRequired, n, ""}, nil, true)
+		}
+		for n, deps := range s.DependentRequired {
+			add(key{gate.KeywordRequired, n, ""}, nil, true)
+			for _, d := range deps {
+				add(key{gate.KeywordRequired, d, ""}, nil, true)
+			}
+		}
+		for _, n := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+			add(key{gate.KeywordRequired, n, ""}, nil, true)
+			walk(s.DependentSchemas[n], negated)
+		}
+		walk(s.Ref, negated)
+		walk(s.RecursiveRef, negated)
 		if s.DynamicRef != nil {
-			walk(s.DynamicRef.Ref)
+			walk(s.DynamicRef.Ref, negated)
 		}
 		for _, sub := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
-			walk(sub)
+			walk(sub, negated)
 		}
-		walk(s.If)
-		walk(s.Then)
-		walk(s.Else)
-		for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
-			walk(s.DependentSchemas[k])
-		}
+		walk(s.Not, !negated)
+		walk(s.If, negated)
+		walk(s.Then, negated)
+		walk(s.Else, negated)
 	}
-	walk(in)
+	walk(in, false)
 	info := gate.ToolInfo{Name: t.Name, Annotations: t.Annotations}
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		f := gate.SchemaField{Name: name}
-		if !anyType[name] {
-			f.Types = slices.Compact(slices.Sorted(slices.Values(fields[name])))
+	keys := slices.SortedFunc(maps.Keys(types), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.keyword, b.keyword), cmp.Compare(a.name, b.name), cmp.Compare(a.pattern, b.pattern))
+	})
+	for _, k := range keys {
+		f := gate.SchemaField{Name: k.name, Pattern: k.pattern, Keyword: k.keyword,
+			AnyName: k.name == "" && k.pattern == ""}
+		if !anyType[k] {
+			f.Types = slices.Compact(slices.Sorted(slices.Values(types[k])))
 		}
 		info.Fields = append(info.Fields, f)
 	}
@@ -121,6 +219,9 @@ type resolvedGate struct {
 // from the call, once per entry and agent.
 func (a *Agent) gateFor(ent *entry) (gate.Gate, string) {
 	if !a.scoped {
+		if a.gate == nil && a.must != nil {
+			return a.must, RequireGatedSource
+		}
 		return a.gate, a.gname
 	}
 	if v, ok := a.byEntry.Load(ent); ok {
@@ -136,6 +237,9 @@ func (a *Agent) gateFor(ent *entry) (gate.Gate, string) {
 	r := &resolvedGate{}
 	switch len(members) {
 	case 0:
+		if a.must != nil {
+			r.g, r.name = a.must, RequireGatedSource
+		}
 	case len(a.members):
 		r.g, r.name = a.gate, a.gname
 	case 1:
@@ -175,6 +279,14 @@ func checkScopes(reg *Registry, gates []gate.Gate, where string) error {
 				}
 			}
 		}
+		registered := make([]string, len(tools))
+		for j, e := range tools {
+			registered[j] = e.tool.Name
+		}
+		if n, tool, ok := s.NearMiss(registered); ok {
+			return fmt.Errorf("%w: %s names tool %q, which is not registered; did you mean %q? Tool names are exact: "+
+				"scope the gate to %q (gate.Scope.Tools, classify.ForTools)", ErrGateScope, id, n, tool, tool)
+		}
 		matched := 0
 		for _, e := range tools {
 			if !s.Matches(e.info) {
@@ -183,7 +295,8 @@ func checkScopes(reg *Registry, gates []gate.Gate, where string) error {
 			matched++
 			if miss := s.Missing(e.info); miss != "" {
 				return fmt.Errorf("%w: %s applies to tool %q, whose input schema has no %s (the gate reads one and denies every call without it): "+
-					"declare the field in the tool's InputSchema properties, or scope the gate to the tools that have it (gate.Scoped, classify.ForTools)",
+					"declare the field in the tool's InputSchema properties, make the gate read the tool's own field (classify.WithInputFields), "+
+					"or scope the gate to the tools that have it (gate.Scoped, classify.ForTools; for a name in classify.PathGate's tool map, classify.WithToolOps)",
 					ErrGateScope, id, e.tool.Name, miss)
 			}
 			if err := gate.CheckTool(g, e.info); err != nil {

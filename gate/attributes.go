@@ -18,6 +18,12 @@ const (
 	// AttrSource (string) names the policy that decided (for example
 	// "classify.bash" or "chain[1]:deny-network").
 	AttrSource attribute.Key = "gate.source"
+	// AttrRule (string) is the rule of the deciding gate's policy
+	// (Decision.Rule, Record.Rule: for example a classifier rule ID such
+	// as "delete.root-home", or a custom gate's own rule name), recorded
+	// when the gate names one. Spans of older producers lack it; the audit
+	// store then reads the rule from the reason's "[rule]" (audit.ByRule).
+	AttrRule attribute.Key = "gate.rule"
 	// AttrApproval (string) is set when the decision was an ask:
 	// one of ApprovalApproved, ApprovalDeclined, ApprovalTimeout,
 	// ApprovalInvalid.

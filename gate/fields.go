@@ -48,5 +48,6 @@ func Fields() []Field {
 		{AttrRounds, "Rounds", FieldInt, ""},
 		{AttrVerdicts, "Verdicts", FieldStringList, ""},
 		{Key: AttrStage, Name: "Stage", Type: FieldEnum, Default: string(StageGate)},
+		{AttrRule, "Rule", FieldEnum, ""},
 	}
 }

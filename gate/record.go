@@ -124,6 +124,9 @@ func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attri
 	if r.Reason != "" {
 		attrs = append(attrs, AttrReason.String(SafeText(r.Reason, reasonLimit)))
 	}
+	if r.Rule != "" {
+		attrs = append(attrs, AttrRule.String(SafeText(r.Rule, MaxNameBytes)))
+	}
 	if r.ErrorKind != "" {
 		attrs = append(attrs, AttrError.String(SafeText(r.ErrorKind, MaxNameBytes)))
 	}
@@ -150,8 +153,9 @@ func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attri
 }
 
 // onlyVerdictIsFinal: the single verdict says no more than the final
-// decision's own attributes (same gate, action and risk, no rule — the
-// rule is recorded only in gate.verdicts —, no rewrite, no approval turning
+// decision's own attributes (same gate, action and risk, no rule — a
+// verdict's rule is recorded only in gate.verdicts (gate.rule is the
+// decision's), and readers restore a left-out verdict without one —, no rewrite, no approval turning
 // an ask around), so gate.verdicts is left out.
 func (r *Record) onlyVerdictIsFinal() bool {
 	v := &r.Verdicts[0]

@@ -54,6 +54,7 @@ func TestFieldsCoverAttributes(t *testing.T) {
 		assert.True(t, want[k], "attribute %s is not in gate.Fields", k)
 	}
 	assert.Equal(t, `no \xff`, got[gate.AttrReason].AsString())
+	assert.Equal(t, "rm.root", got[gate.AttrRule].AsString())
 	assert.Equal(t, []string{"normalise|rewrite||", "classify.bash|deny|high|rm.root"}, got[gate.AttrVerdicts].AsStringSlice())
 }
 
@@ -74,6 +75,10 @@ func TestRecordAttributesShapes(t *testing.T) {
 			map[attribute.Key]string{gate.AttrVerdicts: `["a|ask||"]`, gate.AttrApproval: "approved"}, nil},
 		{"deny is prioritised", gate.Record{Gated: true, Action: gate.ActionDeny, Source: "a", Reason: "r"},
 			map[attribute.Key]string{gate.AttrSamplingPriority: "1", gate.AttrReason: "r"}, nil},
+		{"the deciding gate's rule is its own attribute", gate.Record{Gated: true, Action: gate.ActionDeny, Source: "no-prod", Rule: "prod.write", Reason: "writes to prod"},
+			map[attribute.Key]string{gate.AttrRule: "prod.write", gate.AttrReason: "writes to prod"}, nil},
+		{"no rule, no attribute", gate.Record{Gated: true, Action: gate.ActionDeny, Source: "a", Reason: "r [not.a.rule]"},
+			map[attribute.Key]string{gate.AttrAction: "deny"}, []attribute.Key{gate.AttrRule}},
 		{"names are bounded", gate.Record{Gated: true, Action: gate.ActionAllow, Source: string(make([]byte, 1000))},
 			map[attribute.Key]string{}, nil},
 	}

@@ -46,39 +46,50 @@ var ErrInvalidScope = errors.New("gate: invalid scope")
 
 // Scope says which registered tools a gate judges, and which input fields
 // it needs in them. A tool is in scope when any selector matches it: its
-// name is one of Tools, or matches one of Patterns, or its annotations
-// carry one of Hints, or its input schema declares one of Fields (as
-// FieldType). A gate without a scope (see Scoper) judges every tool.
+// name is one of Tools (or, with FoldTools, SameFieldName to one), or
+// matches one of Patterns, or its annotations carry one of Hints, or its
+// input schema can admit a top-level property named one of Fields (in any
+// spelling SameFieldName reads as it, of any type, through any keyword:
+// see ToolInfo.Admitted).
 //
 // The executor resolves a scope against the registered tool — the
 // developer's name, annotations and schema (ToolInfo) — never against what
 // the model sends, and runs the gate on every call to a tool in scope and
 // on no other. Selecting by Hints trusts the registered annotations: for
 // tools whose annotations come from a server you do not trust, select by
-// name. Selecting by Fields trusts the schema: a tool that reads a field
-// its schema does not declare escapes a field-selected gate, so declare
-// every field a tool reads, or select it by name.
+// name. Selecting by Fields trusts the schema: a wholly open schema (one
+// that names the field nowhere and leaves additionalProperties absent or
+// true) admits any property yet is outside a field-selected gate's scope,
+// so declare every field a tool reads, or select it by name.
 type Scope struct {
-	// Tools are registered tool names, matched exactly.
+	// Tools are registered tool names, matched exactly (see FoldTools).
+	// The executor refuses a name that matches no registered tool but is
+	// SameFieldName to one ("Shell" for "shell").
 	Tools []string
+	// FoldTools: Tools match every registered name SameFieldName reads as
+	// one of them ("Read" for "read"), and near misses are not refused.
+	// For tables of well-known tool names (classify.PathGate's).
+	FoldTools bool
 	// Patterns are tool-name patterns in path.Match syntax ("mcp__*",
 	// "read_*", "file.?"; '*' matches any run of characters, since tool
 	// names have no '/').
 	Patterns []string
 	// Hints select tools by their annotations (any one of them).
 	Hints []Hint
-	// Fields select tools whose input schema declares one of these
+	// Fields select tools whose input schema can admit one of these
 	// properties, in any spelling a case-insensitive parser reads as the
-	// same name (SameFieldName), admitting FieldType.
+	// same name (SameFieldName), whatever its type.
 	Fields []string
-	// FieldType is the JSON type ("string", "object", …) a field of Fields
-	// or Needs must admit; "" admits any. A property whose schema names no
-	// type admits every type.
+	// FieldType is the JSON type ("string", "object", …) a field of Needs
+	// must admit; "" admits any. A property whose schema names no type
+	// admits every type. It does not narrow Fields: a tool that declares
+	// the field with another type is in scope and refused (Missing).
 	FieldType string
 	// Needs are the input fields the gate reads (one of them, in any
 	// spelling, admitting FieldType): every tool in scope must declare one
-	// in its input schema, or the executor refuses the configuration
-	// (executor.ErrGateScope). Empty: the gate needs no field.
+	// in its input schema's properties, or the executor refuses the
+	// configuration (executor.ErrGateScope). Empty: the gate needs no
+	// field.
 	Needs []string
 }
 
@@ -151,7 +162,7 @@ func (s Scope) Validate() error {
 
 // Matches reports whether the tool t is in scope.
 func (s Scope) Matches(t ToolInfo) bool {
-	if slices.Contains(s.Tools, t.Name) {
+	if s.namesTool(t.Name) {
 		return true
 	}
 	for _, p := range s.Patterns {
@@ -165,16 +176,47 @@ func (s Scope) Matches(t ToolInfo) bool {
 		}
 	}
 	if len(s.Fields) > 0 {
-		if _, ok := t.Field(s.Fields, s.FieldType); ok {
+		if _, ok := t.Admitted(s.Fields); ok {
 			return true
 		}
 	}
 	return false
 }
 
-// Missing returns the fields of Needs the tool t lacks, as a phrase
-// (`string field "command" or "cmd"`), or "" when t declares one of them
-// (or s needs none).
+func (s Scope) namesTool(name string) bool {
+	for _, n := range s.Tools {
+		if n == name || s.FoldTools && SameFieldName(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// NearMiss returns a name of Tools that no tool of registered has but
+// that is SameFieldName to one of them, and that tool's name ("Shell",
+// "shell"); ok is false when there is none or FoldTools is set.
+func (s Scope) NearMiss(registered []string) (name, tool string, ok bool) {
+	if s.FoldTools {
+		return "", "", false
+	}
+	for _, n := range s.Tools {
+		if slices.Contains(registered, n) {
+			continue
+		}
+		for _, r := range registered {
+			if SameFieldName(n, r) {
+				return n, r, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// Missing returns why the tool t does not give the gate a field of Needs
+// (`string field "command" or "cmd"`, followed by what t has instead when
+// it declares such a field with another type or admits it only by a
+// pattern, a catch-all or a bare "required"), or "" when t declares one
+// of them admitting FieldType in its properties (or s needs none).
 func (s Scope) Missing(t ToolInfo) string {
 	if len(s.Needs) == 0 {
 		return ""
@@ -182,7 +224,25 @@ func (s Scope) Missing(t ToolInfo) string {
 	if _, ok := t.Field(s.Needs, s.FieldType); ok {
 		return ""
 	}
-	return fieldPhrase(s.Needs, s.FieldType)
+	miss := fieldPhrase(s.Needs, s.FieldType)
+	if f, ok := t.Field(s.Needs, ""); ok {
+		return fmt.Sprintf("%s (it declares %q as %s)", miss, f.Name, strings.Join(f.Types, " or "))
+	}
+	if f, ok := t.Admitted(s.Needs); ok {
+		return fmt.Sprintf("%s declared in its properties (it admits one only through %s)", miss, f.describe())
+	}
+	return miss
+}
+
+// describe names how a field is admitted, for messages.
+func (f SchemaField) describe() string {
+	switch {
+	case f.Pattern != "":
+		return fmt.Sprintf("%s %q", f.Keyword, f.Pattern)
+	case f.AnyName:
+		return f.Keyword + " (any property name)"
+	}
+	return fmt.Sprintf("%s %q", f.Keyword, f.Name)
 }
 
 // String describes the scope for messages: `tools "bash"; tools with a
@@ -190,7 +250,11 @@ func (s Scope) Missing(t ToolInfo) string {
 func (s Scope) String() string {
 	var parts []string
 	if len(s.Tools) > 0 {
-		parts = append(parts, "tools "+quoteList(s.Tools, "or"))
+		fold := ""
+		if s.FoldTools {
+			fold = " (in any case)"
+		}
+		parts = append(parts, "tools "+quoteList(s.Tools, "or")+fold)
 	}
 	if len(s.Patterns) > 0 {
 		parts = append(parts, "tools matching "+quoteList(s.Patterns, "or"))
@@ -203,7 +267,7 @@ func (s Scope) String() string {
 		parts = append(parts, "tools hinted "+quoteList(hs, "or"))
 	}
 	if len(s.Fields) > 0 {
-		parts = append(parts, "tools whose input schema has a "+fieldPhrase(s.Fields, s.FieldType))
+		parts = append(parts, "tools whose input schema admits a field "+quoteList(s.Fields, "or"))
 	}
 	if len(parts) == 0 {
 		return "no tools"

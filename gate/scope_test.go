@@ -43,9 +43,12 @@ func TestScopeMatches(t *testing.T) {
 		{"open world by default", gate.Scope{Hints: []gate.Hint{gate.HintOpenWorld}}, []string{"bash", "http_get", "counter"}},
 		// Fields match every spelling a case-insensitive parser reads as
 		// the name; an untyped property admits a string.
-		{"string field in any spelling", gate.Scope{Fields: []string{"command", "cmd"}, FieldType: "string"}, []string{"bash", "mcp__fs__write"}},
+		// FieldType does not narrow the selection: a command of another
+		// type is in scope (and refused by Missing), never left ungated.
+		{"field in any spelling, of any type", gate.Scope{Fields: []string{"command", "cmd"}, FieldType: "string"}, []string{"bash", "mcp__fs__write", "counter"}},
+		{"names fold with FoldTools", gate.Scope{Tools: []string{"BASH", "Read-File"}, FoldTools: true}, []string{"bash", "read_file"}},
 		{"field of any type", gate.Scope{Fields: []string{"COM_MAND"}}, []string{"bash", "mcp__fs__write", "counter"}},
-		{"integer field admits number", gate.Scope{Fields: []string{"n"}, FieldType: "number"}, []string{"mcp__fs__write"}},
+		{"integer field", gate.Scope{Fields: []string{"n"}, FieldType: "number"}, []string{"mcp__fs__write"}},
 		{"selectors add up", gate.Scope{Tools: []string{"bash"}, Hints: []gate.Hint{gate.HintReadOnly}}, []string{"bash", "read_file"}},
 	}
 	for _, tt := range tests {
@@ -86,10 +89,12 @@ func TestScopeMissing(t *testing.T) {
 	s := gate.Scope{Tools: []string{"bash", "counter", "http_get"}, FieldType: "string", Needs: []string{"command", "cmd"}}
 	assert.Empty(t, s.Missing(shellTool))
 	assert.Empty(t, s.Missing(mcpTool), "an untyped Command is a command in another spelling")
-	assert.Equal(t, `string field "command" or "cmd"`, s.Missing(intTool), "an integer command is not a string")
+	assert.Equal(t, `string field "command" or "cmd" (it declares "command" as integer or null)`, s.Missing(intTool), "an integer command is not a string")
+	assert.Equal(t, `string field "command" or "cmd" declared in its properties (it admits one only through patternProperties "^comm")`,
+		s.Missing(gate.ToolInfo{Name: "p", Fields: []gate.SchemaField{{Keyword: gate.KeywordPatternProperties, Pattern: "^comm"}}}))
 	assert.Equal(t, `string field "command" or "cmd"`, s.Missing(fetchTool))
 	assert.Empty(t, gate.Scope{Tools: []string{"x"}}.Missing(fetchTool), "a gate that needs nothing misses nothing")
-	assert.Equal(t, `tools "bash"; tools matching "mcp__*"; tools hinted "destructive"; tools whose input schema has a string field "command" or "cmd"`,
+	assert.Equal(t, `tools "bash"; tools matching "mcp__*"; tools hinted "destructive"; tools whose input schema admits a field "command" or "cmd"`,
 		gate.Scope{Tools: []string{"bash"}, Patterns: []string{"mcp__*"}, Hints: []gate.Hint{gate.HintDestructive},
 			Fields: []string{"command", "cmd"}, FieldType: "string"}.String())
 }
@@ -179,4 +184,72 @@ type scoperGate struct{ s gate.Scope }
 func (g scoperGate) Scope() gate.Scope { return g.s }
 func (g scoperGate) Decide(context.Context, gate.ToolCallContext) (gate.Decision, error) {
 	return gate.Allow(), nil
+}
+
+// A field-selected scope holds every tool whose schema can admit the
+// field, through any keyword: a pattern matching some spelling
+// SameFieldName reads as the field, a catch-all, a bare "required".
+func TestScopeAdmittedFields(t *testing.T) {
+	pat := func(p string) gate.ToolInfo {
+		return gate.ToolInfo{Name: "t", Fields: []gate.SchemaField{{Keyword: gate.KeywordPatternProperties, Pattern: p}}}
+	}
+	s := gate.Scope{Fields: []string{"command", "cmd"}}
+	tests := []struct {
+		name string
+		tool gate.ToolInfo
+		want bool
+	}{
+		{"exact pattern", pat("^command$"), true},
+		{"prefix", pat("^comm"), true},
+		{"any character", pat("."), true},
+		{"empty pattern", pat(""), false}, // "" is no pattern: a named field with no name
+		{"case folded", pat("^COMMAND$"), true},
+		{"spelling with underscores", pat("^com_mand$"), true},
+		{"dashes and underscores around", pat("^-+cmd_$"), true},
+		{"kelvin sign is k folded", gate.ToolInfo{Name: "t", Fields: []gate.SchemaField{{Keyword: gate.KeywordPatternProperties, Pattern: "^\u212a$"}}}, false},
+		{"alternation", pat("^(path|cmd)$"), true},
+		{"class", pat("^c[a-z]d$"), true},
+		{"suffix", pat("and$"), true},
+		{"other name", pat("^path$"), false},
+		{"anchored longer name", pat("^commands$"), false},
+		{"digit never in a spelling", pat("[0-9]"), false},
+		{"word boundary over-approximated", pat(`\bcmd\b`), true},
+		{"bad pattern counts as matching", pat("(("), true},
+		{"catch-all", gate.ToolInfo{Name: "t", Fields: []gate.SchemaField{{Keyword: gate.KeywordAdditionalProperties, AnyName: true}}}, true},
+		{"bare required", gate.ToolInfo{Name: "t", Fields: []gate.SchemaField{{Keyword: gate.KeywordRequired, Name: "CMD"}}}, true},
+		{"other declared field", fetchTool, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, s.Matches(tt.tool))
+			if tt.want {
+				assert.NotEmpty(t, gate.Scope{Tools: []string{"t"}, Needs: []string{"command"}}.Missing(tt.tool),
+					"a field admitted but not declared gives the gate nothing to read")
+			}
+		})
+	}
+	// Kelvin sign K folds to k: a pattern with it admits "kind".
+	assert.True(t, gate.Scope{Fields: []string{"kind"}}.Matches(gate.ToolInfo{Fields: []gate.SchemaField{{Keyword: gate.KeywordPatternProperties, Pattern: "^\u212aIND$"}}}))
+}
+
+// A Tools name that matches no registered tool but one in another
+// spelling is a near miss ("Shell" for "shell"); FoldTools has none.
+func TestScopeNearMiss(t *testing.T) {
+	reg := []string{"bash", "shell", "read_file"}
+	tests := []struct {
+		scope      gate.Scope
+		name, tool string
+	}{
+		{gate.Scope{Tools: []string{"bash", "Shell"}}, "Shell", "shell"},
+		{gate.Scope{Tools: []string{"ReadFile"}}, "ReadFile", "read_file"},
+		{gate.Scope{Tools: []string{"bash", "shel"}}, "", ""},
+		{gate.Scope{Tools: []string{"Shell"}, FoldTools: true}, "", ""},
+		{gate.Scope{Patterns: []string{"Shell"}}, "", ""},
+	}
+	for _, tt := range tests {
+		name, tool, ok := tt.scope.NearMiss(reg)
+		assert.Equal(t, tt.name != "", ok, tt.scope)
+		assert.Equal(t, tt.name, name)
+		assert.Equal(t, tt.tool, tool)
+	}
 }

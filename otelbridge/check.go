@@ -51,8 +51,8 @@ type CheckError struct {
 	Endpoint string
 	// TLS is whether the exporter uses TLS (false: plaintext gRPC).
 	TLS bool
-	// Kind is ErrTLSMismatch, ErrCertificate, ErrNotGRPC, ErrUnreachable
-	// or ErrHandshake.
+	// Kind is ErrTLSMismatch, ErrCertificate, ErrNotGRPC, ErrUnreachable,
+	// ErrHandshake or ErrUnauthenticated.
 	Kind error
 	// Answer describes what the collector did, e.g. "answered plaintext
 	// HTTP/2 (gRPC without TLS)".
@@ -89,7 +89,8 @@ func (e *CheckError) Unwrap() []error {
 // definite reports whether err is a configuration error that no retry can
 // fix: Setup refuses to start on it.
 func definite(err error) bool {
-	return errors.Is(err, ErrTLSMismatch) || errors.Is(err, ErrCertificate) || errors.Is(err, ErrNotGRPC)
+	return errors.Is(err, ErrTLSMismatch) || errors.Is(err, ErrCertificate) || errors.Is(err, ErrNotGRPC) ||
+		errors.Is(err, ErrUnauthenticated)
 }
 
 // Fixes named by CheckError.
@@ -210,12 +211,18 @@ func resolveTarget(cfg Config) target {
 // Check connects once to the OTLP/gRPC collector that [Setup] with cfg
 // would export to (Config first, then the OTEL_EXPORTER_OTLP_* variables,
 // as the exporter reads them) and finds out whether it speaks what the
-// exporter will speak: TLS or plaintext HTTP/2. It sends no telemetry.
+// exporter will speak: TLS or plaintext HTTP/2. When it does, Check sends
+// one empty OTLP ExportTraceServiceRequest (no spans: the collector stores
+// nothing) with the exporter's gRPC settings and headers, to find out
+// whether the collector accepts the exporter's credentials.
 //
 // It returns nil when the collector answered as expected (plaintext: an
 // HTTP/2 SETTINGS frame; TLS: a completed handshake with a trusted
-// certificate), else a *[CheckError] wrapping ErrTLSMismatch,
-// ErrCertificate, ErrNotGRPC, ErrUnreachable or ErrHandshake, whose message
+// certificate) and did not refuse the empty export as Unauthenticated or
+// PermissionDenied, else a *[CheckError] wrapping ErrTLSMismatch,
+// ErrCertificate, ErrNotGRPC, ErrUnreachable, ErrHandshake or
+// ErrUnauthenticated (the fix: send the collector's token in
+// OTEL_EXPORTER_OTLP_HEADERS or Config.Headers), whose message
 // names the endpoint, what it answered and the fix. ctx bounds it, and
 // [DefaultCheckTimeout] when ctx has no earlier deadline. An endpoint that
 // is not a TCP address (unix:, a gRPC resolver URL) is not checked: nil.
@@ -229,10 +236,16 @@ func Check(ctx context.Context, cfg Config) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, DefaultCheckTimeout)
 	defer cancel()
+	var err error
 	if t.tls {
-		return checkTLS(ctx, t)
+		err = checkTLS(ctx, t)
+	} else {
+		err = checkPlaintext(ctx, t)
 	}
-	return checkPlaintext(ctx, t)
+	if err != nil {
+		return err
+	}
+	return checkAuth(ctx, cfg, t)
 }
 
 func dial(ctx context.Context, t target) (net.Conn, *CheckError) {

@@ -91,6 +91,8 @@ service:
     metrics:
       level: none
 `, in, grpcExtra, processors, next, processorList)
+	// Its own ports only: never a running demo's (make demo).
+	require.NoError(t, testenv.CheckLocalStackPorts([][]byte{[]byte(cfg)}, os.Environ()))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))

@@ -17,7 +17,9 @@ const diagnoseGrace = 500 * time.Millisecond
 // failure it runs [Check] against the same collector and, when the check
 // fails too, wraps both errors, so that the error handler and Shutdown say
 // "TLS/plaintext mismatch ...: set ..." instead of only a handshake error
-// or a deadline.
+// or a deadline. An export the collector refused as Unauthenticated or
+// PermissionDenied gets the ErrUnauthenticated hint (send the token)
+// without a check.
 type diagnosingExporter struct {
 	sdktrace.SpanExporter
 	cfg Config
@@ -38,6 +40,11 @@ func (d *diagnosingExporter) explain(ctx context.Context, err error) error {
 	var ce *CheckError
 	if errors.As(err, &ce) {
 		return err
+	}
+	if ae := authError(err, d.cfg, resolveTarget(d.cfg)); ae != nil {
+		// The collector said why itself: no check needed.
+		ae.Err = nil
+		return fmt.Errorf("%w; %w", err, ae)
 	}
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if ctx.Err() != nil {

@@ -9,10 +9,12 @@
 //     sdktrace.TracerProvider exporting through otlptracegrpc with a batch
 //     span processor; the standard OTEL_* environment variables work and
 //     explicit [Config] fields override them.
-//   - [Check] (check.go, diagnose.go): one connection to the collector
-//     that finds a TLS/plaintext mismatch, an untrusted certificate or a
-//     non-gRPC port and names the fix; Setup runs it and refuses to start
-//     on such a configuration, and failed exports carry its diagnosis.
+//   - [Check] (check.go, auth.go, diagnose.go): one connection to the
+//     collector that finds a TLS/plaintext mismatch, an untrusted
+//     certificate or a non-gRPC port, then one empty OTLP export that finds
+//     a missing or wrong bearer token (ErrUnauthenticated), and names the
+//     fix; Setup runs it and refuses to start on such a configuration, and
+//     failed exports carry its diagnosis.
 //   - [Sampling] (sampling.go) and [SamplingProcessor] (processor.go): the
 //     one sampling setting ("all", "decisions", "deny-only", "ratio:R") and
 //     the span processor that applies it at span end, by the gate.*

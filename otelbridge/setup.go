@@ -55,7 +55,8 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() }
 // start, with a *[CheckError] that names the fix, when the exporter could
 // never deliver: a TLS/plaintext mismatch (ErrTLSMismatch), an untrusted
 // certificate (ErrCertificate) or a port that does not speak HTTP/2
-// (ErrNotGRPC). An unreachable collector is not an error here (it may
+// (ErrNotGRPC), or a collector that refuses the exporter's credentials
+// (ErrUnauthenticated: no or a wrong bearer token). An unreachable collector is not an error here (it may
 // start later; spans queue and retry) but shows in Stats (ExportFailed,
 // QueueDropped). [WithoutCheck] skips the check; with [WithSpanExporter]
 // or [WithExporterOptions] it does not run. A failed export's error (the

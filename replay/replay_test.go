@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/gate"
 )
 
@@ -82,4 +84,23 @@ func TestReplayRealTranscript(t *testing.T) {
 		}
 		t.Logf("deny %3d × %s", rc.Count, rc.Reason)
 	}
+	// The classifier's denials carry their rule (gate.rule), and their
+	// reason names it in brackets. `auditq stats --by rule` and the demo's
+	// summary group by it; the first bracketed word of the reason
+	// (audit.RulePattern, the fallback for decisions without gate.rule)
+	// can be the quoted command's own ("pip install -e .[dev]" → "dev").
+	first := regexp.MustCompile(audit.RulePattern)
+	var ruled, misread int
+	for _, rc := range s.DenyReasons {
+		if rc.Rule == "" {
+			continue
+		}
+		ruled += rc.Count
+		assert.Contains(t, rc.Reason, "["+rc.Rule+"]", "a reason names its rule")
+		if m := first.FindStringSubmatch(rc.Reason); m == nil || m[1] != rc.Rule {
+			misread += rc.Count
+		}
+	}
+	assert.Positive(t, ruled, "the classifier's denials carry their rule")
+	t.Logf("%d denials by rule, %d of them misread from the reason alone", ruled, misread)
 }

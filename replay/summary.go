@@ -36,16 +36,19 @@ type Summary struct {
 	// Wall is the replay's wall time.
 	Wall time.Duration
 
-	reasons map[string]int
+	reasons map[ReasonCount]int // by reason and rule, Count 0
 }
 
 // ToolCount is one tool's calls and denials.
 type ToolCount struct{ Calls, Denied int }
 
-// ReasonCount is a deny reason and how often it was given.
+// ReasonCount is a deny reason, with the rule it was given under, and how
+// often it was given.
 type ReasonCount struct {
 	Reason string
-	Count  int
+	// Rule is the deciding gate's rule (gate.Record.Rule), if it named one.
+	Rule  string
+	Count int
 }
 
 // SlowCall identifies the call with the slowest gate decision.
@@ -63,7 +66,7 @@ type RunSummary struct {
 }
 
 func newSummary() *Summary {
-	return &Summary{ByRisk: map[gate.RiskLevel]int{}, ByTool: map[string]*ToolCount{}, reasons: map[string]int{}}
+	return &Summary{ByRisk: map[gate.RiskLevel]int{}, ByTool: map[string]*ToolCount{}, reasons: map[ReasonCount]int{}}
 }
 
 func (s *Summary) startRun(r Run, traceID string) *RunSummary {
@@ -99,7 +102,7 @@ func (s *Summary) add(rs *RunSummary, c Call, res executor.ToolResult) {
 		s.Denied++
 		rs.Denied++
 		tc.Denied++
-		s.reasons[g.Reason]++
+		s.reasons[ReasonCount{Reason: g.Reason, Rule: g.Rule}]++
 	} else {
 		s.Allowed++
 		rs.Allowed++
@@ -113,10 +116,11 @@ func (s *Summary) add(rs *RunSummary, c Call, res executor.ToolResult) {
 func (s *Summary) finish() {
 	s.DenyReasons = s.DenyReasons[:0]
 	for r, n := range s.reasons {
-		s.DenyReasons = append(s.DenyReasons, ReasonCount{r, n})
+		r.Count = n
+		s.DenyReasons = append(s.DenyReasons, r)
 	}
 	slices.SortFunc(s.DenyReasons, func(a, b ReasonCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Rule, b.Rule))
 	})
 }
 

@@ -4,8 +4,10 @@
 # 1. Restarts the local stack (scripts/stack.sh) on an empty demo database
 #    with newly generated credentials, so the numbers are this run's own.
 # 2. Writes .demo/env (AUDITQ_DSN with the read-only user, the OTLP endpoint
-#    and OTEL_EXPORTER_OTLP_HEADERS with the collector's bearer token, Jaeger's
-#    URL) for `source .demo/env`.
+#    and OTEL_EXPORTER_OTLP_HEADERS with the collector's bearer token, the
+#    collector's health URL AUDITQ_COLLECTOR_HEALTH for auditq doctor, Jaeger's
+#    URL as TOOLGATE_JAEGER_QUERY and AUDITQ_JAEGER_URL for auditq trace's
+#    link) for `source .demo/env`.
 # 3. Replays the real agent runs of testdata/real/trajectories.jsonl through
 #    the gated executor (bin/toolgate-demo), verifies ClickHouse and Jaeger
 #    against the replay, and prints the summary.

@@ -15,7 +15,10 @@
 #            3 otherwise.
 #   env      prints the variables a client needs as shell exports: the OTLP
 #            endpoint and OTEL_EXPORTER_OTLP_HEADERS with the collector's
-#            bearer token, AUDITQ_DSN with the reader's credentials, Jaeger's API.
+#            bearer token, AUDITQ_DSN with the reader's credentials, Jaeger's API
+#            (TOOLGATE_JAEGER_QUERY, and AUDITQ_JAEGER_URL for auditq trace's
+#            link), the collector's health URL (AUDITQ_COLLECTOR_HEALTH, for
+#            auditq doctor).
 #
 # State lives in .stack/: logs/ (one log per component), run/ (pid files),
 # clickhouse/ (data), otelcol/queue/ (the exporter's persistent queue) and
@@ -325,6 +328,8 @@ export OTEL_EXPORTER_OTLP_ENDPOINT=http://$OTELCOL_GRPC
 export OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer $TOOLGATE_OTLP_TOKEN'
 export AUDITQ_DSN=http://$TOOLGATE_CLICKHOUSE_READER_USER:$TOOLGATE_CLICKHOUSE_READER_PASSWORD@$CH_ADDR
 export TOOLGATE_JAEGER_QUERY=http://$JAEGER_QUERY
+export AUDITQ_JAEGER_URL=http://$JAEGER_QUERY
+export AUDITQ_COLLECTOR_HEALTH=http://$OTELCOL_HEALTH/
 EOF
 }
 

@@ -438,3 +438,63 @@ func PreGateFixture() []Span {
 // PreGateFixtureRefused is the number of PreGateFixture's calls refused
 // before the gate; it has one gated call besides.
 const PreGateFixtureRefused = 3
+
+// TraceRules is the trace of RuleFixture.
+const TraceRules = "e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7"
+
+// RuleFixture is one agent run ("auditor", trace TraceRules) whose
+// decisions name rules in each way a producer records them: two denials
+// by a custom gate ("no-prod") that sets Decision.Rule "prod.write" and
+// writes no "[rule]" in its reason; a classifier denial with rule
+// "delete.root-home" whose reason quotes a command with brackets of its
+// own ("rm -rf ~/[tmp]: … [delete.root-home]"); a denial recorded as an
+// older producer or a bridged framework records it (no gate.rule, the rule
+// only in the reason: "[net.egress]"); and an allow that names no rule.
+// Every span but the older one carries gate.rule, encoded by
+// gate.Record.Attributes. RuleFixtureByRule is what grouping its
+// decisions by rule gives.
+func RuleFixture() []Span {
+	start := FixtureBase.Add(5 * time.Hour)
+	const root = "e7e7e7e7e7e7e7e7"
+	out := []Span{{Timestamp: start, TraceID: TraceRules, SpanID: root, Name: "invoke_agent auditor",
+		Service: "toolgate-demo", Duration: 2 * time.Second, Status: "Unset",
+		Attrs: map[attribute.Key]string{
+			semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: "auditor", gate.AttrRunID: "run-5",
+		}}}
+	deny := func(source, rule, reason string, risk gate.RiskLevel) gate.Record {
+		return gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionDeny, Source: source, Rule: rule, Reason: reason,
+			Risk: risk, Duration: time.Millisecond}
+	}
+	for i, c := range []struct {
+		span, tool string
+		rec        gate.Record
+	}{
+		{"e7e7e7e7e7e7e701", "sql", deny("no-prod", "prod.write", "writes to the production database", gate.RiskNone)},
+		{"e7e7e7e7e7e7e702", "sql", deny("no-prod", "prod.write", "drops a production table", gate.RiskNone)},
+		{"e7e7e7e7e7e7e703", "bash", deny("classify.bash", "delete.root-home", "rm -rf ~/[tmp]: deletes the home directory [delete.root-home]", gate.RiskHigh)},
+		{"e7e7e7e7e7e7e704", "http_get", deny("classify.http", "", "curl https://evil.example: network egress [net.egress]", gate.RiskHigh)},
+		{"e7e7e7e7e7e7e705", "read_file", gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionAllow, Source: "classify.path",
+			Risk: gate.RiskSafe, Duration: time.Millisecond}},
+	} {
+		kvs := []attribute.KeyValue{
+			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.tool), semconv.GenAIToolCallID("call_" + c.span),
+			semconv.GenAIAgentName("auditor"), gate.AttrRunID.String("run-5"),
+		}
+		kvs = c.rec.Attributes(kvs, 0)
+		status, msg := "Unset", ""
+		if c.rec.Action == gate.ActionDeny {
+			kvs = append(kvs, semconv.ErrorTypeKey.String(gate.ErrorTypeGateDenied))
+			status, msg = "Error", "denied: "+c.rec.Reason
+		}
+		out = append(out, Span{Timestamp: start.Add(time.Duration(i+1) * 100 * time.Millisecond), TraceID: TraceRules, SpanID: c.span,
+			ParentSpanID: root, Name: "execute_tool " + c.tool, Service: "toolgate-demo", Attrs: SpanAttrs(kvs), Duration: time.Millisecond,
+			Status: status, StatusMessage: msg})
+	}
+	return out
+}
+
+// RuleFixtureByRule is RuleFixture's decisions counted by rule
+// (audit.ByRule): rule → count.
+func RuleFixtureByRule() map[string]uint64 {
+	return map[string]uint64{"prod.write": 2, "delete.root-home": 1, "net.egress": 1, "": 1}
+}

@@ -150,7 +150,7 @@ var (
 // separator, quotes, <&> and non-ASCII text.
 var rewrittenDeny = gate.Record{
 	Gated: true, Action: gate.ActionDeny, Reason: "rm -rf outside the workspace", Source: "classify.bash",
-	Risk: gate.RiskHigh, Approval: gate.ApprovalInvalid, Approver: "channel", Rewritten: true, RewrittenBy: "sandbox",
+	Rule: "delete.root", Risk: gate.RiskHigh, Approval: gate.ApprovalInvalid, Approver: "channel", Rewritten: true, RewrittenBy: "sandbox",
 	OriginalInputHash: "05239f897663e2de54bf775f59125ecc5644bc267fc47614a42b84b68c75ce2c", Rounds: 2, Duration: 1500,
 	Verdicts: []gate.Verdict{
 		{Gate: "sandbox", Action: gate.ActionAllow, Rewrote: true, Rule: `strip|"pipe" <&> é`},
@@ -219,7 +219,7 @@ func TestExporterWritesDecisions(t *testing.T) {
 					want[i] = m.Version
 				}
 				assert.Equal(t, want, res.Applied)
-				assert.Len(t, want, 5, "a new migration: check the exporter still writes what it adds")
+				assert.Len(t, want, 6, "a new migration: check the exporter still writes what it adds")
 			}
 			require.NoError(t, exp.ConsumeTraces(ctx, second))
 			// The exporter retries a batch it believes failed: the same
@@ -266,7 +266,12 @@ func TestExporterWritesDecisions(t *testing.T) {
 			assert.Equal(t, rewrittenDeny.OriginalInputHash, rd.OriginalInputHash)
 			assert.EqualValues(t, 2, rd.Rounds)
 			assert.Equal(t, "invalid", rd.Approval)
-			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByGate}, Filter: audit.Filter{Agent: "coder"}})
+			assert.Equal(t, "delete.root", rd.Rule, "gate.rule (and, exporter first, version 6's repair)")
+			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByRule}, Filter: audit.Filter{Agent: "coder", Action: "deny"}})
+			require.NoError(t, err)
+			assert.Equal(t, []audit.StatsRow{{Keys: []string{"delete.root"}, Count: 1, Denied: 1}}, s.Rows,
+				"the rule recorded, though the reason names none in brackets")
+			s, err = st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByGate}, Filter: audit.Filter{Agent: "coder"}})
 			require.NoError(t, err)
 			assert.Equal(t, []audit.StatsRow{
 				{Keys: []string{""}, Count: 1}, // the allowed bash call: no verdicts, no source

@@ -145,9 +145,16 @@ func TestOneLineEscapesControlCharacters(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"plain reason", "plain reason"},
 		{"two\nlines\tand  spaces", "two lines and spaces"},
-		{"\x1b]0;pwned\x07red \x1b[31mtext", `\x1b]0;pwned\x07red \x1b[31mtext`},
-		{"del\x7f and c1 \u009b", `del\x7f and c1 \x9b`},
+		{"\x1b]0;pwned\x07red \x1b[31mtext", `\x1b]0;pwned\ared \x1b[31mtext`},
+		{"del\x7f and c1 \u009b", `del\x7f and c1 \u009b`},
 		{"unicode ✓ stays", "unicode ✓ stays"},
+		// Invisible runes a model can put in a tool name or input: a second
+		// "bash" in `stats --by tool` must not look like the first.
+		{"bash\u200b", `bash\u200b`},
+		{"ba\u202esh", `ba\u202esh`},
+		{"bash\ufe0f", `bash\ufe0f`},
+		{"b\u0336ash", "b\u0336ash"}, // a combining mark after a letter stays
+		{"invalid \xff byte", `invalid \xff byte`},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, oneLine(tc.in), "%q", tc.in)
@@ -176,7 +183,7 @@ func TestOutdatedSchemaSaysMigrate(t *testing.T) {
 
 	code, stderr = execAuditq(t, ctx, &out, "migrate", "--dsn", env.CH.WriterDSN, "--database", "old")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\napplied migration 5 (stage)\nschema is at version 5\n", out.String())
+	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\napplied migration 5 (stage)\napplied migration 6 (rule)\nschema is at version 6\n", out.String())
 
 	out.Reset()
 	code, stderr = execAuditq(t, ctx, &out, append([]string{"stats", "--by", "gate", "--action", "deny", "-o", "csv"}, reader...)...)

@@ -21,6 +21,8 @@ const (
 	dsnEnv      = "AUDITQ_DSN"
 	databaseEnv = "AUDITQ_DATABASE"
 	defaultDSN  = "http://127.0.0.1:8123"
+	// defaultDSNFrom is connFlags.from for defaultDSN.
+	defaultDSNFrom = "the default DSN"
 )
 
 // connFlags are the flags every command that talks to ClickHouse has.
@@ -75,7 +77,7 @@ func (c *connFlags) resolve() {
 		c.dsn, c.from = os.Getenv(dsnEnv), "$"+dsnEnv
 	}
 	if c.dsn == "" {
-		c.dsn, c.from = defaultDSN, "the default DSN"
+		c.dsn, c.from = defaultDSN, defaultDSNFrom
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -34,6 +35,12 @@ import (
 const (
 	defaultCollectorHealth = "http://127.0.0.1:13133/"
 	defaultOTLPEndpoint    = "http://127.0.0.1:4317"
+	// collectorHealthEnv is the environment variable of the collector's
+	// health URL (--collector-health wins; scripts/stack.sh env sets it).
+	collectorHealthEnv = "AUDITQ_COLLECTOR_HEALTH"
+	// collectorHealthPort is the health_check extension's usual port, for
+	// the URL doctor suggests.
+	collectorHealthPort = "13133"
 	// doctorAgent is gen_ai.agent.name of doctor's test decision.
 	doctorAgent = "auditq-doctor"
 	// doctorTool is gen_ai.tool.name of doctor's test decision.
@@ -53,7 +60,29 @@ const (
 	statusOK   = "ok"
 	statusFail = "fail"
 	statusSkip = "skip"
+	// statusWarn: the check passed or was not run, but what it checked may
+	// not be what the user meant (a built-in default); the fix says how to
+	// name the target. It does not fail the report.
+	statusWarn = "warn"
 )
+
+// Where a doctor target came from, as the checks' details name it.
+const (
+	fromDefault = "the built-in default"
+)
+
+// target is what a check talks to and where that came from: a flag
+// ("--collector-health"), an environment variable ("$AUDITQ_COLLECTOR_HEALTH")
+// or fromDefault.
+type target struct {
+	value, from string
+}
+
+// isDefault reports whether t is the built-in default.
+func (t target) isDefault() bool { return t.from == fromDefault }
+
+// String renders "VALUE (from SOURCE)".
+func (t target) String() string { return t.value + " (from " + t.from + ")" }
 
 // doctorCheck is one line of the report.
 type doctorCheck struct {
@@ -91,22 +120,34 @@ per check, OK or FAIL, with the fix under each failure:
   server       a ClickHouse server answers at the DSN's address in the DSN's protocol
   credentials  the user logs in, and what it may do (read-only reader or writer)
   schema       the audit migrations: all applied, some pending, or a newer schema
-  collector    the collector's health_check extension (--collector-health)
+  collector    the collector's health_check extension (--collector-health, else
+               $` + collectorHealthEnv + `, else ` + defaultCollectorHealth + `)
   decision     one test decision sent over OTLP/gRPC to the collector appears in
                gate_decisions (agent "` + doctorAgent + `", a random run ID); its latency
 
+Every check names the target it checked and where that came from (a flag, an
+environment variable, or the built-in default, which is the local demo's
+stack). A check against a built-in default the rest of the configuration
+contradicts says so: WARN with the fix. With the DSN unset, the dsn check
+WARNs that it checks the demo's server; with OTEL_EXPORTER_OTLP_ENDPOINT (or
+--otlp-endpoint) naming another collector but no health URL given, the
+collector check WARNs instead of asking the demo's collector, and the test
+decision checks the configured collector.
+
 The test decision uses the standard OTLP exporter variables:
 OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT (default ` + defaultOTLPEndpoint + `, or --otlp-endpoint),
-OTEL_EXPORTER_OTLP_[TRACES_]HEADERS (e.g. authorization=Bearer TOKEN),
+OTEL_EXPORTER_OTLP_[TRACES_]HEADERS (e.g. 'authorization=Bearer TOKEN'),
 OTEL_EXPORTER_OTLP_[TRACES_]INSECURE and _CERTIFICATE. It is a real, allowed
 decision of agent ` + doctorAgent + ` (tool ` + doctorTool + `); filter it out with
 --agent if needed. --collector-health none skips the collector and the test
 decision (a reader-only check); --decision-timeout 0 skips the decision.
 
-Exit code: 0 when every check passes, 1 when one fails, 2 on bad usage.`,
+Exit code: 0 when no check fails (warnings included), 1 when one fails, 2 on
+bad usage.`,
 		Example: `  auditq doctor
   auditq doctor --dsn http://reader:PASS@127.0.0.1:8123 --json
   auditq doctor --collector-health none
+  AUDITQ_COLLECTOR_HEALTH=http://collector:13133/ OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4317 auditq doctor
   OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer TOKEN' auditq doctor --otlp-endpoint https://collector:4317`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -137,7 +178,7 @@ Exit code: 0 when every check passes, 1 when one fails, 2 on bad usage.`,
 	}
 	f.conn.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&f.collectorHealth, "collector-health", defaultCollectorHealth, "URL of the collector's health_check extension; none skips the collector and the test decision")
+	fl.StringVar(&f.collectorHealth, "collector-health", "", "URL of the collector's health_check extension (default $"+collectorHealthEnv+", else "+defaultCollectorHealth+"); none skips the collector and the test decision")
 	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "OTLP/gRPC endpoint for the test decision (default $OTEL_EXPORTER_OTLP_ENDPOINT, else "+defaultOTLPEndpoint+")")
 	fl.DurationVar(&f.decisionTimeout, "decision-timeout", 30*time.Second, "how long the test decision may take to reach gate_decisions; 0 skips it")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
@@ -170,27 +211,45 @@ func runDoctor(ctx context.Context, f *doctorFlags) doctorReport {
 		defer st.Close()
 	}
 
+	health := collectorHealthTarget(f.collectorHealth)
+	otlp := otlpTarget(f.otlpEndpoint)
+	skipCollector := strings.EqualFold(health.value, "none")
 	collectorOK := false
-	switch h := strings.TrimSpace(f.collectorHealth); {
-	case h == "" || strings.EqualFold(h, "none"):
-		add(doctorCheck{Name: "collector", Status: statusSkip, Detail: "--collector-health none"})
+	switch {
+	case skipCollector:
+		add(doctorCheck{Name: "collector", Status: statusSkip, Detail: "none given (from " + health.from + ")"})
+	case health.isDefault() && !otlp.isDefault() && !sameHostPort(otlp.value, defaultOTLPEndpoint):
+		// Asking the demo's collector would pass or fail for a collector
+		// the user did not configure: name the one they did.
+		host := hostOf(otlp.value)
+		add(doctorCheck{Name: "collector", Status: statusWarn,
+			Detail: fmt.Sprintf("not checked: the health URL is %s, the local demo's collector, but the test decision goes to the collector at %s",
+				health, otlp),
+			Fix: fmt.Sprintf("pass --collector-health http://%s/ (or set %s) for the collector at %s",
+				net.JoinHostPort(host, collectorHealthPort), collectorHealthEnv, otlp.value)})
+		collectorOK = true // the test decision checks the configured collector
 	default:
-		c := checkCollector(ctx, h)
+		c := checkCollector(ctx, health)
 		collectorOK = c.Status == statusOK
 		add(c)
 	}
 
 	switch {
-	case strings.EqualFold(strings.TrimSpace(f.collectorHealth), "none") || strings.TrimSpace(f.collectorHealth) == "":
-		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "--collector-health none"})
+	case skipCollector:
+		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "no collector to send it to: the health URL is none (from " + health.from + ")"})
 	case f.decisionTimeout == 0:
 		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "--decision-timeout 0"})
 	case st == nil || !collectorOK || checkFailed(rep.Checks, "schema"):
 		add(doctorCheck{Name: "decision", Status: statusSkip, Detail: "needs a reachable server, working credentials, the audit schema and a healthy collector (see above)"})
 	default:
-		add(checkDecision(ctx, st, f))
+		add(checkDecision(ctx, st, f, otlp))
 	}
 
+	// A library's error may quote the DSN it was given: no check shows its secrets.
+	for i := range rep.Checks {
+		rep.Checks[i].Detail = audit.ScrubDSN(rep.Checks[i].Detail, f.conn.dsn)
+		rep.Checks[i].Fix = audit.ScrubDSN(rep.Checks[i].Fix, f.conn.dsn)
+	}
 	rep.OK = true
 	for _, c := range rep.Checks {
 		if c.Status == statusFail {
@@ -234,7 +293,14 @@ func doctorDatabase(ctx context.Context, cf *connFlags) (*audit.Store, []doctorC
 		skipRest(1, "needs a usable DSN")
 		return nil, out
 	}
-	out = append(out, doctorCheck{Name: "dsn", Status: statusOK, Detail: fmt.Sprintf("%s (from %s): %s", dsn, cf.from, protocolName(scheme))})
+	if cf.from == defaultDSNFrom {
+		// The demo's server may well answer: say that it is the one checked.
+		out = append(out, doctorCheck{Name: "dsn", Status: statusWarn,
+			Detail: fmt.Sprintf("%s (from %s: neither --dsn nor $%s is set, so this checks the local demo's server): %s", dsn, fromDefault, dsnEnv, protocolName(scheme)),
+			Fix:    fmt.Sprintf("to check your server, pass --dsn or set %s, e.g. http://reader:PASS@HOST:8123 (after `make demo`, `source .demo/env` sets it)", dsnEnv)})
+	} else {
+		out = append(out, doctorCheck{Name: "dsn", Status: statusOK, Detail: fmt.Sprintf("%s (from %s): %s", dsn, cf.from, protocolName(scheme))})
+	}
 
 	var pe *audit.ProtocolError
 	var ue *audit.UnreachableError
@@ -370,18 +436,19 @@ func checkSchema(ctx context.Context, st *audit.Store, database string) doctorCh
 	return doctorCheck{Name: "schema", Status: statusOK, Detail: detail}
 }
 
-// checkCollector asks the collector's health_check extension.
-func checkCollector(ctx context.Context, healthURL string) doctorCheck {
-	fix := "start the collector (`make demo` or scripts/stack.sh start; or otelcol-toolgate --config deploy/otel-collector/config.yaml) and point --collector-health at its health_check extension (TOOLGATE_OTELCOL_HEALTH, default 127.0.0.1:13133); --collector-health none skips this"
+// checkCollector asks the collector's health_check extension at health.
+func checkCollector(ctx context.Context, health target) doctorCheck {
+	healthURL := health.value
+	fix := "start the collector (`make demo` or scripts/stack.sh start; or otelcol-toolgate --config deploy/otel-collector/config.yaml) and point --collector-health (or $" + collectorHealthEnv + ") at its health_check extension (TOOLGATE_OTELCOL_HEALTH, default 127.0.0.1:13133); --collector-health none skips this"
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, healthURL, nil)
 	if err != nil {
-		return doctorCheck{Name: "collector", Status: statusFail, Detail: fmt.Sprintf("--collector-health %q: %v", healthURL, err), Fix: "give the URL of the health_check extension, e.g. " + defaultCollectorHealth}
+		return doctorCheck{Name: "collector", Status: statusFail, Detail: fmt.Sprintf("%q (from %s): %v", healthURL, health.from, err), Fix: "give the URL of the health_check extension, e.g. " + defaultCollectorHealth}
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return doctorCheck{Name: "collector", Status: statusFail, Detail: fmt.Sprintf("no answer from %s: %v", healthURL, rootCause(err)), Fix: fix}
+		return doctorCheck{Name: "collector", Status: statusFail, Detail: fmt.Sprintf("no answer from %s: %v", health, rootCause(err)), Fix: fix}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
@@ -393,36 +460,86 @@ func checkCollector(ctx context.Context, healthURL string) doctorCheck {
 		h.Status = strings.TrimSpace(string(body))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return doctorCheck{Name: "collector", Status: statusFail, Detail: fmt.Sprintf("%s answers %s (%s)", healthURL, resp.Status, h.Status),
+		return doctorCheck{Name: "collector", Status: statusFail, Detail: fmt.Sprintf("%s answers %s (%s)", health, resp.Status, h.Status),
 			Fix: "the collector is not ready: read its log (a pipeline failed to start, or it is shutting down); " + fix}
 	}
-	return doctorCheck{Name: "collector", Status: statusOK, Detail: fmt.Sprintf("%s: %s", healthURL, h.Status)}
+	return doctorCheck{Name: "collector", Status: statusOK, Detail: fmt.Sprintf("%s: %s", health, h.Status)}
 }
 
-// otlpExporterOptions builds the exporter's options: --otlp-endpoint, else
-// the OTEL_EXPORTER_OTLP_* environment (which otlptracegrpc reads itself),
-// else the local stack's plaintext endpoint.
-func otlpExporterOptions(flag string) ([]otlptracegrpc.Option, string) {
-	opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}
-	switch {
-	case flag != "" && strings.Contains(flag, "://"):
-		return append(opts, otlptracegrpc.WithEndpointURL(flag)), flag
-	case flag != "":
-		return append(opts, otlptracegrpc.WithEndpoint(flag)), flag
+// collectorHealthTarget is the health URL: the flag, else
+// $AUDITQ_COLLECTOR_HEALTH, else the local stack's.
+func collectorHealthTarget(flag string) target {
+	if v := strings.TrimSpace(flag); v != "" {
+		return target{v, "--collector-health"}
+	}
+	if v := strings.TrimSpace(os.Getenv(collectorHealthEnv)); v != "" {
+		return target{v, "$" + collectorHealthEnv}
+	}
+	return target{defaultCollectorHealth, fromDefault}
+}
+
+// otlpTarget is the test decision's OTLP/gRPC endpoint: --otlp-endpoint,
+// else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT
+// (which otlptracegrpc reads itself), else the local stack's plaintext
+// endpoint.
+func otlpTarget(flag string) target {
+	if v := strings.TrimSpace(flag); v != "" {
+		return target{v, "--otlp-endpoint"}
 	}
 	for _, env := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
-		if v := os.Getenv(env); v != "" {
-			return opts, v + " (from $" + env + ")"
+		if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+			return target{v, "$" + env}
 		}
 	}
-	return append(opts, otlptracegrpc.WithEndpointURL(defaultOTLPEndpoint)), defaultOTLPEndpoint
+	return target{defaultOTLPEndpoint, fromDefault}
 }
+
+// otlpExporterOptions builds the exporter's options for endpoint (see
+// otlpTarget): an environment endpoint is left to otlptracegrpc, which
+// reads it with the rest of the OTEL_EXPORTER_OTLP_* variables.
+func otlpExporterOptions(endpoint target) []otlptracegrpc.Option {
+	opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}
+	switch {
+	case strings.HasPrefix(endpoint.from, "$"):
+		return opts
+	case strings.Contains(endpoint.value, "://"):
+		return append(opts, otlptracegrpc.WithEndpointURL(endpoint.value))
+	}
+	return append(opts, otlptracegrpc.WithEndpoint(endpoint.value))
+}
+
+// hostPort is the host:port of an endpoint given as a URL or as
+// host:port, with localhost read as 127.0.0.1 and a missing port as
+// OTLP/gRPC's 4317.
+func hostPort(endpoint string) string {
+	hp := endpoint
+	if u, err := url.Parse(endpoint); err == nil && strings.Contains(endpoint, "://") {
+		hp = u.Host
+	}
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		host, port = hp, "4317"
+	}
+	if strings.EqualFold(host, "localhost") {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// hostOf is the host of an endpoint (see hostPort).
+func hostOf(endpoint string) string {
+	host, _, _ := net.SplitHostPort(hostPort(endpoint))
+	return host
+}
+
+// sameHostPort reports whether two endpoints name the same host and port.
+func sameHostPort(a, b string) bool { return hostPort(a) == hostPort(b) }
 
 // checkDecision sends one decision span to the collector and waits until
 // it appears in gate_decisions.
-func checkDecision(ctx context.Context, st *audit.Store, f *doctorFlags) doctorCheck {
+func checkDecision(ctx context.Context, st *audit.Store, f *doctorFlags, otlp target) doctorCheck {
 	runID := newRunID()
-	opts, endpoint := otlpExporterOptions(f.otlpEndpoint)
+	opts, endpoint := otlpExporterOptions(otlp), otlp.String()
 	exportCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	exp, err := otlptracegrpc.New(exportCtx, opts...)

@@ -83,6 +83,46 @@ func TestTraceJaegerLink(t *testing.T) {
 	assert.Contains(t, stderr, `--jaeger-link "web": want auto, ui or api`)
 }
 
+// auditq trace takes its Jaeger URL from $AUDITQ_JAEGER_URL (what
+// .demo/env exports) when --jaeger-url is not given; the flag wins, and
+// none prints no link.
+func TestTraceJaegerURLFromEnv(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, audittest.Fixture()))
+	j := testenv.StartJaeger(t)
+	id := audittest.TraceOps
+	sendTrace(t, j, id)
+
+	tests := []struct {
+		name, env string
+		args      []string
+		wantLink  string
+	}{
+		{name: "from the environment", env: j.QueryURL, wantLink: j.QueryURL + "/api/traces/" + id},
+		{name: "the flag wins", env: "http://127.0.0.1:1", args: []string{"--jaeger-url", j.QueryURL}, wantLink: j.QueryURL + "/api/traces/" + id},
+		{name: "none in the environment", env: "none"},
+		{name: "none as the flag", env: j.QueryURL, args: []string{"--jaeger-url", "none"}},
+		{name: "unset", env: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(jaegerURLEnv, tc.env)
+			var out bytes.Buffer
+			code, stderr := execAuditq(t, ctx, &out, append([]string{"trace", id, "--dsn", env.CH.ReaderDSN, "-o", "json"}, tc.args...)...)
+			require.Equal(t, 0, code, stderr)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+			if tc.wantLink == "" {
+				assert.NotContains(t, got, "jaeger_url")
+				return
+			}
+			assert.Equal(t, tc.wantLink, got["jaeger_url"])
+			assert.Empty(t, stderr)
+		})
+	}
+}
+
 // sendTrace exports one span of trace id to Jaeger's OTLP/HTTP receiver
 // (JSON encoding) and waits until the query API returns it.
 func sendTrace(t *testing.T, j *testenv.Jaeger, id string) {

@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	prettytable "github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/textsafe"
 	"golang.org/x/term"
 )
 
@@ -290,26 +290,8 @@ func truncate(s string, n int) string {
 // model-written reason, say) are shown escaped (\x1b) instead of reaching
 // the terminal.
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == utf8.RuneError:
-			b.WriteRune(r)
-		case isControl(r):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return textsafe.Escape(strings.Join(strings.Fields(s), " "))
 }
-
-// isControl reports C0 and C1 control characters and DEL.
-func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
 
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
@@ -352,10 +334,4 @@ func formatDuration(ns uint64) string {
 }
 
 // redactDSN hides the password in a DSN for messages.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable DSN)"
-	}
-	return u.Redacted()
-}
+func redactDSN(dsn string) string { return audit.RedactDSN(dsn) }

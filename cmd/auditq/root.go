@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/toolgate/toolgate/audit"
 )
 
 // stdio are the streams a command reads and writes; tests pass buffers.
@@ -62,7 +64,7 @@ func run(ctx context.Context, args []string, io stdio) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(io.err, "auditq: %v\n", err)
+	fmt.Fprintf(io.err, "auditq: %s\n", scrubDSNs(err.Error(), args))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
@@ -79,4 +81,24 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// scrubDSNs removes the secrets of every DSN the user gave (AUDITQ_DSN and
+// --dsn values) from msg: a library's error may quote the DSN it was given.
+func scrubDSNs(msg string, args []string) string {
+	dsns := []string{os.Getenv(dsnEnv)}
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--dsn="):
+			dsns = append(dsns, strings.TrimPrefix(a, "--dsn="))
+		case a == "--dsn" && i+1 < len(args):
+			dsns = append(dsns, args[i+1])
+		}
+	}
+	for _, d := range dsns {
+		if d != "" {
+			msg = audit.ScrubDSN(msg, d)
+		}
+	}
+	return msg
 }

@@ -47,8 +47,11 @@ Rows are ordered by bucket, then count (largest first). json, jsonl and csv
 rows carry bucket (with --every), one field per dimension (tool_name, agent,
 action, reason, risk_level, rule, source, approval, gate), count and denied.
 
-rule is the classifier rule a reason names in brackets ("[net.upload]"): the
-way to count denials by kind, since reasons quote the call itself.
+rule is the deciding gate's rule (gate.rule: Decision.Rule of a classifier
+or of a custom gate); for decisions recorded without it (before schema
+version 6, or bridged from other frameworks) the rule ID the reason names
+first in brackets ("[net.upload]"). The way to count denials by kind, since
+reasons quote the call itself.
 
 source is the gate that decided; gate is every gate that judged the call
 (its recorded verdicts; the deciding gate for calls recorded without

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -31,7 +32,9 @@ invoke_agent span, the tool calls below it, and for each gated call its
 decision, risk, reason and durations (the call's, and the gate's own).
 
 json prints the nested tree; jsonl and csv print one flat row per span with
-its depth. With --jaeger-url the trace's Jaeger link is printed too:
+its depth. With a Jaeger URL (--jaeger-url, else $` + jaegerURLEnv + `, which
+` + "`source .demo/env`" + ` sets after make demo; --jaeger-url none prints no link)
+the trace's Jaeger link is printed too:
 --jaeger-link ui is the UI's page ({url}/trace/ID, the official Jaeger
 images), api the query API's JSON ({url}/api/traces/ID, every Jaeger,
 including bin/jaeger of the local stack, which has no UI), and auto (the
@@ -40,6 +43,7 @@ it does not hold the trace.`,
 		Example: `  auditq trace 4bf92f3577b34da6a3ce929d0e0e4736
   auditq trace 4bf92f3577b34da6a3ce929d0e0e4736 --jaeger-url http://127.0.0.1:16686
   auditq trace 4bf92f3577b34da6a3ce929d0e0e4736 --jaeger-url https://jaeger.example.com --jaeger-link ui
+  AUDITQ_JAEGER_URL=http://127.0.0.1:16686 auditq trace 4bf92f3577b34da6a3ce929d0e0e4736
   auditq decisions --action deny -n 1 --format json | jq -r '.[0].trace_id' | xargs auditq trace`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -75,7 +79,7 @@ it does not hold the trace.`,
 				return explain(err, conn.database)
 			}
 			link := ""
-			if jaegerURL != "" {
+			if jaegerURL = resolveJaegerURL(jaegerURL); jaegerURL != "" {
 				var note string
 				link, note = jaegerLink(ctx, http.DefaultClient, jaegerURL, id, jaegerKind)
 				if note != "" {
@@ -87,10 +91,28 @@ it does not hold the trace.`,
 	}
 	conn.add(cmd)
 	out.add(cmd, formats...)
-	cmd.Flags().StringVar(&jaegerURL, "jaeger-url", "", "Jaeger query base URL; prints the trace's link (e.g. http://127.0.0.1:16686)")
+	cmd.Flags().StringVar(&jaegerURL, "jaeger-url", "", "Jaeger query base URL; prints the trace's link (e.g. http://127.0.0.1:16686; default $"+jaegerURLEnv+"; none: no link)")
 	cmd.Flags().StringVar(&jaegerKind, "jaeger-link", jaegerLinkAuto, "link to the Jaeger UI (ui), the query API's JSON (api), or whichever the Jaeger serves (auto)")
 	_ = cmd.RegisterFlagCompletionFunc("jaeger-link", cobra.FixedCompletions([]string{jaegerLinkAuto, jaegerLinkUI, jaegerLinkAPI}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// jaegerURLEnv is the environment variable of auditq trace's Jaeger URL
+// (scripts/stack.sh env, and so .demo/env, sets it to the stack's Jaeger).
+const jaegerURLEnv = "AUDITQ_JAEGER_URL"
+
+// resolveJaegerURL is the Jaeger query base URL auditq trace links to: the
+// flag, else $AUDITQ_JAEGER_URL; "" (no link) when neither is set or the
+// one that is says none.
+func resolveJaegerURL(flag string) string {
+	u := strings.TrimSpace(flag)
+	if u == "" {
+		u = strings.TrimSpace(os.Getenv(jaegerURLEnv))
+	}
+	if strings.EqualFold(u, "none") {
+		return ""
+	}
+	return u
 }
 
 // spanFlat is one span in jsonl/csv output.

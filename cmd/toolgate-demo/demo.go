@@ -148,7 +148,7 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 	if total.Total != expect {
 		return fmt.Errorf("verify: ClickHouse holds %d decisions (filter %+v) since the replay started, the replay made %d", total.Total, f, expect)
 	}
-	// Denials by classifier rule: the summary's "top deny reasons" are
+	// Denials by rule (the deciding gate's, gate.rule): the summary's "top deny reasons" are
 	// what `auditq stats --action deny --by rule` reports.
 	fd := f
 	fd.Action = "deny"

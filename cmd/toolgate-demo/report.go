@@ -27,8 +27,8 @@ type report struct {
 	JaegerSpans     int
 }
 
-// ruleID finds the first "[rule.id]" a classifier reason carries, as
-// `auditq stats --by rule` does.
+// ruleID finds the first "[rule.id]" a reason carries, as `auditq stats
+// --by rule` does for a decision whose gate named no rule.
 var ruleID = regexp.MustCompile(audit.RulePattern)
 
 // ruleCount groups deny reasons by the classifier rule behind them.
@@ -38,14 +38,16 @@ type ruleCount struct {
 	Example string
 }
 
-// byRule groups the summary's deny reasons by rule ID, most frequent
-// first; reasons without a rule ID form the group "".
+// byRule groups the summary's deny reasons by rule, as `auditq stats --by
+// rule` does: the deciding gate's rule (gate.rule) when it named one, else
+// the reason's first "[rule.id]"; reasons with neither form the group "".
+// Most frequent first.
 func byRule(s *replay.Summary) []ruleCount {
 	idx := map[string]int{}
 	var out []ruleCount
 	for _, rc := range s.DenyReasons {
-		key := ""
-		if m := ruleID.FindStringSubmatch(rc.Reason); m != nil {
+		key := rc.Rule
+		if m := ruleID.FindStringSubmatch(rc.Reason); key == "" && m != nil {
 			key = m[1]
 		}
 		i, ok := idx[key]
@@ -90,7 +92,7 @@ func (r report) print(w io.Writer) {
 	fmt.Fprintf(w, "  %-15s %s\n", "denied by tool", strings.Join(parts, " · "))
 
 	if rules := byRule(s); len(rules) > 0 {
-		fmt.Fprintf(w, "\n  top deny reasons (by classifier rule, as `auditq stats --action deny --by rule`):\n")
+		fmt.Fprintf(w, "\n  top deny reasons (by rule, as `auditq stats --action deny --by rule`):\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, rc := range rules {
 			if i == 8 {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -346,4 +348,52 @@ func TestUnmigratedSchemaIsNamed(t *testing.T) {
 		_, _, d := stored(ctx, t, r, service)
 		return d == n
 	}, 60*time.Second, 500*time.Millisecond, "the queued decisions arrive after the migration")
+}
+
+// The collector's log line at a shutdown while ClickHouse is down —
+// "Exporting failed. Dropping data. … interrupted due to shutdown …
+// dropped_items" — looks like loss but is not: the persistent queue keeps
+// the request that was being retried, and a restarted collector delivers
+// every decision, exactly once (docs/deployment.md, Troubleshooting).
+func TestShutdownDropLogLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	ch, r := migratedClickHouse(t)
+	require.NoError(t, ch.Stop(), "ClickHouse is down")
+	col := testenv.StartCollector(t, testenv.WithClickHouse(ch.URL, ch.Writer.Name, ch.Writer.Password, ""))
+	const service, n = "prod-shutdown-drop", 30
+	require.NoError(t, export(ctx, t, col.GRPCEndpoint, col.Headers(), decisions(service, n)))
+	require.Eventually(t, func() bool {
+		log, err := os.ReadFile(col.LogPath)
+		return err == nil && bytes.Contains(log, []byte("connection refused"))
+	}, 30*time.Second, 100*time.Millisecond, "the exporter is retrying ClickHouse")
+	require.NoError(t, col.Stop())
+
+	log, err := os.ReadFile(col.LogPath)
+	require.NoError(t, err)
+	var line string
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.Contains(l, "interrupted due to shutdown") {
+			line = l
+		}
+	}
+	t.Logf("the shutdown line: %s", line)
+	require.NotEmpty(t, line, "the collector logs the interrupted export at shutdown")
+	assert.Contains(t, line, "Exporting failed. Dropping data.")
+	m := regexp.MustCompile(`"dropped_items": (\d+)`).FindStringSubmatch(line)
+	require.NotNil(t, m, "the line counts dropped_items")
+	dropped, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	assert.Positive(t, dropped)
+
+	require.NoError(t, ch.Start(ctx), "ClickHouse comes back")
+	require.NoError(t, col.Start(ctx), "the collector restarts with its queue")
+	require.Eventually(t, func() bool {
+		_, _, d := stored(ctx, t, r, service)
+		return d >= n
+	}, 90*time.Second, 500*time.Millisecond, "the \"dropped\" decisions arrive")
+	time.Sleep(3 * time.Second) // a late redelivery would show now
+	rows, spans, d := stored(ctx, t, r, service)
+	t.Logf("logged dropped_items=%d; stored %d decisions, %d spans, %d rows of %d sent", dropped, d, spans, rows, n)
+	assert.Equal(t, uint64(n), d, "gate_decisions: every decision")
+	assert.Equal(t, uint64(n), rows, "otel_traces: each span exactly once")
 }

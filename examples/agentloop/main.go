@@ -4,6 +4,9 @@
 // system or shell: the tools work on an in-memory workspace.
 //
 //	go run ./examples/agentloop
+//	# and export its spans when OTEL_EXPORTER_OTLP_ENDPOINT is set (with the
+//	# collector's token in OTEL_EXPORTER_OTLP_HEADERS); after make demo:
+//	source .demo/env && go run ./examples/agentloop
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolgate/toolgate/examples/internal/tracing"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -181,8 +185,16 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-func run(ctx context.Context, w io.Writer) error {
+func run(ctx context.Context, w io.Writer) (err error) {
 	out := &lockedWriter{w: w}
+	// Spans: to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (with the
+	// token in OTEL_EXPORTER_OTLP_HEADERS), flushed before returning;
+	// without the variable, nothing is exported.
+	tp, shutdown, err := tracing.Setup(ctx, "agentloop", out)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, shutdown()) }()
 	ws := &workspace{files: map[string]string{
 		"NOTES.md": "v1.2: faster gate, new approver",
 		"prod.env": "API_TOKEN=sk-live-abcdefghijklmnopqrstuvwxyz",
@@ -206,6 +218,7 @@ func run(ctx context.Context, w io.Writer) error {
 		executor.WithGates(noSecrets(), gate.AskConsequential()),
 		executor.WithApprover(approver),
 		executor.WithMaxOutputBytes(2000),
+		executor.WithTracerProvider(tp),
 		executor.WithOnTrace(func(_ context.Context, ev executor.ToolCallTrace) error {
 			fmt.Fprintf(out, "  trace: tool=%s gated=%v action=%s source=%s risk=%s approval=%s error=%v stage=%s\n",
 				ev.Tool, ev.Decision.Gated, ev.Decision.Action, ev.Decision.Source, ev.Decision.Risk, ev.Decision.Approval, ev.IsError, ev.Decision.Stage)

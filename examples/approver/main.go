@@ -6,11 +6,15 @@
 //
 //	go run ./examples/approver            # interactive
 //	go run ./examples/approver </dev/null # no TTY: every ask is denied
+//	# and export its spans when OTEL_EXPORTER_OTLP_ENDPOINT is set (with the
+//	# collector's token in OTEL_EXPORTER_OTLP_HEADERS); after make demo:
+//	source .demo/env && go run ./examples/approver
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,6 +25,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/toolgate/toolgate/approve"
+	"github.com/toolgate/toolgate/examples/internal/tracing"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -40,7 +45,15 @@ func askUnlessReadOnly() gate.Gate {
 	}))
 }
 
-func run(ctx context.Context, out io.Writer, approver gate.Approver, commands []string) error {
+func run(ctx context.Context, out io.Writer, approver gate.Approver, commands []string) (err error) {
+	// Spans: to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (with the
+	// token in OTEL_EXPORTER_OTLP_HEADERS), flushed before returning;
+	// without the variable, nothing is exported.
+	tp, shutdown, err := tracing.Setup(ctx, "approver", out)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, shutdown()) }()
 	reg, err := executor.NewRegistry(executor.Tool{
 		Name:        "bash",
 		Description: "Run a shell command (simulated: nothing is executed).",
@@ -56,7 +69,8 @@ func run(ctx context.Context, out io.Writer, approver gate.Approver, commands []
 	if err != nil {
 		return err
 	}
-	ex, err := executor.New(reg, executor.WithGates(askUnlessReadOnly()), executor.WithApprover(approver))
+	ex, err := executor.New(reg, executor.WithGates(askUnlessReadOnly()), executor.WithApprover(approver),
+		executor.WithTracerProvider(tp))
 	if err != nil {
 		return err
 	}

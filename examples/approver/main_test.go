@@ -16,6 +16,8 @@ import (
 )
 
 func TestApproverExample(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "") // print only: export nothing to a collector the shell names
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	cmds := []string{"ls -la", "make test", "make test", "git push origin main", "git status"}
 	tests := []struct {
 		name    string
@@ -60,6 +62,8 @@ func TestApproverExample(t *testing.T) {
 }
 
 func TestApproverExampleTimeout(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "") // print only: export nothing to a collector the shell names
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	var out, prompts bytes.Buffer

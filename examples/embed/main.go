@@ -7,11 +7,15 @@
 // nothing is run, read or fetched.
 //
 //	go run ./examples/embed
+//	# and export its spans when OTEL_EXPORTER_OTLP_ENDPOINT is set (with the
+//	# collector's token in OTEL_EXPORTER_OTLP_HEADERS); after make demo:
+//	source .demo/env && go run ./examples/embed
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -21,6 +25,7 @@ import (
 
 	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/examples/internal/tracing"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -56,7 +61,15 @@ var noInternalURLs = gate.Named("no-internal-urls", gate.Func(func(_ context.Con
 	return d, nil
 }))
 
-func run(ctx context.Context, out io.Writer) error {
+func run(ctx context.Context, out io.Writer) (err error) {
+	// Spans: to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (with the
+	// token in OTEL_EXPORTER_OTLP_HEADERS), flushed before returning;
+	// without the variable, nothing is exported.
+	tp, shutdown, err := tracing.Setup(ctx, "embed", out)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, shutdown()) }()
 	bash, err := classify.BashGate() // judges tools with a "command" field: safe → allow, review → ask, high → deny
 	if err != nil {
 		return err
@@ -91,6 +104,7 @@ func run(ctx context.Context, out io.Writer) error {
 		executor.WithGates(bash, files,
 			gate.Scoped(noInternalURLs, gate.Scope{Tools: []string{"http_get"}, Needs: []string{"url"}})),
 		executor.WithApprover(approve.NewTerminal()), // asks (review-level calls) go to the terminal
+		executor.WithTracerProvider(tp),
 	)
 	if err != nil {
 		return err // a gate that fits no registered tool is reported here (executor.ErrGateScope)

@@ -6,11 +6,15 @@
 // read-only. Tool calls go to an in-process stand-in for the MCP server.
 //
 //	go run ./examples/mcptools
+//	# and export its spans when OTEL_EXPORTER_OTLP_ENDPOINT is set (with the
+//	# collector's token in OTEL_EXPORTER_OTLP_HEADERS); after make demo:
+//	source .demo/env && go run ./examples/mcptools
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/toolgate/toolgate/approve"
+	"github.com/toolgate/toolgate/examples/internal/tracing"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
@@ -136,7 +141,15 @@ func offline() gate.Gate {
 	}))
 }
 
-func run(ctx context.Context, out io.Writer) error {
+func run(ctx context.Context, out io.Writer) (err error) {
+	// Spans: to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (with the
+	// token in OTEL_EXPORTER_OTLP_HEADERS), flushed before returning;
+	// without the variable, nothing is exported.
+	tp, shutdown, err := tracing.Setup(ctx, "mcptools", out)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, shutdown()) }()
 	srv := &server{}
 	tools, err := fromMCP([]byte(toolsList), srv)
 	if err != nil {
@@ -162,6 +175,7 @@ func run(ctx context.Context, out io.Writer) error {
 		executor.WithGates(knownDestructive("wipe_cache"), gate.AskDestructive(),
 			gate.AskTools("posts publicly in the tracker", "create_issue")),
 		executor.WithApprover(ui),
+		executor.WithTracerProvider(tp),
 	)
 	if err != nil {
 		return err

@@ -10,6 +10,8 @@ import (
 )
 
 func TestMCPTools(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "") // print only: export nothing to a collector the shell names
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), &out))
 	assert.Equal(t, `agent assistant:

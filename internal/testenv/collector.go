@@ -174,8 +174,14 @@ func StartCollector(t testing.TB, opts ...CollectorOption) *Collector {
 		paths = append(paths, p)
 	}
 	args := []string{}
+	var configFiles [][]byte
 	for _, p := range paths {
 		args = append(args, "--config", p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("testenv: %v", err)
+		}
+		configFiles = append(configFiles, b)
 	}
 	var c *Collector
 	for attempt := 1; ; attempt++ {
@@ -202,18 +208,31 @@ func StartCollector(t testing.TB, opts ...CollectorOption) *Collector {
 			"TOOLGATE_CLICKHOUSE_PASSWORD=" + cfg.chPassword, // no default in config.yaml
 		}
 		// Unset values keep config.yaml's defaults (an empty variable would
-		// replace them with "").
+		// replace them with ""), except the back ends': their defaults are
+		// the local stack's ports (a running make demo would receive the
+		// test's data), so an exporter without one (replaced by the debug
+		// sink, or used as is by WithConfigs) points at a closed port.
+		chEndpoint, jaegerOTLP := cfg.chEndpoint, cfg.jaegerOTLP
+		if chEndpoint == "" {
+			chEndpoint = "http://" + pickLoopbackAddr(t)
+		}
+		if jaegerOTLP == "" {
+			jaegerOTLP = pickLoopbackAddr(t)
+		}
 		for k, v := range map[string]string{
-			"TOOLGATE_CLICKHOUSE_ENDPOINT": cfg.chEndpoint,
+			"TOOLGATE_CLICKHOUSE_ENDPOINT": chEndpoint,
 			"TOOLGATE_CLICKHOUSE_USER":     cfg.chUser,
 			"TOOLGATE_CLICKHOUSE_DATABASE": cfg.chDatabase,
-			"TOOLGATE_JAEGER_OTLP_GRPC":    cfg.jaegerOTLP,
+			"TOOLGATE_JAEGER_OTLP_GRPC":    jaegerOTLP,
 		} {
 			if v != "" {
 				env = append(env, k+"="+v)
 			}
 		}
 		env = append(env, cfg.env...)
+		if err := CheckLocalStackPorts(configFiles, append(os.Environ(), env...)); err != nil {
+			t.Fatal(err)
+		}
 		c.proc = &managedProcess{name: "collector", bin: bin, args: args, env: env, logPath: c.LogPath}
 		err := c.start(context.Background())
 		if err == nil {

@@ -57,6 +57,9 @@ func StartJaeger(t testing.TB) *Jaeger {
 			"TOOLGATE_JAEGER_QUERY_GRPC=" + pickLoopbackAddr(t),
 			"TOOLGATE_JAEGER_HEALTH=" + health,
 		}
+		if err := CheckLocalStackPorts([][]byte{otelcollector.JaegerConfig()}, append(os.Environ(), env...)); err != nil {
+			t.Fatal(err)
+		}
 		j.proc = &managedProcess{name: "jaeger", bin: bin, args: []string{"--config", cfgPath}, env: env, logPath: j.LogPath}
 		err := j.proc.start()
 		if err == nil {
