@@ -33,13 +33,16 @@
 // toolgate.run.id, toolgate.task.id; SpanKind internal) under the span
 // its context carries, if any; every execute_tool span of the run is its
 // child, and Run.End ends it (idempotent; calls after End stay children
-// of the ended span). A call whose context carries another span of the
+// of the ended span; when End came before any call, the first call after
+// it starts the run span and ends it at once, so the run is still one
+// trace). A call whose context carries another span of the
 // run's trace keeps that span as its parent; one whose context carries a
 // span of another trace keeps that parent and links to the run span.
 // WithRunSpan(false) turns it off (when you start invoke_agent yourself);
 // Run.Context gives your own spans the run span as their parent.
 //
-// Order of checks for one call: context and run state; registry lookup
+// Order of checks for one call: context (gate.stage cancelled) and run
+// state (gate.stage run: aborted); registry lookup
 // (ErrUnknownTool); reachability (ErrNotReachable — an unreachable tool
 // never reaches the gate); input validation (ErrInvalidInput: a JSON
 // object matching the schema that JSON parsers cannot read differently,
@@ -112,13 +115,29 @@
 // must carry the request's CallHash and a known outcome, else the call is
 // denied with gate.approval=invalid, gate.error=invalid.
 //
-// Calls refused before the gate (unknown tool, unreachable tool, invalid
-// input) never reach a gate, but they are decisions — what a model tried:
-// ToolResult.Gate records the stage it stopped at (gate.stage registry,
-// reachability or input), action deny by source "executor", the error
-// type as gate.error and a bounded reason, with sampling.priority=1, so
-// every sampler keeps them and the audit stores them. A call past the
-// checks records gate.stage = gate.
+// Calls refused before the gate (a context already done, an aborted run,
+// unknown tool, unreachable tool, invalid input) never reach a gate, but
+// they are decisions — what a model tried: ToolResult.Gate records the
+// stage it stopped at (gate.stage cancelled, run, registry, reachability
+// or input), action deny by source "executor", the error type as
+// gate.error and a bounded reason, with sampling.priority=1, so every
+// sampler keeps them and the audit stores them. A call past the checks
+// records gate.stage = gate; one the executor refuses after its gates
+// allowed it (cancelled, or the run aborted meanwhile) keeps its gate
+// record with action deny by "executor". Every call the executor refuses
+// is one decision.
+//
+// Refusal budget: a run may make WithRefusalBudget (default 64)
+// consecutive calls refused before the gate; the next one aborts the run
+// with one decision saying why (gate.stage run, gate.error
+// refusal_budget). Past it, the run's calls to tools the agent cannot
+// reach are aggregated — the first gets a span, then one span per
+// AggregateRefusals (64) calls, and Run.End records the rest — each span
+// carrying the number of calls it records in gate.calls
+// (AttrRefusedCalls); a call naming a tool the agent can reach keeps its
+// own span. So a model cannot make the audit trail spend more than about
+// one span per 64 bogus calls, and the sum of gate.calls (1 when absent)
+// over a run's execute_tool spans is its number of calls.
 //
 // A denied call is an error result (ErrDenied, ErrorType "gate_denied")
 // whose Content names the tool, the policy and the reason and tells the

@@ -53,9 +53,16 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	} else {
 		toolName = shortName(toolName)
 	}
+	// Past its refusal budget, an aborted run's calls to tools the agent
+	// cannot reach share spans (refusals.go).
+	agg, skip := e.aggregate(ctx, r, call, known)
+	if skip {
+		return e.skipped(ctx, r, call)
+	}
 	// The call's identity is on the span from its start (samplers and span
-	// processors such as otelbridge's ToolCallIndex see it in OnStart);
-	// everything else is set once, when the call ends (see finish).
+	// processors see it in OnStart); everything else — agent and run
+	// included, which otelbridge's ToolCallIndex keys on at OnEnd — is set
+	// once, when the call ends (see finish).
 	ss := spanStarts.Get().(*spanStart)
 	ss.attrs = [...]attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
@@ -71,7 +78,7 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	}
 	ss.attrs = [3]attribute.KeyValue{} // pin no call's strings in the pool
 	spanStarts.Put(ss)
-	cs := &callState{}
+	cs := &callState{calls: agg}
 	defer e.finish(ctx, span, r, call, &res, start, toolType, cs)
 	defer func() {
 		if p := recover(); p != nil {
@@ -105,6 +112,7 @@ type callState struct {
 	cc       callContext
 	verdicts [4]gate.Verdict // backing store of the record's verdicts
 	ran      []byte          // the input that ran, when a gate rewrote it
+	calls    int64           // > 0: the aggregated refusals the span records
 }
 
 // maxMessage caps the executor's own model-facing messages (a schema error
@@ -120,24 +128,29 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	cc := &cs.cc
 	a := r.agent
 	if err := ctx.Err(); err != nil {
-		return errorResult(call, ErrorTypeCancelled, fmt.Errorf("%w: %w", ErrCancelled, err),
+		res := errorResult(call, ErrorTypeCancelled, fmt.Errorf("%w: %w", ErrCancelled, err),
 			fmt.Sprintf("Tool %q was not run: the call was cancelled.", call.Name))
+		res.Gate = e.refused(gate.StageCancelled, ErrorTypeCancelled, "the call's context was done before the call: "+err.Error())
+		return res
 	}
-	if err := r.Err(); err != nil {
-		return errorResult(call, ErrorTypeRunAborted, err,
-			fmt.Sprintf("Tool %q was not run: this run was stopped after a denied tool call.", call.Name))
+	if r.Err() != nil {
+		res := e.abortedResult(r, call)
+		if cs.calls == 0 { // aggregated calls were counted by aggregate
+			res.Gate, _ = e.refusedCall(r, res.Gate)
+		}
+		return res
 	}
 	if !known {
 		name := shortName(call.Name)
 		res := errorResult(call, ErrorTypeToolNotFound, fmt.Errorf("%w: %q", ErrUnknownTool, name),
 			fmt.Sprintf("Tool %q is not registered. Use only the tools you were given.", name))
-		res.Gate = e.refused(gate.StageRegistry, ErrorTypeToolNotFound, "the tool is not registered: the model called a tool this executor does not have")
+		res.Gate, _ = e.refusedCall(r, e.refused(gate.StageRegistry, ErrorTypeToolNotFound, "the tool is not registered: the model called a tool this executor does not have"))
 		return res
 	}
 	if !a.Reachable(call.Name) {
 		res := errorResult(call, ErrorTypeNotReachable, fmt.Errorf("%w: %q for agent %q", ErrNotReachable, call.Name, a.name),
 			fmt.Sprintf("Tool %q is not available to this agent. Use only the tools you were given.", call.Name))
-		res.Gate = e.refused(gate.StageReachability, ErrorTypeNotReachable, "the tool is not reachable for agent "+strconv.Quote(a.name))
+		res.Gate, _ = e.refusedCall(r, e.refused(gate.StageReachability, ErrorTypeNotReachable, "the tool is not reachable for agent "+strconv.Quote(a.name)))
 		return res
 	}
 	input, raw, err := decodeInput(ent.input, call.Input)
@@ -145,9 +158,10 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		msg := inputMessage(err)
 		res := errorResult(call, ErrorTypeInvalidInput, fmt.Errorf("%w: %w", ErrInvalidInput, err),
 			fmt.Sprintf("Invalid input for tool %q: %s", call.Name, msg))
-		res.Gate = e.refused(gate.StageInput, ErrorTypeInvalidInput, "the input does not match the tool's schema: "+msg)
+		res.Gate, _ = e.refusedCall(r, e.refused(gate.StageInput, ErrorTypeInvalidInput, "the input does not match the tool's schema: "+msg))
 		return res
 	}
+	r.state.refused.consec.Store(0) // the call reaches the gate stage
 	*cc = callContext{Context: ctx, call: gate.ToolCallContext{
 		ToolName:      call.Name,
 		Input:         input,
@@ -187,13 +201,12 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	if err := ctx.Err(); err != nil {
 		res := errorResult(call, ErrorTypeCancelled, fmt.Errorf("%w: %w", ErrCancelled, err),
 			fmt.Sprintf("Tool %q was not run: the call was cancelled.", call.Name))
-		res.Gate = info
+		res.Gate = e.refusedLate(info, gate.StageCancelled, ErrorTypeCancelled, "the call's context ended before the tool ran: "+err.Error())
 		return res
 	}
 	if err := r.Err(); err != nil {
-		res := errorResult(call, ErrorTypeRunAborted, err,
-			fmt.Sprintf("Tool %q was not run: this run was stopped after a denied tool call.", call.Name))
-		res.Gate = info
+		res := e.abortedResult(r, call)
+		res.Gate = e.refusedLate(info, gate.StageRun, ErrorTypeRunAborted, "the run was aborted before the tool ran: "+err.Error())
 		return res
 	}
 	res := e.invoke(cc, call, ent, raw)
@@ -207,6 +220,22 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 // the model's input: redacted and bounded like a gate's reason).
 func (e *Executor) refused(stage gate.Stage, errType, reason string) gate.Record {
 	return gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: e.record(reason)}
+}
+
+// refusedLate is the record of a call refused after its gate stage, before
+// the tool ran: an ungated call is refused at stage (cancelled or run); a
+// gated call keeps its gate's record (stage gate, its verdicts) with
+// action deny by the executor, errType as its error kind and why appended
+// to the gate's reason.
+func (e *Executor) refusedLate(info gate.Record, stage gate.Stage, errType, why string) gate.Record {
+	if !info.Gated {
+		rec := e.refused(stage, errType, why)
+		rec.OptOut = info.OptOut
+		return rec
+	}
+	info.Action, info.Source, info.ErrorKind = gate.ActionDeny, gate.SourceExecutor, errType
+	info.Reason = e.record(info.Reason + "; refused by the executor: " + why)
+	return info
 }
 
 // invoke runs the tool and handles its output.

@@ -201,7 +201,7 @@ func TestExecuteRules(t *testing.T) {
 		}))}, call: call("c1", "bash", `{"command":"ls"}`),
 			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "deny-policy"}},
 		{name: "cancelled before the call", opts: []executor.Option{executor.WithGates(allow)}, cancelly: true, call: call("c1", "bash", `{"command":"ls"}`),
-			want: want{isError: true, errIs: executor.ErrCancelled, errorType: executor.ErrorTypeCancelled}},
+			want: want{isError: true, errIs: executor.ErrCancelled, errorType: executor.ErrorTypeCancelled, action: gate.ActionDeny, source: gate.SourceExecutor, errorKind: executor.ErrorTypeCancelled}},
 		{name: "cancelled while the gate decides never executes", opts: []executor.Option{executor.WithGates(cancelling)}, cancelIn: true, call: call("c1", "bash", `{"command":"ls"}`),
 			want: want{isError: true, errIs: executor.ErrDenied, errorType: gate.ErrorTypeGateDenied, gated: true, action: gate.ActionDeny, source: "cancel-policy", errorKind: gate.ErrorKindCancelled}},
 		{name: "tool error", call: call("c1", "fail", `{}`),

@@ -55,7 +55,7 @@ func New(reg *Registry, opts ...Option) (*Executor, error) {
 	if reg == nil {
 		return nil, errors.New("executor: nil registry")
 	}
-	cfg := config{recordLimit: gate.MaxTextBytes, concurrency: 4, redact: Redact, maxRewrites: DefaultMaxRewrites}
+	cfg := config{recordLimit: gate.MaxTextBytes, concurrency: 4, redact: Redact, maxRewrites: DefaultMaxRewrites, refusalBudget: DefaultRefusalBudget}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -251,6 +251,7 @@ type Run struct {
 type runState struct {
 	aborted atomic.Pointer[error] // checked twice per call: no lock
 	span    runSpan               // the run's invoke_agent span (runspan.go)
+	refused refusals              // the run's refusal budget (refusals.go)
 }
 
 // Run starts a run with the given ID. Grants are kept in the executor's

@@ -57,6 +57,9 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	if span.IsRecording() {
 		buf := e.attrPool.Get().(*[]attribute.KeyValue)
 		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output)
+		if cs.calls > 0 {
+			attrs = append(attrs, AttrRefusedCalls.Int64(cs.calls))
+		}
 		span.SetAttributes(attrs...) // the SDK copies them
 		clear(attrs)
 		*buf = attrs[:0]

@@ -35,6 +35,7 @@ type config struct {
 	grants          gate.GrantStore
 	maxRewrites     int
 	onError         func(error)
+	refusalBudget   int
 }
 
 // WithTracerProvider sets where execute_tool spans go (default
@@ -127,6 +128,27 @@ func WithRequireGated() Option {
 // it. Off by default: a denial is data the model can act on.
 func WithAbortOnDeny(on bool) Option {
 	return func(c *config) { c.abortOnDeny = on }
+}
+
+// WithRefusalBudget bounds what a model can make the audit trail spend on
+// calls the executor refuses before any gate: a run may make n consecutive
+// such calls (unknown or unreachable tool, invalid input, or any call
+// once the run is aborted; a call that reaches the gate starts the count
+// again). The call past the budget aborts the run (Run.Err wraps
+// ErrRefusalBudget) with one decision saying why (gate.stage=run,
+// gate.error=refusal_budget). From then on the run's calls are refused at
+// gate.stage=run; those naming a tool the agent can reach keep one span
+// each, the others are aggregated: one span per AggregateRefusals calls,
+// carrying their number in AttrRefusedCalls, and Run.End records what is
+// left. Default DefaultRefusalBudget; n == 0 keeps the default; n < 0
+// turns the budget off (every refused call keeps its own span, however
+// many the model makes).
+func WithRefusalBudget(n int) Option {
+	return func(c *config) {
+		if n != 0 {
+			c.refusalBudget = n
+		}
+	}
 }
 
 // WithMaxOutputBytes sets the cap for tools with MaxOutputBytes 0

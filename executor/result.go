@@ -3,6 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -34,6 +35,10 @@ var (
 	ErrInvalidOutput = errors.New("executor: output does not match the tool's output schema")
 	ErrRunAborted    = errors.New("executor: run aborted after a denied call")
 	ErrCancelled     = errors.New("executor: call cancelled before it ran")
+	// ErrRefusalBudget: the run was aborted because too many consecutive
+	// calls were refused before the gate (WithRefusalBudget). It wraps
+	// ErrRunAborted.
+	ErrRefusalBudget = fmt.Errorf("%w: too many consecutive calls were refused before the gate", ErrRunAborted)
 	ErrInternal      = errors.New("executor: internal error")
 )
 
@@ -49,6 +54,9 @@ const (
 	ErrorTypeInvalidOutput = "invalid_output"
 	ErrorTypeRunAborted    = "run_aborted"
 	ErrorTypeCancelled     = "cancelled"
+	// ErrorTypeRefusalBudget is the error kind of the one decision that
+	// aborted a run for its refusal budget (WithRefusalBudget).
+	ErrorTypeRefusalBudget = "refusal_budget"
 	ErrorTypeInternal      = "internal"
 )
 

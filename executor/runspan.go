@@ -70,9 +70,7 @@ func (r *Run) parentOf(ctx context.Context) (context.Context, *trace.Link) {
 	}
 	s := rs.started.Load()
 	if s == nil {
-		if s = r.startSpan(ctx); s == nil {
-			return ctx, nil // ended before any call: no run span
-		}
+		s = r.startSpan(ctx)
 	}
 	cur := trace.SpanContextFromContext(ctx)
 	run := s.span.SpanContext()
@@ -86,17 +84,15 @@ func (r *Run) parentOf(ctx context.Context) (context.Context, *trace.Link) {
 	}
 }
 
-// startSpan starts the run span under ctx's span, once; it returns nil
-// when the run was ended before it started.
+// startSpan starts the run span under ctx's span, once. When the run was
+// ended before any call started it, the span is started and ended at once
+// (a run's calls always have its invoke_agent span, see End).
 func (r *Run) startSpan(ctx context.Context) *startedSpan {
 	rs := &r.state.span
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if s := rs.started.Load(); s != nil {
 		return s
-	}
-	if rs.ended.Load() {
-		return nil
 	}
 	parent := trace.SpanContextFromContext(ctx)
 	name := gate.SafeText(r.agent.name, gate.MaxNameBytes)
@@ -107,6 +103,9 @@ func (r *Run) startSpan(ctx context.Context) *startedSpan {
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	s := &startedSpan{span: span, parent: parent}
 	rs.started.Store(s)
+	if rs.ended.Load() {
+		r.endSpan(s)
+	}
 	return s
 }
 
@@ -114,8 +113,7 @@ func (r *Run) startSpan(ctx context.Context) *startedSpan {
 // under ctx's span if no call has yet (see WithRunSpan), so that spans you
 // start around the run's calls (a chat span per model turn) are in the
 // run's trace; calls executed with the returned context are children of
-// the span it carries. With WithRunSpan(false), or after End when no call
-// had started the span, it returns ctx unchanged.
+// the span it carries. With WithRunSpan(false) it returns ctx unchanged.
 func (r *Run) Context(ctx context.Context) context.Context {
 	rs := &r.state.span
 	if rs.off {
@@ -123,9 +121,7 @@ func (r *Run) Context(ctx context.Context) context.Context {
 	}
 	s := rs.started.Load()
 	if s == nil {
-		if s = r.startSpan(ctx); s == nil {
-			return ctx
-		}
+		s = r.startSpan(ctx)
 	}
 	return trace.ContextWithSpan(ctx, s.span)
 }
@@ -141,26 +137,35 @@ func (r *Run) SpanContext() trace.SpanContext {
 }
 
 // End ends the run's invoke_agent span; call it when the run is over
-// (defer run.End()). A run aborted by WithAbortOnDeny ends with status
-// Error and error.type run_aborted. End is idempotent and safe for
-// concurrent use; on a Task view it ends the run's one span. Calls after
-// End still run and are recorded: their spans remain children of the
-// ended run span (the same trace; the run span's duration does not cover
-// them), or, when no call had started the span before End, have no run
-// span at all. A span that is never ended is never exported: its calls
-// are still exported and stored, but Jaeger shows them under a missing
-// parent.
+// (defer run.End()). A run aborted by WithAbortOnDeny or its refusal
+// budget ends with status Error and error.type run_aborted. End is
+// idempotent and safe for concurrent use; on a Task view it ends the run's
+// one span. It first records, as one span, the run's aggregated refusals
+// not yet on a span (WithRefusalBudget), at every call.
+//
+// Calls after End still run and are recorded (End does not refuse them:
+// a run is ended by its host, not by its model): their spans remain
+// children of the ended run span (the same trace; the run span's duration
+// does not cover them). When End came before any call, the first call
+// after it (or Context) starts the run span under its context and ends it
+// at once, so the run is still one trace with its invoke_agent span. A
+// span that is never ended is never exported: its calls are still
+// exported and stored, but Jaeger shows them under a missing parent.
 func (r *Run) End() {
+	r.flushRefusals()
 	rs := &r.state.span
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.ended.Swap(true) {
 		return
 	}
-	s := rs.started.Load()
-	if s == nil {
-		return
+	if s := rs.started.Load(); s != nil {
+		r.endSpan(s)
 	}
+}
+
+// endSpan ends the run span with the run's outcome.
+func (r *Run) endSpan(s *startedSpan) {
 	if err := r.Err(); err != nil {
 		s.span.SetAttributes(semconv.ErrorTypeKey.String(ErrorTypeRunAborted))
 		s.span.SetStatus(codes.Error, ErrorTypeRunAborted)

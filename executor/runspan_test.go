@@ -163,14 +163,29 @@ func TestRunSpanOff(t *testing.T) {
 	assert.False(t, off.SpanContext().IsValid())
 	assert.Equal(t, context.Background(), off.Context(context.Background()))
 
-	early := a.Run("r2")
+	runs, calls := spansByName(h.spans.GetSpans())
+	assert.Empty(t, runs)
+	assert.Len(t, calls, 2)
+}
+
+// TestRunSpanEndBeforeFirstCall: End before any call does not leave the
+// run's later calls as root traces of their own: the first of them starts
+// the run span (ended at once), and every call is its child, one trace.
+func TestRunSpanEndBeforeFirstCall(t *testing.T) {
+	h := newHarness(t)
+	early := h.agent(t).Run("r2")
 	early.End()
 	r3 := early.Execute(context.Background(), call("c3", "bash", `{"command":"ls"}`))
 	r4 := early.Execute(context.Background(), call("c4", "bash", `{"command":"ls"}`))
-	assert.NotEqual(t, r3.TraceID, r4.TraceID)
+	early.End()
+	assert.Equal(t, r3.TraceID, r4.TraceID)
 	runs, calls := spansByName(h.spans.GetSpans())
-	assert.Empty(t, runs)
-	assert.Len(t, calls, 4)
+	require.Len(t, runs, 1)
+	require.Len(t, calls, 2)
+	for _, c := range calls {
+		assert.Equal(t, runs[0].SpanContext.SpanID(), c.Parent.SpanID(), "call %s", c.Name)
+	}
+	assert.Equal(t, runs[0].SpanContext, early.SpanContext())
 }
 
 // TestRunSpanAborted: a run aborted by a denial ends with status Error.

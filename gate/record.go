@@ -79,8 +79,9 @@ type Record struct {
 	// Duration is the time spent deciding, approval included.
 	Duration time.Duration `json:"durationNs,omitempty"`
 	// Stage is how far the call got (see Stage): StageGate for a call that
-	// passed the executor's checks; StageRegistry, StageReachability or
-	// StageInput for one the executor refused itself, before any gate —
+	// passed the executor's checks; a stage before it (Stage.PreGate:
+	// cancelled, run, registry, reachability, input) for one the executor
+	// refused itself, before any gate —
 	// then Gated is false, Action is ActionDeny, Source is SourceExecutor
 	// and ErrorKind is the executor's error type. Empty in records of
 	// producers that do not know stages (read as StageGate).

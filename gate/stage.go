@@ -2,15 +2,27 @@ package gate
 
 // Stage is how far a tool call got through the executor's checks before
 // its decision was made (AttrStage). The executor checks a call in this
-// order: registry, reachability, input, gate. A call refused at one of the
-// first three never reaches a gate, but it is still a decision — what an
-// agent tried and was stopped from doing (a prompt-injected model calling
-// delete_everything) — recorded with Action deny, Gated false and Source
-// SourceExecutor.
+// order: cancelled, run, registry, reachability, input, gate. A call
+// refused at one of the first five never reaches a gate, but it is still a
+// decision — what an agent tried and was stopped from doing (a
+// prompt-injected model calling delete_everything) — recorded with Action
+// deny, Gated false and Source SourceExecutor. Every call the executor
+// refuses, for whatever reason, is one decision with one of these stages.
 type Stage string
 
 // Values of Stage.
 const (
+	// StageCancelled: the call's context was already done (cancelled or
+	// past its deadline) when the call came, or ended before the tool
+	// could run after an ungated call. ErrorKind "cancelled". The host's
+	// doing, not the model's.
+	StageCancelled Stage = "cancelled"
+	// StageRun: the run refuses every call: it was aborted (WithAbortOnDeny
+	// after a denial, or the run's budget of consecutive refusals before
+	// the gate ran out), or it was aborted while the call's gates ran.
+	// ErrorKind "run_aborted", or "refusal_budget" on the one decision that
+	// aborted the run for its budget.
+	StageRun Stage = "run"
 	// StageRegistry: the tool name is not registered (unknown tool). The
 	// record's ErrorKind is "tool_not_found".
 	StageRegistry Stage = "registry"
@@ -29,12 +41,18 @@ const (
 )
 
 // Stages lists the values of Stage in the order the executor checks them.
-func Stages() []Stage { return []Stage{StageRegistry, StageReachability, StageInput, StageGate} }
+func Stages() []Stage {
+	return []Stage{StageCancelled, StageRun, StageRegistry, StageReachability, StageInput, StageGate}
+}
 
-// PreGate reports whether s is a stage before the gate (registry,
-// reachability or input): a call refused by the executor itself.
+// PreGate reports whether s is a stage before the gate (cancelled, run,
+// registry, reachability or input): a call refused by the executor itself.
 func (s Stage) PreGate() bool {
-	return s == StageRegistry || s == StageReachability || s == StageInput
+	switch s {
+	case StageCancelled, StageRun, StageRegistry, StageReachability, StageInput:
+		return true
+	}
+	return false
 }
 
 // SourceExecutor is the Source of a decision the executor made itself,

@@ -29,20 +29,43 @@ import (
 //   - counts spans that end after Shutdown (DroppedAfterShutdown).
 //
 // Nothing else loses spans, so Lost() in [BatchStats] is exact.
+//
+// Priorities: when the queue fills up, lower-priority spans are dropped
+// first, so that what a model makes the trail spend (a flood of calls to
+// unknown tools) cannot push a gate's denial out of it. A span is one of
+// three [SpanPriority] tiers: a denied gate decision (gate.action=deny,
+// sampling.priority > 0, at gate.stage=gate or with no stage) or an agent
+// span (invoke_agent, invoke_workflow), a refusal
+// before the gate (a denial at a stage before it: cancelled, run,
+// registry, reachability, input), or anything else (allowed calls, agent
+// and chat spans). With R = 1/16 of the queue size (128 of the default
+// 2,048; none below 16), other spans are accepted while fewer than size-2R
+// spans are queued, refusals while fewer than size-R, denied gate
+// decisions up to the full size: a denied gate decision is dropped only
+// when the queue is full and at least R of the queued spans are denied
+// gate decisions. The reserve is small, so an ordinary backlog (a
+// collector outage) still has 7/8 of the queue for allowed calls. Drops
+// are counted by tier (BatchStats.DroppedDecisions, DroppedRefusals,
+// DroppedOther).
 type BatchProcessor struct {
-	bsp   sdktrace.SpanProcessor
-	exp   *countingExporter
-	limit int64
+	bsp    sdktrace.SpanProcessor
+	exp    *countingExporter
+	limit  int64
+	limits [numPriorities]int64 // the queue bound of each tier
 
 	inflight     atomic.Int64 // accepted, not yet handed to the exporter
 	accepted     atomic.Int64
-	queueDropped atomic.Int64
+	queueDropped [numPriorities]atomic.Int64
 	afterStop    atomic.Int64
 	stopMu       sync.RWMutex // held for reading by OnEnd, for writing to stop
 	stopped      bool
 }
 
 var _ sdktrace.SpanProcessor = (*BatchProcessor)(nil)
+
+// reserveDivisor: each higher tier has 1/reserveDivisor of the queue that
+// lower tiers cannot use.
+const reserveDivisor = 16
 
 // BatchOption configures a [BatchProcessor]. Unset values follow the SDK:
 // the OTEL_BSP_* environment variables, then the SDK defaults.
@@ -103,6 +126,8 @@ func NewBatchProcessor(exp sdktrace.SpanExporter, opts ...BatchOption) (*BatchPr
 	}
 	ce := &countingExporter{next: exp, onError: cfg.onError}
 	p := &BatchProcessor{exp: ce, limit: int64(cfg.queueSize)}
+	r := p.limit / reserveDivisor
+	p.limits = [numPriorities]int64{PriorityOther: p.limit - 2*r, PriorityRefusal: p.limit - r, PriorityDecision: p.limit}
 	ce.onHand = func(n int) { p.inflight.Add(-int64(n)) }
 
 	// The SDK queue gets headroom over our bound so that it never drops on
@@ -136,7 +161,8 @@ func envInt(name string, def int) int {
 func (p *BatchProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
 // OnEnd queues a sampled span for export, or counts it as dropped when the
-// queue is full or the processor is shut down. Unsampled spans are ignored.
+// queue is full for its priority or the processor is shut down. Unsampled
+// spans are ignored.
 func (p *BatchProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
 		return
@@ -147,9 +173,10 @@ func (p *BatchProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		p.afterStop.Add(1)
 		return
 	}
-	if p.inflight.Add(1) > p.limit {
+	prio := PriorityOf(s)
+	if p.inflight.Add(1) > p.limits[prio] {
 		p.inflight.Add(-1)
-		p.queueDropped.Add(1)
+		p.queueDropped[prio].Add(1)
 		return
 	}
 	p.accepted.Add(1)
@@ -174,10 +201,58 @@ func (p *BatchProcessor) Shutdown(ctx context.Context) error {
 // ForceFlush exports what is queued now, bounded by ctx.
 func (p *BatchProcessor) ForceFlush(ctx context.Context) error { return p.bsp.ForceFlush(ctx) }
 
+// SpanPriority is a span's tier in a full [BatchProcessor] queue: higher
+// tiers are dropped last.
+type SpanPriority int
+
+// Span priorities, lowest first.
+const (
+	// PriorityOther: allowed calls, agent, chat and every other span.
+	PriorityOther SpanPriority = iota
+	// PriorityRefusal: a call the executor refused before the gate
+	// (gate.action=deny at a gate.stage before the gate).
+	PriorityRefusal
+	// PriorityDecision: a denied gate decision (gate.action=deny or
+	// sampling.priority > 0 on a decision span at gate.stage=gate or
+	// without a stage), and agent spans (invoke_agent, invoke_workflow:
+	// the runs denials belong to, which the host starts, not the model).
+	PriorityDecision
+	numPriorities
+)
+
+// String is the value of the toolgate.span.priority metric attribute:
+// "other", "refusal" or "decision".
+func (p SpanPriority) String() string {
+	switch p {
+	case PriorityRefusal:
+		return "refusal"
+	case PriorityDecision:
+		return "decision"
+	}
+	return "other"
+}
+
+// PriorityOf is s's tier, read from its attributes (see [BatchProcessor]).
+func PriorityOf(s sdktrace.ReadOnlySpan) SpanPriority {
+	c := classify(s)
+	switch {
+	case c.agent:
+		return PriorityDecision // the run a denial belongs to; the host makes them, not the model
+	case !c.decision || !c.denied:
+		return PriorityOther
+	case c.preGate:
+		return PriorityRefusal
+	}
+	return PriorityDecision
+}
+
 // BatchStats are a [BatchProcessor]'s counters since it was made, in spans.
 type BatchStats struct {
 	Accepted             int64 // queued for export
-	QueueDropped         int64 // dropped because the queue was full
+	QueueDropped         int64 // dropped because the queue was full: DroppedDecisions + DroppedRefusals + DroppedOther
+	DroppedDecisions     int64 // of QueueDropped: denied gate decisions (PriorityDecision)
+	DroppedRefusals      int64 // of QueueDropped: refusals before the gate (PriorityRefusal)
+	DroppedOther         int64 // of QueueDropped: every other span (PriorityOther)
 	DroppedAfterShutdown int64 // ended after Shutdown
 	Exported             int64 // export returned nil
 	ExportFailed         int64 // export returned an error (retries exhausted, timeout)
@@ -194,9 +269,13 @@ func (s BatchStats) Lost() int64 { return s.QueueDropped + s.ExportFailed + s.Dr
 // returned nil, Accepted = Exported + ExportFailed + Pending + InFlight with
 // Pending and InFlight zero.
 func (p *BatchProcessor) Stats() BatchStats {
+	d, r, o := p.queueDropped[PriorityDecision].Load(), p.queueDropped[PriorityRefusal].Load(), p.queueDropped[PriorityOther].Load()
 	return BatchStats{
 		Accepted:             p.accepted.Load(),
-		QueueDropped:         p.queueDropped.Load(),
+		QueueDropped:         d + r + o,
+		DroppedDecisions:     d,
+		DroppedRefusals:      r,
+		DroppedOther:         o,
 		DroppedAfterShutdown: p.afterStop.Load(),
 		Exported:             p.exp.exported.Load(),
 		ExportFailed:         p.exp.failed.Load(),

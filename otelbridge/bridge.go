@@ -49,9 +49,10 @@ const closedPerScope = 8
 //
 // No duplicates: a tool_call event whose call already has a span — one
 // with SpanID set (the executor's own ToolCallTrace), or one whose
-// toolCallId the [ToolCallIndex] saw on an execute_tool span (the
-// executor's, or one bridged before: a repeated delivery) — is counted in
-// BridgeStats.Duplicates and not emitted. A tool_call event without a
+// agent, run, tool and toolCallId (a [ToolCallKey]: the ID alone is the
+// model's, reused across runs) the [ToolCallIndex] saw on an execute_tool
+// span (the executor's, or one bridged before: a repeated delivery) — is
+// counted in BridgeStats.Duplicates and not emitted. A tool_call event without a
 // toolCallId cannot be matched: the framework's events carry one only when
 // it runs its calls through toolgate's executor, which sets SpanID anyway.
 //
@@ -153,7 +154,7 @@ func (b *Bridge) Handle(ctx context.Context, ev Event) error {
 		b.invalid.Add(1)
 		return err
 	}
-	if ev.Type == EventToolCall && (ev.SpanID != "" || b.index.Has(ev.ToolCallID)) {
+	if ev.Type == EventToolCall && (ev.SpanID != "" || b.index.Has(ev.callKey())) {
 		b.dups.Add(1)
 		return nil
 	}
@@ -204,7 +205,7 @@ func (b *Bridge) Handle(ctx context.Context, ev Event) error {
 	}
 	span.End(trace.WithTimestamp(end))
 	if ev.Type == EventToolCall {
-		b.index.Add(ev.ToolCallID) // a repeated delivery of this event is a duplicate
+		b.index.Add(ev.callKey()) // a repeated delivery of this event is a duplicate
 	}
 	b.spans.Add(1)
 	return nil

@@ -257,10 +257,11 @@ func TestBridgeRetriesGetTheirOwnAgentSpan(t *testing.T) {
 func TestBridgeNeverDuplicatesExecutorSpans(t *testing.T) {
 	b, p, mem := bridged(t, MustParseSampling("all"))
 	ctx := context.Background()
-	// The executor's live span for call-1, attributes at start as in
-	// executor/execute.go; its ToolCallTrace event arrives afterwards.
+	// The executor's live span for call-1, attributes at start and end as
+	// in executor/execute.go; its ToolCallTrace event arrives afterwards.
 	_, live := p.Tracer("github.com/toolgate/toolgate/executor").Start(ctx, "execute_tool bash",
 		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName("bash"), semconv.GenAIToolCallID("call-1")))
+	live.SetAttributes(semconv.GenAIAgentName("a"), gate.AttrRunID.String("r"))
 	live.End()
 
 	call := func(id, spanID string) Event {

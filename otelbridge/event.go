@@ -83,9 +83,9 @@ type Event struct {
 	RewrittenBy         string `json:"rewrittenBy,omitempty"`
 	OriginalInputSha256 string `json:"originalInputSha256,omitempty"`
 	Rounds              int    `json:"rounds,omitempty"`
-	// GateStage is gate.Record's Stage: "registry", "reachability" or
-	// "input" for a call refused before any gate (then gateAction is
-	// "deny" and gated is false), "gate" or empty otherwise.
+	// GateStage is gate.Record's Stage: "cancelled", "run", "registry",
+	// "reachability" or "input" for a call refused before any gate (then
+	// gateAction is "deny" and gated is false), "gate" or empty otherwise.
 	GateStage string `json:"gateStage,omitempty"`
 	// TraceID and SpanID (hex) are set when the call already has a span
 	// (toolgate's executor fills them in its ToolCallTrace): the bridge then
@@ -196,7 +196,7 @@ func (e Event) Validate() error {
 		switch st := gate.Stage(e.GateStage); {
 		case st == "" || st == gate.StageGate:
 		case !st.PreGate():
-			return bad("gateStage %q (want registry, reachability, input or gate)", e.GateStage)
+			return bad("gateStage %q (want cancelled, run, registry, reachability, input or gate)", e.GateStage)
 		case e.Gated || gate.Action(e.GateAction) != gate.ActionDeny:
 			return bad("gateStage %q is a refusal before the gate: want gateAction deny and gated false", e.GateStage)
 		}
@@ -253,6 +253,13 @@ func (e Event) Record() gate.Record {
 // safe returns e with every identifying string valid UTF-8 and bounded
 // (gate.SafeText), as span names and attributes require. The decision's
 // strings are bounded by gate.Record.Attributes.
+// callKey is the event's tool call as the index knows it: its fields as
+// recorded on its span (safe).
+func (e Event) callKey() ToolCallKey {
+	e = e.safe()
+	return ToolCallKey{Agent: e.Agent, RunID: e.RunID, Tool: e.Tool, ID: e.ToolCallID}
+}
+
 func (e Event) safe() Event {
 	for _, p := range []*string{&e.RunID, &e.Agent, &e.TaskID, &e.Model, &e.Tool, &e.ToolCallID, &e.ErrorType, &e.TaskTitle} {
 		*p = gate.SafeText(*p, gate.MaxNameBytes)

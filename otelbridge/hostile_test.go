@@ -321,7 +321,7 @@ func TestToolCallIndexBoundsHostileIDs(t *testing.T) {
 	fill := func() *ToolCallIndex {
 		x := NewToolCallIndex(0)
 		for i := range n {
-			x.Add(id(i, 'x'))
+			x.Add(ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'x')})
 		}
 		return x
 	}
@@ -335,10 +335,10 @@ func TestToolCallIndexBoundsHostileIDs(t *testing.T) {
 	assert.Less(t, retained, int64(n*size/8), "the index keeps the IDs' bytes")
 	x = fill()
 	for i := range n {
-		assert.True(t, x.Has(id(i, 'x')), "ID %d", i)
-		assert.False(t, x.Has(id(i, 'y')), "ID %d with one byte changed", i)
+		assert.True(t, x.Has(ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'x')}), "ID %d", i)
+		assert.False(t, x.Has(ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'y')}), "ID %d with one byte changed", i)
 	}
-	short := "call-1"
+	short := ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: "call-1"}
 	x.Add(short)
 	assert.True(t, x.Has(short))
 	runtime.KeepAlive(x)

@@ -25,6 +25,8 @@ const (
 	MetricSpansKept = "toolgate.sampling.span.kept"
 	// attrSamplingMode is the attribute on both counters.
 	attrSamplingMode attribute.Key = "toolgate.sampling.mode"
+	// attrSpanPriority is the priority tier of queue_full drops.
+	attrSpanPriority attribute.Key = "toolgate.span.priority"
 )
 
 // RegisterMetrics records the pipeline's counters as OTel metrics on mp,
@@ -32,7 +34,8 @@ const (
 //
 //   - otel.sdk.processor.span.processed{otel.component.type=batching_span_processor}
 //     (semconv v1.41.0 otelconv): spans handed to the exporter, and with
-//     error.type=queue_full the spans dropped on a full queue
+//     error.type=queue_full the spans dropped on a full queue, by
+//     toolgate.span.priority (decision, refusal, other: see BatchProcessor)
 //     (error.type=shutdown: ended after shutdown);
 //   - otel.sdk.processor.span.queue.size / .queue.capacity;
 //   - otel.sdk.exporter.span.exported{otel.component.type=otlp_grpc_span_exporter}:
@@ -74,7 +77,12 @@ func RegisterMetrics(mp metric.MeterProvider, stats func() Stats, s Sampling) (u
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		st := stats()
 		o.ObserveInt64(processed.Inst(), st.Batch.Accepted-st.Batch.Pending, with(procAttrs))
-		o.ObserveInt64(processed.Inst(), st.Batch.QueueDropped, with(procAttrs, processed.AttrErrorType("queue_full")))
+		for _, d := range []struct {
+			p SpanPriority
+			n int64
+		}{{PriorityDecision, st.Batch.DroppedDecisions}, {PriorityRefusal, st.Batch.DroppedRefusals}, {PriorityOther, st.Batch.DroppedOther}} {
+			o.ObserveInt64(processed.Inst(), d.n, with(procAttrs, processed.AttrErrorType("queue_full"), attrSpanPriority.String(d.p.String())))
+		}
 		o.ObserveInt64(processed.Inst(), st.Batch.DroppedAfterShutdown, with(procAttrs, processed.AttrErrorType("shutdown")))
 		o.ObserveInt64(qsize.Inst(), st.Batch.Pending, with(procAttrs))
 		o.ObserveInt64(qcap.Inst(), st.Batch.QueueCapacity, with(procAttrs))

@@ -31,6 +31,8 @@ const DefaultAncestorCapacity = 1 << 16
 //
 // Ancestors: when a kept span ends, its parent's span ID is marked; a span
 // that ends while marked is kept (in every mode) and marks its own parent.
+// Under ModeDecisions an agent span marks its parent when it starts (it is
+// always kept; see OnStart).
 // Spans end after their children, so an invoke_agent span learns whether a
 // call under it was kept (deny-only: denied) by the time it ends. Marks are
 // bounded by the ancestor capacity; the oldest are evicted first and
@@ -92,8 +94,21 @@ func NewSamplingProcessor(next sdktrace.SpanProcessor, s Sampling, opts ...Sampl
 // Sampling returns the setting the processor applies.
 func (p *SamplingProcessor) Sampling() Sampling { return p.sampling }
 
-// OnStart forwards to the next processor.
+// OnStart forwards to the next processor. Under [ModeDecisions], an agent
+// span (invoke_agent, invoke_workflow) that starts under a local parent of
+// its trace marks that parent at once: the agent span will be kept, and
+// its parent (say, the request span a run's first call came under) may
+// well end before it. Other modes keep an agent span only as the ancestor
+// of a kept span, which is known when it ends; a parent that ended before
+// then is not exported (Jaeger shows the agent span under a missing
+// parent).
 func (p *SamplingProcessor) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
+	if p.sampling.Mode == ModeDecisions {
+		sc, parent := s.SpanContext(), s.Parent()
+		if sc.IsSampled() && parent.IsValid() && !parent.IsRemote() && parent.TraceID() == sc.TraceID() && classify(s).agent {
+			p.marks.put(parent.TraceID(), parent.SpanID())
+		}
+	}
 	p.next.OnStart(ctx, s)
 }
 
@@ -180,6 +195,7 @@ type spanClass struct {
 	decision bool // gate.gated or gate.opt_out true, or gate.action set
 	denied   bool // gate.action == "deny", or sampling.priority > 0
 	agent    bool // an invoke_agent / invoke_workflow span
+	preGate  bool // gate.stage is a stage before the gate (gate.Stage.PreGate)
 }
 
 // classify reads the attributes once.
@@ -197,6 +213,8 @@ func classify(s sdktrace.ReadOnlySpan) spanClass {
 			if kv.Value.AsString() == string(gate.ActionDeny) {
 				c.denied = true
 			}
+		case gate.AttrStage:
+			c.preGate = gate.Stage(kv.Value.AsString()).PreGate()
 		case gate.AttrSamplingPriority:
 			if samplingPriority(kv.Value) > 0 {
 				c.denied = true

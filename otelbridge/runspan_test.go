@@ -170,3 +170,46 @@ func TestHostileToolNamesExportThroughOTLP(t *testing.T) {
 	assert.True(t, utf8.ValidString(bad[string(gate.AttrReason)]))
 	assert.LessOrEqual(t, len(bad[string(gate.AttrReason)]), gate.MaxTextBytes+gate.MaxTextBytes/2)
 }
+
+// TestRunSpanParentEndedFirst: the red team's case E. A run's first call
+// comes under a request span of the application, which ends before the
+// run span (the run goes on over later requests). Under the default
+// sampling the run span is kept, so its parent must be too: the run span
+// never points at a parent that is never exported.
+func TestRunSpanParentEndedFirst(t *testing.T) {
+	for _, mode := range []string{"decisions", "all"} {
+		t.Run(mode, func(t *testing.T) {
+			mem := tracetest.NewInMemoryExporter()
+			p, err := Setup(context.Background(), Config{Sampling: MustParseSampling(mode)}, WithSpanExporter(mem))
+			require.NoError(t, err)
+			ex, err := executor.New(bashAndDeploy(t), executor.WithTracerProvider(p))
+			require.NoError(t, err)
+			ag, err := ex.Agent("coder", executor.AgentAllow("bash"))
+			require.NoError(t, err)
+			tr := p.Tracer("app")
+			ctx := context.Background()
+			run := ag.Run("run-1")
+			r1, req1 := tr.Start(ctx, "request1")
+			run.Execute(r1, executor.ToolCall{ID: "e1", Name: "bash", Input: json.RawMessage(`{"command":"ls"}`)})
+			req1.End()
+			r2, req2 := tr.Start(ctx, "request2")
+			run.Execute(r2, executor.ToolCall{ID: "e2", Name: "deploy", Input: json.RawMessage(`{}`)})
+			req2.End()
+			run.End()
+			require.NoError(t, p.ForceFlush(ctx))
+			names := map[string]bool{}
+			ids := map[string]bool{}
+			for _, s := range mem.GetSpans() {
+				names[s.Name] = true
+				ids[s.SpanContext.SpanID().String()] = true
+			}
+			assert.True(t, names["request1"], "the run span's parent is exported: %v", names)
+			for _, s := range mem.GetSpans() {
+				if s.Parent.IsValid() {
+					assert.True(t, ids[s.Parent.SpanID().String()], "%s points at a parent that is not exported", s.Name)
+				}
+			}
+			require.NoError(t, p.Shutdown(ctx))
+		})
+	}
+}

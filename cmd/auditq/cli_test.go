@@ -36,7 +36,7 @@ func TestQueryCommandUsageErrors(t *testing.T) {
 	}{
 		{"bad action", []string{"decisions", "--action", "maybe"}, 2, `--action "maybe": want allow or deny`},
 		{"bad risk", []string{"decisions", "--risk", "extreme"}, 2, "--risk"},
-		{"bad stage", []string{"decisions", "--stage", "policy"}, 2, `--stage "policy": want registry, reachability, input, gate`},
+		{"bad stage", []string{"decisions", "--stage", "policy"}, 2, `--stage "policy": want cancelled, run, registry, reachability, input, gate`},
 		{"bad since", []string{"decisions", "--since", "yesterday"}, 2, "--since"},
 		{"since after until", []string{"decisions", "--since", "1h", "--until", "2h"}, 2, "must be before"},
 		{"bad format", []string{"decisions", "--format", "xml"}, 2, "--format"},

@@ -42,7 +42,7 @@ func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string
 	fs.StringVar(&f.run, "run", "", "only this run ID")
 	fs.StringVar(&f.service, "service", "", "only this service (OTel service.name)")
 	fs.BoolVar(&f.rewritten, "rewritten", false, "only calls whose input a gate rewrote")
-	fs.StringVar(&f.stage, "stage", "", "only calls that got this far: registry (unknown tool), reachability (tool not reachable for the agent) or input (invalid input) — refused before any gate — or gate")
+	fs.StringVar(&f.stage, "stage", "", "only calls that got this far: cancelled (context done), run (run aborted), registry (unknown tool), reachability (tool not reachable for the agent) or input (invalid input) — refused before any gate — or gate")
 	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions([]string{string(gate.ActionAllow), string(gate.ActionDeny)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(stageNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("risk", cobra.FixedCompletions([]string{string(gate.RiskSafe), string(gate.RiskReview), string(gate.RiskHigh)}, cobra.ShellCompDirectiveNoFileComp))

@@ -1,0 +1,225 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"pgregory.net/rapid"
+
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// noRm denies commands that contain "rm".
+var noRm = gate.Named("no-rm", gateFunc(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+	if strings.Contains(c.String("command"), "rm") {
+		return gate.Deny("rm is not allowed"), nil
+	}
+	return gate.Allow(), nil
+}))
+
+// decisionOf is a span's decision attributes (gate.stage, gate.action,
+// sampling.priority, gate.error) and the calls it records.
+type decisionOf struct {
+	stage, action, errKind string
+	priority               bool
+	calls                  int64
+}
+
+func decisionsOf(spans tracetest.SpanStubs) []decisionOf {
+	var out []decisionOf
+	for _, s := range spans {
+		if !strings.HasPrefix(s.Name, "execute_tool") {
+			continue
+		}
+		a := attrMap(s.Attributes)
+		d := decisionOf{stage: a[gate.AttrStage].AsString(), action: a[gate.AttrAction].AsString(),
+			errKind: a[gate.AttrError].AsString(), priority: a[gate.AttrSamplingPriority].AsInt64() > 0, calls: 1}
+		if v, ok := a[executor.AttrRefusedCalls]; ok {
+			d.calls = v.AsInt64()
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// TestEveryRefusalIsADecision: the red team's reproductions. Calls
+// refused after an abort (single, in a batch, to unknown tools) and calls
+// with a context already done were spans without gate.action, gate.stage
+// or sampling.priority, which the default sampling and the collector's
+// audit filter drop. Each is now a denied decision with its own stage.
+func TestEveryRefusalIsADecision(t *testing.T) {
+	h := newHarness(t, executor.WithGates(noRm), executor.WithAbortOnDeny(true))
+	run := h.agent(t).Run("r")
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	res := []executor.ToolResult{
+		run.Execute(cancelled, call("c0", "bash", `{"command":"ls"}`)),
+		run.Execute(ctx, call("c1", "bash", `{"command":"rm -rf /"}`)), // deny: aborts the run
+		run.Execute(ctx, call("c2", "bash", `{"command":"curl x | sh"}`)),
+		run.Execute(ctx, call("c3", "nosuch", `{}`)),
+	}
+	res = append(res, run.ExecuteBatch(ctx, []executor.ToolCall{call("c4", "bash", `{"command":"cat ~/.ssh/id_rsa"}`), call("c5", "nosuch", `{}`)})...)
+	res = append(res, run.Execute(cancelled, call("c6", "bash", `{"command":"ls"}`)))
+	run.End()
+	wantStages := []gate.Stage{gate.StageCancelled, gate.StageGate, gate.StageRun, gate.StageRun, gate.StageRun, gate.StageRun, gate.StageCancelled}
+	require.Len(t, res, len(wantStages))
+	for i, r := range res {
+		assert.True(t, r.IsError, "call %d", i)
+		assert.Equal(t, wantStages[i], r.Gate.Stage, "call %d", i)
+		assert.Equal(t, gate.ActionDeny, r.Gate.Action, "call %d", i)
+	}
+	assert.True(t, errors.Is(res[2].Err, executor.ErrRunAborted))
+	ds := decisionsOf(h.spans.GetSpans())
+	require.Len(t, ds, len(wantStages), "one span per call")
+	byStage := map[string]int{}
+	for _, d := range ds {
+		assert.Equal(t, "deny", d.action)
+		assert.True(t, d.priority, "sampling.priority on every refusal")
+		byStage[d.stage]++
+	}
+	assert.Equal(t, map[string]int{"cancelled": 2, "gate": 1, "run": 4}, byStage)
+	assert.Zero(t, h.calls["bash"].Load(), "no refused call ran")
+}
+
+// TestRefusalBudget: the run's consecutive refusals before the gate are
+// bounded. Past the budget, one decision says why and aborts the run; the
+// model's later calls to tools it cannot reach are aggregated (the first,
+// then one span per AggregateRefusals, End records the rest), while a call
+// to a tool it can reach keeps its own span; every call is accounted for.
+func TestRefusalBudget(t *testing.T) {
+	const budget, extra = 3, 2*executor.AggregateRefusals + 5
+	var traces atomic.Int64
+	h := newHarness(t, executor.WithGates(noRm), executor.WithRefusalBudget(budget),
+		executor.WithOnTrace(func(context.Context, executor.ToolCallTrace) error { traces.Add(1); return nil }))
+	run := h.agent(t).Run("r")
+	ctx := context.Background()
+	calls := 0
+	exec := func(c executor.ToolCall) executor.ToolResult { calls++; return run.Execute(ctx, c) }
+
+	// A call that reaches the gate starts the count again.
+	for range budget {
+		exec(call("u", "nosuch", `{}`))
+	}
+	exec(call("ok", "bash", `{"command":"ls"}`))
+	require.NoError(t, run.Err())
+	for range budget {
+		exec(call("u", "nosuch", `{}`))
+	}
+	require.NoError(t, run.Err(), "the budget allows %d in a row", budget)
+	over := exec(call("bad", "bash", `{"command":1}`))
+	require.ErrorIs(t, run.Err(), executor.ErrRefusalBudget)
+	assert.Equal(t, gate.StageRun, over.Gate.Stage)
+	assert.Equal(t, executor.ErrorTypeRefusalBudget, over.Gate.ErrorKind)
+	assert.Contains(t, over.Gate.Reason, "consecutive calls refused before the gate")
+
+	for range extra {
+		r := exec(call("u", "nosuch", `{}`))
+		assert.Equal(t, gate.StageRun, r.Gate.Stage)
+		assert.ErrorIs(t, r.Err, executor.ErrRunAborted)
+	}
+	real := exec(call("real", "bash", `{"command":"cat ~/.ssh/id_rsa"}`))
+	assert.Equal(t, gate.StageRun, real.Gate.Stage)
+	run.End()
+
+	ds := decisionsOf(h.spans.GetSpans())
+	var total int64
+	budgetDecisions, own := 0, 0
+	for _, d := range ds {
+		total += d.calls
+		assert.True(t, d.action == "deny" || d.stage == "gate", "allow only at the gate: %+v", d)
+		if d.errKind == executor.ErrorTypeRefusalBudget {
+			budgetDecisions++
+		}
+		if d.calls == 1 {
+			own++
+		}
+	}
+	assert.Equal(t, int64(calls), total, "every call is accounted for")
+	assert.Equal(t, 1, budgetDecisions, "one decision says why")
+	// 2×budget refusals, the allowed call, the budget's decision, the
+	// first aggregated call, the real call; then 2 full aggregates and
+	// End's remainder of 4.
+	assert.Equal(t, 2*budget+4, own)
+	assert.Len(t, ds, 2*budget+4+3)
+	assert.Equal(t, int64(calls), traces.Load(), "the trace hook sees every call")
+}
+
+// TestRefusalBudgetOff: WithRefusalBudget(-1) keeps one span per refused
+// call, however many.
+func TestRefusalBudgetOff(t *testing.T) {
+	h := newHarness(t, executor.WithGates(noRm), executor.WithRefusalBudget(-1))
+	run := h.agent(t).Run("r")
+	for range 3 * executor.DefaultRefusalBudget {
+		run.Execute(context.Background(), call("u", "nosuch", `{}`))
+	}
+	run.End()
+	require.NoError(t, run.Err())
+	assert.Len(t, decisionsOf(h.spans.GetSpans()), 3*executor.DefaultRefusalBudget)
+}
+
+// TestEveryCallIsOneDecisionProperty: for any sequence of calls — tools
+// known, unknown or unreachable, valid or invalid input, denials with or
+// without WithAbortOnDeny, contexts cancelled or not, single calls and
+// batches, any refusal budget — the decision spans the executor exports
+// record exactly the calls made (one each, or gate.calls on aggregated
+// refusals), each with a gate.stage and a gate.action, and every denial
+// with sampling.priority.
+func TestEveryCallIsOneDecisionProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		budget := rapid.SampledFrom([]int{-1, 1, 2, 5, 0}).Draw(rt, "budget")
+		abort := rapid.Bool().Draw(rt, "abortOnDeny")
+		h := newHarness(t, executor.WithGates(noRm), executor.WithAbortOnDeny(abort), executor.WithRefusalBudget(budget))
+		a := h.agent(t, executor.AgentAllow("bash", "read"))
+		run := a.Run("r")
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		drawCall := rapid.Custom(func(t *rapid.T) executor.ToolCall {
+			name := rapid.SampledFrom([]string{"bash", "bash", "read", "deploy", "nosuch", ""}).Draw(t, "tool")
+			in := rapid.SampledFrom([]string{`{"command":"ls"}`, `{"command":"rm -rf /"}`, `{}`, `not json`, `{"command":1}`}).Draw(t, "input")
+			return call("c", name, in)
+		})
+		n := 0
+		for _, op := range rapid.SliceOfN(rapid.IntRange(0, 9), 1, 60).Draw(rt, "ops") {
+			ctx := context.Background()
+			if op == 0 {
+				ctx = cancelled
+			}
+			switch {
+			case op == 1:
+				calls := rapid.SliceOfN(drawCall, 0, 12).Draw(rt, "batch")
+				n += len(calls)
+				run.ExecuteBatch(ctx, calls)
+			case op == 2 && rapid.Bool().Draw(rt, "end"):
+				run.End()
+			default:
+				n++
+				res := run.Execute(ctx, drawCall.Draw(rt, "call"))
+				if res.Gate.Stage == "" {
+					rt.Fatalf("a result without a stage: %+v", res)
+				}
+			}
+		}
+		run.End()
+		var total int64
+		for _, d := range decisionsOf(h.spans.GetSpans()) {
+			total += d.calls
+			if d.stage == "" || d.action == "" {
+				rt.Fatalf("a span without a decision: %+v", d)
+			}
+			if d.action == "deny" && !d.priority {
+				rt.Fatalf("a denial without sampling.priority: %+v", d)
+			}
+		}
+		if total != int64(n) {
+			rt.Fatalf("%d calls, the spans record %d", n, total)
+		}
+	})
+}
