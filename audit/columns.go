@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -72,12 +73,23 @@ func stringList(key attribute.Key) string {
 // older producer, without the attribute, stands for) reads as that value
 // when the attribute is absent or empty, and the column's DEFAULT is that
 // value, so rows stored before the migration that added it read it too.
+// An int field with a Default (gate.Calls: "1") reads as that value when
+// the attribute is absent, 0 or not a number, with the same DEFAULT.
 func gateColumn(f gate.Field, since int) (column, error) {
 	c := column{name: f.Name, key: f.Key, since: since, def: f.Default}
-	if f.Default != "" && f.Type != gate.FieldString && f.Type != gate.FieldEnum {
-		return c, fmt.Errorf("audit: gate field %s (%s): a default is for string fields", f.Key, f.Name)
+	if f.Default != "" && f.Type != gate.FieldString && f.Type != gate.FieldEnum && f.Type != gate.FieldInt {
+		return c, fmt.Errorf("audit: gate field %s (%s): a default is for string and int fields", f.Key, f.Name)
 	}
 	value, def := attr(f.Key), ""
+	if f.Type == gate.FieldInt && f.Default != "" {
+		if _, err := strconv.ParseUint(f.Default, 10, 64); err != nil {
+			return c, fmt.Errorf("audit: gate field %s (%s): default %q is not a UInt64", f.Key, f.Name, f.Default)
+		}
+		// Absent, 0 or not a number: the default.
+		n := "toUInt64OrZero(" + attr(f.Key) + ")"
+		c.typ, c.expr = "UInt64 DEFAULT "+f.Default+" CODEC(ZSTD(1))", "if("+n+" = 0, toUInt64("+f.Default+"), "+n+")"
+		return c, nil
+	}
 	if f.Default != "" {
 		value = "if(" + attr(f.Key) + " = '', " + quoteString(f.Default) + ", " + attr(f.Key) + ")"
 		def = " DEFAULT " + quoteString(f.Default)
@@ -252,6 +264,10 @@ func buildColumns(fields []gate.Field) ([]column, []error) {
 		// Version 6: the deciding gate's rule (gate.rule; "" for older
 		// spans, which ByRule reads from the reason's "[rule]").
 		g.take(gate.AttrRule, 6),
+		// Version 7: how many calls the decision records (gate.calls on
+		// the executor's grouped refusals; 1 for every other span and
+		// for older rows).
+		g.take(gate.AttrCalls, 7),
 	} {
 		cols = append(cols, cs...)
 	}

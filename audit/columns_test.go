@@ -37,7 +37,11 @@ func TestEveryGateFieldHasAColumn(t *testing.T) {
 		assert.Equal(t, f.Key, c.key, f.Name)
 		typ := wantType[f.Type]
 		if f.Default != "" {
-			typ = strings.Replace(typ, " CODEC", " DEFAULT '"+f.Default+"' CODEC", 1)
+			def := "'" + f.Default + "'"
+			if f.Type == gate.FieldInt {
+				def = f.Default
+			}
+			typ = strings.Replace(typ, " CODEC", " DEFAULT "+def+" CODEC", 1)
 		}
 		assert.Equal(t, typ, c.typ, f.Name)
 		assert.Contains(t, c.expr, attr(f.Key), f.Name)
@@ -95,10 +99,10 @@ func TestBuildColumnsReportsUnplacedFields(t *testing.T) {
 }
 
 // The table's layout: the columns of the first table in their original
-// order, then version 4's, 5's and 6's, appended (an upgraded table has
+// order, then version 4's, 5's, 6's and 7's, appended (an upgraded table has
 // the same).
 func TestColumnLayout(t *testing.T) {
-	var v2, v4, v5, v6 []string
+	var v2, v4, v5, v6, v7 []string
 	for _, c := range decisionColumns() {
 		switch c.since {
 		case 2:
@@ -109,6 +113,8 @@ func TestColumnLayout(t *testing.T) {
 			v5 = append(v5, c.name)
 		case 6:
 			v6 = append(v6, c.name)
+		case 7:
+			v7 = append(v7, c.name)
 		default:
 			t.Errorf("column %s: since %d", c.name, c.since)
 		}
@@ -119,13 +125,14 @@ func TestColumnLayout(t *testing.T) {
 	assert.Equal(t, "Rewritten RewrittenBy OriginalInputHash Rounds Verdicts VerdictGates VerdictActions", strings.Join(v4, " "))
 	assert.Equal(t, "Stage", strings.Join(v5, " "))
 	assert.Equal(t, "Rule", strings.Join(v6, " "))
+	assert.Equal(t, "Calls", strings.Join(v7, " "))
 	// The derived columns are the table's own (DEFAULT), not the view's.
 	view := names(viewColumns(decisionColumns()))
 	assert.NotContains(t, view, "VerdictGates")
-	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage, Rule"), view)
+	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage, Rule, Calls"), view)
 	// Queries read Verdicts with the verdict a span leaves out restored
 	// (none for a call refused before the gate).
-	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts(true)+", Stage, Rule"), selectList())
+	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts(true)+", Stage, Rule, Calls"), selectList())
 }
 
 // Stage reads "gate" for spans without gate.stage (older producers), in
@@ -141,4 +148,24 @@ func TestStageColumn(t *testing.T) {
 	assert.Equal(t, "if(SpanAttributes['gate.stage'] = '', 'gate', SpanAttributes['gate.stage'])", stage.expr)
 	_, err := gateColumn(gate.Field{Key: "k", Name: "K", Type: gate.FieldBool, Default: "x"}, 5)
 	assert.Error(t, err, "a default is for strings")
+}
+
+// Calls reads 1 for spans without gate.calls (one call: every span but
+// the executor's grouped refusals, and older producers'), for a 0 or a
+// value that is not a number, and as the column's DEFAULT for rows stored
+// before version 7. An int default must be a UInt64.
+func TestCallsColumn(t *testing.T) {
+	var calls column
+	for _, c := range decisionColumns() {
+		if c.name == "Calls" {
+			calls = c
+		}
+	}
+	assert.Equal(t, "UInt64 DEFAULT 1 CODEC(ZSTD(1))", calls.typ)
+	assert.Equal(t, "if(toUInt64OrZero(SpanAttributes['gate.calls']) = 0, toUInt64(1), toUInt64OrZero(SpanAttributes['gate.calls']))", calls.expr)
+	assert.Equal(t, 7, calls.since)
+	for _, bad := range []string{"x", "-1", "1.5", "1)"} {
+		_, err := gateColumn(gate.Field{Key: "k", Name: "K", Type: gate.FieldInt, Default: bad}, 7)
+		assert.Error(t, err, bad)
+	}
 }

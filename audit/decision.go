@@ -70,6 +70,12 @@ type Decision struct {
 	// or a custom gate's rule name); "" when the gate named none and in
 	// rows of older producers (ByRule then reads the reason's "[rule]").
 	Rule string `json:"rule"`
+	// Calls is how many tool calls the decision records (gate.calls,
+	// schema version 7): 1 for a span of one call (and in rows of older
+	// producers); more for a span of the executor's grouped refusals (an
+	// aborted run's calls past its refusal budget, one span per up to 64
+	// calls). Stats counts calls: a grouped row counts Calls times.
+	Calls uint64 `json:"calls"`
 }
 
 // scanDecision reads one row selected with selectList().
@@ -79,7 +85,7 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 		&d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID, &d.Gated, &d.OptOut, &d.Action,
 		&d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind, &d.ErrorType,
 		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input,
-		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage, &d.Rule)
+		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage, &d.Rule, &d.Calls)
 	if d.Verdicts == nil {
 		d.Verdicts = []string{}
 	}

@@ -75,6 +75,7 @@ func (c config) migrations() []Migration {
 		c.upgrade(4, "verdicts_rewrites"),
 		c.stageDefaults(c.upgrade(5, "stage")),
 		c.upgrade(6, "rule"),
+		c.upgrade(7, "calls"),
 	}
 }
 

@@ -137,7 +137,9 @@ type StatsRow struct {
 	Bucket time.Time
 	// Keys are the group's values, one per StatsQuery.By.
 	Keys []string
-	// Count is the number of decisions; Denied of them with action deny.
+	// Count is the number of tool calls the group's decisions record
+	// (sum of Decision.Calls: a row is one call, a grouped refusal its
+	// calls); Denied of them with action deny.
 	Count  uint64
 	Denied uint64
 }
@@ -153,8 +155,12 @@ type Stats struct {
 	TotalDenied uint64
 }
 
-// Stats counts decisions grouped by q.By, per time bucket when q.Every is
-// set. Duplicated spans count once (ByGate counts a call once per gate).
+// Stats counts the tool calls decided, grouped by q.By, per time bucket
+// when q.Every is set: each decision counts the calls it records
+// (Decision.Calls, sum(Calls): 1 per row except the executor's grouped
+// refusals), so the total is the number of calls made, however the
+// executor grouped their spans. Duplicated spans count once (ByGate counts
+// a call once per gate).
 func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 	out := Stats{By: q.By, Every: q.Every}
 	p := clickhouse.Parameters{}
@@ -189,7 +195,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		sel = append(sel, d.selectExpr())
 		group = append(group, col)
 	}
-	sel = append(sel, "count() AS Count", "countIf(Action = "+quoteString(string(gate.ActionDeny))+") AS Denied")
+	sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied")
 	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + q.Filter.where(p)
 	order := []string{"Count DESC"}
 	if len(group) > 0 {

@@ -134,7 +134,7 @@
 // reach are aggregated — the first gets a span, then one span per
 // AggregateRefusals (64) calls, and Run.End records the rest — each span
 // carrying the number of calls it records in gate.calls
-// (AttrRefusedCalls); a call naming a tool the agent can reach keeps its
+// (gate.Record.Calls of the span's record); a call naming a tool the agent can reach keeps its
 // own span. So a model cannot make the audit trail spend more than about
 // one span per 64 bogus calls, and the sum of gate.calls (1 when absent)
 // over a run's execute_tool spans is its number of calls.

@@ -56,10 +56,7 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	g := &res.Gate
 	if span.IsRecording() {
 		buf := e.attrPool.Get().(*[]attribute.KeyValue)
-		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output)
-		if cs.calls > 0 {
-			attrs = append(attrs, AttrRefusedCalls.Int64(cs.calls))
-		}
+		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
 		span.SetAttributes(attrs...) // the SDK copies them
 		clear(attrs)
 		*buf = attrs[:0]
@@ -111,11 +108,19 @@ func (e *Executor) fail(ctx context.Context, kind string, err error) {
 
 // spanAttributes appends the attributes the call's span gets when it ends
 // (gen_ai.operation.name, gen_ai.tool.name and gen_ai.tool.call.id are set
-// at its start).
-func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolCall, res *ToolResult, toolType, input, output string) []attribute.KeyValue {
+// at its start). calls > 1 is the number of aggregated refusals the span
+// records (gate.Record.Calls of the span's record; res.Gate stays the
+// record of this one call, as the trace hook sees every call).
+func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolCall, res *ToolResult, toolType, input, output string, calls int64) []attribute.KeyValue {
 	attrs = append(attrs, semconv.GenAIToolType(toolType))
 	attrs = append(attrs, r.attrs...) // agent, conversation, run, task
-	attrs = res.Gate.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
+	rec := &res.Gate
+	if calls > 1 {
+		grouped := *rec
+		grouped.Calls = calls
+		rec = &grouped
+	}
+	attrs = rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
 	if res.ErrorType != "" {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
 	}

@@ -139,7 +139,7 @@ func WithAbortOnDeny(on bool) Option {
 // gate.error=refusal_budget). From then on the run's calls are refused at
 // gate.stage=run; those naming a tool the agent can reach keep one span
 // each, the others are aggregated: one span per AggregateRefusals calls,
-// carrying their number in AttrRefusedCalls, and Run.End records what is
+// carrying their number in gate.calls (gate.Record.Calls), and Run.End records what is
 // left. Default DefaultRefusalBudget; n == 0 keeps the default; n < 0
 // turns the budget off (every refused call keeps its own span, however
 // many the model makes).

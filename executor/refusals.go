@@ -25,11 +25,6 @@ const DefaultRefusalBudget = 64
 // refusal budget, share one span (see WithRefusalBudget).
 const AggregateRefusals = 64
 
-// AttrRefusedCalls (int) is on a span that stands for several calls
-// refused at gate.stage=run past the run's refusal budget: how many calls
-// it records (itself included). A span without it records one call.
-const AttrRefusedCalls attribute.Key = "gate.calls"
-
 // refusals is a run's count of consecutive refusals before the gate and
 // its aggregated refusals not yet recorded on a span.
 type refusals struct {
@@ -132,10 +127,11 @@ func (r *Run) flushRefusals() {
 		ctx = trace.ContextWithSpan(ctx, s.span)
 	}
 	rec := e.refused(gate.StageRun, ErrorTypeRunAborted, "the run was aborted: calls refused past its refusal budget, aggregated")
+	rec.Calls = n
 	attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolType(ToolTypeFunction)}
 	attrs = append(attrs, r.attrs...)
 	attrs = rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
-	attrs = append(attrs, semconv.ErrorTypeKey.String(ErrorTypeRunAborted), AttrRefusedCalls.Int64(n))
+	attrs = append(attrs, semconv.ErrorTypeKey.String(ErrorTypeRunAborted))
 	_, span := e.tracer.Start(ctx, "execute_tool", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	span.SetStatus(codes.Error, ErrorTypeRunAborted)
 	span.End()

@@ -41,7 +41,7 @@ func decisionsOf(spans tracetest.SpanStubs) []decisionOf {
 		a := attrMap(s.Attributes)
 		d := decisionOf{stage: a[gate.AttrStage].AsString(), action: a[gate.AttrAction].AsString(),
 			errKind: a[gate.AttrError].AsString(), priority: a[gate.AttrSamplingPriority].AsInt64() > 0, calls: 1}
-		if v, ok := a[executor.AttrRefusedCalls]; ok {
+		if v, ok := a[gate.AttrCalls]; ok {
 			d.calls = v.AsInt64()
 		}
 		out = append(out, d)

@@ -71,6 +71,13 @@ const (
 	// on every decision span; absent (read as "gate") on spans of older
 	// producers. See Stage.
 	AttrStage attribute.Key = "gate.stage"
+	// AttrCalls (int) is how many tool calls the decision records
+	// (Record.Calls), recorded only when greater than 1: the executor
+	// groups a flood of calls refused at gate.stage = run past a run's
+	// refusal budget into one span per up to 64 calls. A span without it
+	// records one call, so the sum of gate.calls (1 when absent) over
+	// execute_tool spans is the number of calls made.
+	AttrCalls attribute.Key = "gate.calls"
 )
 
 // Run and task identifiers recorded on every execute_tool span. The run is

@@ -22,7 +22,9 @@ type Field struct {
 	Name string
 	Type FieldType
 	// Default is the value a span without the attribute stands for (a
-	// span of an older producer), when it is not the type's zero value.
+	// span of an older producer, or a value Record.Attributes leaves out),
+	// when it is not the type's zero value. For a FieldInt, an integer
+	// that also stands for a recorded 0.
 	Default string
 }
 
@@ -49,5 +51,6 @@ func Fields() []Field {
 		{AttrVerdicts, "Verdicts", FieldStringList, ""},
 		{Key: AttrStage, Name: "Stage", Type: FieldEnum, Default: string(StageGate)},
 		{AttrRule, "Rule", FieldEnum, ""},
+		{Key: AttrCalls, Name: "Calls", Type: FieldInt, Default: "1"},
 	}
 }

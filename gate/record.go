@@ -86,6 +86,13 @@ type Record struct {
 	// and ErrorKind is the executor's error type. Empty in records of
 	// producers that do not know stages (read as StageGate).
 	Stage Stage `json:"stage,omitempty"`
+	// Calls is how many tool calls this decision records: 0 or 1 is one
+	// call (the call it is the record of); more is a group of calls
+	// decided alike, which the executor makes of the calls an aborted run
+	// makes past its refusal budget (one span per up to 64 refused calls,
+	// Stage StageRun). Encoded as gate.calls when greater than 1; audit
+	// reads a span without it as 1 call.
+	Calls int64 `json:"calls,omitempty"`
 }
 
 // Attributes appends r's span attributes (the gate.* keys of
@@ -100,7 +107,7 @@ type Record struct {
 // gate.verdicts is a string slice; the rest are strings, recorded only when
 // not empty. gate.stage is recorded when Stage is set. A record that is
 // neither gated nor refused before the gate (Stage.PreGate) records only
-// gate.gated, gate.opt_out and gate.stage; a pre-gate refusal records its
+// gate.gated, gate.opt_out, gate.stage and gate.calls; a pre-gate refusal records its
 // action, source, reason and error kind like a gated decision (no
 // gate.duration_ns: no gate ran).
 func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attribute.KeyValue {
@@ -110,6 +117,9 @@ func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attri
 	}
 	if r.Stage != "" {
 		attrs = append(attrs, AttrStage.String(SafeText(string(r.Stage), MaxNameBytes)))
+	}
+	if r.Calls > 1 {
+		attrs = append(attrs, AttrCalls.Int64(r.Calls))
 	}
 	preGate := r.Stage.PreGate()
 	if !r.Gated && !preGate {

@@ -19,7 +19,7 @@ func full() gate.Record {
 		ErrorKind: gate.ErrorKindInvalid, Risk: gate.RiskHigh, Approval: gate.ApprovalDeclined, Approver: "ui",
 		OptOut: true, Rewritten: true, RewrittenBy: "normalise", OriginalInputHash: gate.InputHash([]byte(`{}`)), Rounds: 2,
 		Verdicts: []gate.Verdict{{Gate: "normalise", Action: gate.ActionAllow, Rewrote: true}, {Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "rm.root"}},
-		Duration: 1500 * time.Nanosecond, Stage: gate.StageGate,
+		Duration: 1500 * time.Nanosecond, Stage: gate.StageGate, Calls: 3,
 	}
 }
 
@@ -191,4 +191,56 @@ func TestRecordAttributesStages(t *testing.T) {
 		assert.Equal(t, s != gate.StageGate, s.PreGate(), s)
 	}
 	assert.False(t, gate.Stage("").PreGate())
+}
+
+// Record.Calls is recorded as gate.calls only when the record stands for
+// more than one call: 0 and 1 (and a nonsense negative count) are one call
+// and leave the attribute out, which readers take as 1.
+func TestRecordAttributesCalls(t *testing.T) {
+	grouped := gate.Record{Stage: gate.StageRun, Action: gate.ActionDeny, Source: gate.SourceExecutor,
+		ErrorKind: "run_aborted", Reason: "the run was aborted"}
+	for _, tc := range []struct {
+		name  string
+		calls int64
+		want  attribute.Value // invalid: absent
+	}{
+		{"zero is one call", 0, attribute.Value{}},
+		{"one call", 1, attribute.Value{}},
+		{"negative is one call", -5, attribute.Value{}},
+		{"two calls", 2, attribute.Int64Value(2)},
+		{"a full group", 64, attribute.Int64Value(64)},
+		{"large", 1 << 40, attribute.Int64Value(1 << 40)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, rec := range []gate.Record{grouped, {Gated: true, Action: gate.ActionAllow, Source: "a"}, {}} {
+				rec.Calls = tc.calls
+				got := map[attribute.Key]attribute.Value{}
+				for _, kv := range rec.Attributes(nil, 0) {
+					got[kv.Key] = kv.Value
+				}
+				v, ok := got[gate.AttrCalls]
+				assert.Equal(t, tc.want.Type() != attribute.INVALID, ok)
+				if ok {
+					assert.Equal(t, tc.want, v)
+				}
+				// The rest of the record is encoded as without Calls.
+				rec.Calls = 0
+				want := map[attribute.Key]attribute.Value{}
+				for _, kv := range rec.Attributes(nil, 0) {
+					want[kv.Key] = kv.Value
+				}
+				delete(got, gate.AttrCalls)
+				assert.Equal(t, want, got)
+			}
+		})
+	}
+	var def string
+	for _, f := range gate.Fields() {
+		if f.Key == gate.AttrCalls {
+			assert.Equal(t, "Calls", f.Name)
+			assert.Equal(t, gate.FieldInt, f.Type)
+			def = f.Default
+		}
+	}
+	assert.Equal(t, "1", def, "a span without gate.calls records one call")
 }

@@ -349,6 +349,7 @@ func TestBridgeRejectsInvalidEvents(t *testing.T) {
 		{"llm without model", mut(func(e *Event) { e.Type = EventLLMCall })},
 		{"task without id", mut(func(e *Event) { e.Type = EventTask })},
 		{"negative tokens", mut(func(e *Event) { e.Tokens = &TokenUsage{InputTokens: -1} })},
+		{"negative calls", mut(func(e *Event) { e.Calls = -1 })},
 	}
 	b, p, mem := bridged(t, MustParseSampling("all"))
 	for _, tt := range tests {

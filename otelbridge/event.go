@@ -87,6 +87,10 @@ type Event struct {
 	// "reachability" or "input" for a call refused before any gate (then
 	// gateAction is "deny" and gated is false), "gate" or empty otherwise.
 	GateStage string `json:"gateStage,omitempty"`
+	// Calls is gate.Record's Calls: how many tool calls the event
+	// records when it stands for a group of calls decided alike (recorded
+	// as gate.calls when > 1); 0 or 1 is one call.
+	Calls int64 `json:"calls,omitempty"`
 	// TraceID and SpanID (hex) are set when the call already has a span
 	// (toolgate's executor fills them in its ToolCallTrace): the bridge then
 	// does not make another.
@@ -205,6 +209,9 @@ func (e Event) Validate() error {
 		if e.GateDurationNs < 0 || float64(e.GateDurationNs) > (e.EndMs-e.StartMs+1)*1e6 {
 			return bad("gateDurationNs %d out of range", e.GateDurationNs)
 		}
+		if e.Calls < 0 {
+			return bad("calls %d is negative (0 or 1 is one call)", e.Calls)
+		}
 		if e.Rounds < 0 || e.Rounds > 1000 {
 			return bad("rounds %d out of range", e.Rounds)
 		}
@@ -247,6 +254,7 @@ func (e Event) Record() gate.Record {
 		Verdicts:          e.Verdicts,
 		Duration:          time.Duration(e.GateDurationNs),
 		Stage:             gate.Stage(e.GateStage),
+		Calls:             e.Calls,
 	}
 }
 

@@ -70,7 +70,7 @@ func (e *slowExporter) calls(t *testing.T) int {
 		}
 		k := 1
 		for _, kv := range s.Attributes() {
-			if kv.Key == executor.AttrRefusedCalls {
+			if kv.Key == gate.AttrCalls {
 				k = int(kv.Value.AsInt64())
 			}
 		}

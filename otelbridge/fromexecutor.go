@@ -20,6 +20,6 @@ func EventFromTrace(ev executor.ToolCallTrace) Event {
 		GateError: d.ErrorKind, Approval: string(d.Approval), Approver: d.Approver, RiskLevel: string(d.Risk),
 		OptOut: d.OptOut, GateDurationNs: int64(d.Duration), Verdicts: d.Verdicts,
 		Rewritten: d.Rewritten, RewrittenBy: d.RewrittenBy, OriginalInputSha256: d.OriginalInputHash, Rounds: d.Rounds,
-		GateStage: string(d.Stage), TraceID: ev.TraceID, SpanID: ev.SpanID,
+		GateStage: string(d.Stage), Calls: d.Calls, TraceID: ev.TraceID, SpanID: ev.SpanID,
 	}
 }

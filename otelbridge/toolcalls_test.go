@@ -8,9 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"pgregory.net/rapid"
 
 	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
 )
 
 // TestToolCallIndexKeysOnTheWholeCall: the red team's reproduction. Run
@@ -110,4 +113,42 @@ func TestToolCallIndexExecutorIDReuse(t *testing.T) {
 	}
 	assert.Equal(t, 1, deploy, "run B's call is emitted")
 	assert.Equal(t, int64(1), b.Stats().Duplicates, "run A's own event is a duplicate")
+}
+
+// TestBridgedEventCarriesCalls: a bridged event that stands for a group of
+// calls (calls > 1, e.g. a forwarded executor record of an aggregated
+// refusal) records gate.calls on its span through gate.Record.Attributes;
+// one call (0 or 1) records none. The JSON field is "calls".
+func TestBridgedEventCarriesCalls(t *testing.T) {
+	b, p, mem := bridged(t, MustParseSampling("all"))
+	ctx := context.Background()
+	var ev Event
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"tool_call","runId":"r","agent":"a","startMs":1700000000000,"endMs":1700000000001,
+		"tool":"nosuch","toolCallId":"c1","gateAction":"deny","gateSource":"executor","gateStage":"run","gateError":"run_aborted","calls":64}`), &ev))
+	assert.EqualValues(t, 64, ev.Calls)
+	assert.EqualValues(t, 64, ev.Record().Calls)
+	require.NoError(t, b.Handle(ctx, ev))
+	one := ev
+	one.ToolCallID, one.Calls = "c2", 1
+	require.NoError(t, b.Handle(ctx, one))
+	got := map[string]attribute.Value{}
+	for _, s := range flushed(t, p, mem) {
+		var id string
+		var calls attribute.Value
+		for _, kv := range s.Attributes {
+			switch kv.Key {
+			case semconv.GenAIToolCallIDKey:
+				id = kv.Value.AsString()
+			case gate.AttrCalls:
+				calls = kv.Value
+			}
+		}
+		if id != "" {
+			got[id] = calls
+		}
+	}
+	assert.Equal(t, map[string]attribute.Value{"c1": attribute.Int64Value(64), "c2": {}}, got)
+	// The executor's own trace events are one call each.
+	assert.Zero(t, EventFromTrace(executor.ToolCallTrace{Decision: gate.Record{Calls: 0}}).Calls)
+	assert.EqualValues(t, 5, EventFromTrace(executor.ToolCallTrace{Decision: gate.Record{Calls: 5}}).Calls)
 }

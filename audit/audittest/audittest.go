@@ -498,3 +498,60 @@ func RuleFixture() []Span {
 func RuleFixtureByRule() map[string]uint64 {
 	return map[string]uint64{"prod.write": 2, "delete.root-home": 1, "net.egress": 1, "": 1}
 }
+
+// TraceCalls is the trace of CallsFixture.
+const TraceCalls = "f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3"
+
+// CallsFixture is one flooding agent run ("flooder", trace TraceCalls) as
+// the executor records it past its refusal budget: two unknown-tool calls
+// refused at stage registry (one span each), the call that aborted the run
+// (stage run, error refusal_budget), then the aggregated refusals at stage
+// run — spans recording 1, 64 and 31 calls (gate.calls, encoded by
+// gate.Record.Attributes from Record.Calls; the first records one call and
+// carries none) — and a real tool's call refused at stage run with its own
+// span. CallsFixtureCalls is the number of calls it records (100), over
+// len(CallsFixture())-1 decision rows (7).
+func CallsFixture() []Span {
+	start := FixtureBase.Add(6 * time.Hour)
+	const root = "f3f3f3f3f3f3f3f3"
+	out := []Span{{Timestamp: start, TraceID: TraceCalls, SpanID: root, Name: "invoke_agent flooder",
+		Service: "toolgate-demo", Duration: 2 * time.Second, Status: "Error",
+		Attrs: map[attribute.Key]string{
+			semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: "flooder", gate.AttrRunID: "run-6",
+		}}}
+	refused := func(stage gate.Stage, errType, reason string, calls int64) gate.Record {
+		return gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: reason, Calls: calls}
+	}
+	const aborted = "the run was aborted: calls refused past its refusal budget, aggregated"
+	for i, c := range []struct {
+		span, tool string
+		rec        gate.Record
+	}{
+		{"f3f3f3f3f3f3f301", "nosuch_0", refused(gate.StageRegistry, "tool_not_found", "the tool is not registered", 0)},
+		{"f3f3f3f3f3f3f302", "nosuch_1", refused(gate.StageRegistry, "tool_not_found", "the tool is not registered", 0)},
+		{"f3f3f3f3f3f3f303", "nosuch_2", refused(gate.StageRun, "refusal_budget", "the run made 3 consecutive calls refused before the gate (budget 2): the run is aborted", 0)},
+		{"f3f3f3f3f3f3f304", "nosuch_3", refused(gate.StageRun, "run_aborted", aborted, 1)},
+		{"f3f3f3f3f3f3f305", "nosuch_4", refused(gate.StageRun, "run_aborted", aborted, 64)},
+		{"f3f3f3f3f3f3f306", "nosuch_68", refused(gate.StageRun, "run_aborted", aborted, 31)},
+		{"f3f3f3f3f3f3f307", "bash", refused(gate.StageRun, "run_aborted", "the run was aborted: too many refused calls", 0)},
+	} {
+		kvs := []attribute.KeyValue{
+			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.tool), semconv.GenAIToolCallID("call_" + c.span),
+			semconv.GenAIAgentName("flooder"), gate.AttrRunID.String("run-6"),
+		}
+		kvs = append(c.rec.Attributes(kvs, 0), semconv.ErrorTypeKey.String(c.rec.ErrorKind))
+		out = append(out, Span{Timestamp: start.Add(time.Duration(i+1) * 100 * time.Millisecond), TraceID: TraceCalls, SpanID: c.span,
+			ParentSpanID: root, Name: "execute_tool", Service: "toolgate-demo", Attrs: SpanAttrs(kvs), Duration: time.Millisecond,
+			Status: "Error", StatusMessage: c.rec.ErrorKind})
+	}
+	return out
+}
+
+// CallsFixtureCalls is the number of calls CallsFixture records.
+const CallsFixtureCalls = 100
+
+// CallsFixtureByStage is CallsFixture's calls counted by stage
+// (audit.ByStage): stage → calls.
+func CallsFixtureByStage() map[string]uint64 {
+	return map[string]uint64{"registry": 2, "run": 98}
+}

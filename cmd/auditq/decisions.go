@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -176,10 +177,20 @@ func decisionHeader() []string {
 }
 
 // decisionCells are d's cells under decisionHeader. SOURCE is the gate
-// that decided (gate.source, e.g. classify.bash, chain[0]:approval).
+// that decided (gate.source, e.g. classify.bash, chain[0]:approval). TOOL
+// of a decision that records several calls (the executor's grouped
+// refusals, Decision.Calls > 1) ends in "×n".
 func decisionCells(d audit.Decision, loc *time.Location) []string {
-	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), oneLine(d.ToolName), oneLine(d.Action), oneLine(d.RiskLevel),
+	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), toolCell(d), oneLine(d.Action), oneLine(d.RiskLevel),
 		oneLine(d.Source), oneLine(d.Reason), formatDuration(d.DurationNs), oneLine(d.TraceID)}
+}
+
+// toolCell is d's tool, with " ×n" when the decision records n > 1 calls.
+func toolCell(d audit.Decision) string {
+	if d.Calls > 1 {
+		return oneLine(d.ToolName) + " ×" + strconv.FormatUint(d.Calls, 10)
+	}
+	return oneLine(d.ToolName)
 }
 
 // writeDecisions renders decisions in the chosen format.

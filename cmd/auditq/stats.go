@@ -38,7 +38,7 @@ func newStatsCmd(io stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Count decisions grouped by tool, agent, action, reason, risk, rule, source, approval or gate",
-		Long: `stats counts decisions (each gated tool call once), grouped by the
+		Long: `stats counts the tool calls decided (each decided call once), grouped by the
 dimensions in --by, optionally per time bucket (--every). On a terminal each
 row gets a bar (share of the largest group) or, with --every, a sparkline of
 its counts over the buckets.
@@ -57,7 +57,13 @@ source is the gate that decided; gate is every gate that judged the call
 (its recorded verdicts; the deciding gate for calls recorded without
 them): a call judged by two gates counts once in each gate's row, so the
 counts add up to more than the calls, and denied counts the calls that
-ended denied, whichever gate denied them.`,
+ended denied, whichever gate denied them.
+
+count is calls, not rows: a decision that records several calls (the
+executor groups an aborted run's refused calls past its refusal budget into
+one span per up to 64 calls, gate.calls; auditq decisions shows it as
+calls, "×n" in the table) counts its calls, so the total is the number of
+calls made.`,
 		Example: `  # which tools were denied most this week, and by which rule?
   auditq stats --since 7d --action deny --by tool,rule
   # hourly decisions per action over the last day
