@@ -158,6 +158,13 @@ var rewrittenDeny = gate.Record{
 	},
 }
 
+// groupedRefusal is the executor's record of refused calls it grouped
+// past a run's refusal budget: one span for 64 calls (gate.calls).
+var groupedRefusal = gate.Record{
+	Stage: gate.StageRun, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: "run_aborted",
+	Reason: "the run was aborted: calls refused past its refusal budget, aggregated", Calls: 64,
+}
+
 // rewrittenDenyVerdicts is gate.verdicts of rewrittenDeny as the exporter
 // stores it in SpanAttributes: a JSON array, '|' in a rule replaced by
 // gate.EncodeVerdicts, no HTML escaping, UTF-8 as is.
@@ -168,6 +175,7 @@ func batches(start time.Time) (first, second ptrace.Traces) {
 		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 1}, tool: "bash", action: gate.ActionAllow, risk: gate.RiskSafe},
 		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 2}, tool: "bash", action: gate.ActionDeny, reason: "rm -rf outside the workspace", risk: gate.RiskHigh,
 			record: &rewrittenDeny},
+		{span: [8]byte{1, 0, 0, 0, 0, 0, 0, 3}, tool: "nosuch", action: gate.ActionDeny, reason: groupedRefusal.Reason, record: &groupedRefusal},
 	})
 	second = agentRun(trace2, [8]byte{2, 2, 2, 2, 2, 2, 2, 2}, "reviewer", start.Add(time.Minute), []toolCall{
 		{span: [8]byte{2, 0, 0, 0, 0, 0, 0, 1}, tool: "http_get", action: gate.ActionDeny, reason: "network egress blocked", risk: gate.RiskHigh},
@@ -228,14 +236,14 @@ func TestExporterWritesDecisions(t *testing.T) {
 
 			var spans uint64
 			require.NoError(t, writer.QueryRow(ctx, "SELECT count() FROM `"+tc.database+"`.otel_traces").Scan(&spans))
-			assert.EqualValues(t, 3+4+4, spans, "the exporter wrote every span, the re-sent batch twice")
+			assert.EqualValues(t, 4+4+4, spans, "the exporter wrote every span, the re-sent batch twice")
 
 			st, err := audit.Open(ctx, ch.ReaderDSN, opts...)
 			require.NoError(t, err)
 			defer st.Close()
 			page, err := st.Decisions(ctx, audit.Filter{Since: start.Add(-time.Minute)}, audit.Page{})
 			require.NoError(t, err)
-			require.Len(t, page.Decisions, 5, "one decision per gated span, the re-sent ones once")
+			require.Len(t, page.Decisions, 6, "one decision per gated span, the re-sent ones once")
 			byTool := map[string]audit.Decision{}
 			for _, d := range page.Decisions {
 				byTool[d.ToolName+"/"+d.Action] = d
@@ -267,7 +275,11 @@ func TestExporterWritesDecisions(t *testing.T) {
 			assert.EqualValues(t, 2, rd.Rounds)
 			assert.Equal(t, "invalid", rd.Approval)
 			assert.Equal(t, "delete.root", rd.Rule, "gate.rule (and, exporter first, version 6's repair)")
-			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByRule}, Filter: audit.Filter{Agent: "coder", Action: "deny"}})
+			assert.EqualValues(t, 1, rd.Calls)
+			gd := byTool["nosuch/deny"]
+			assert.EqualValues(t, 64, gd.Calls, "gate.calls (and, exporter first, version 7's repair)")
+			assert.Equal(t, "run", gd.Stage)
+			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByRule}, Filter: audit.Filter{Agent: "coder", Action: "deny", Stage: "gate"}})
 			require.NoError(t, err)
 			assert.Equal(t, []audit.StatsRow{{Keys: []string{"delete.root"}, Count: 1, Denied: 1}}, s.Rows,
 				"the rule recorded, though the reason names none in brackets")
@@ -281,15 +293,15 @@ func TestExporterWritesDecisions(t *testing.T) {
 
 			s, err = st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByAction}})
 			require.NoError(t, err)
-			assert.EqualValues(t, 5, s.Total)
-			assert.EqualValues(t, 2, s.TotalDenied)
+			assert.EqualValues(t, 5+64, s.Total, "calls: the grouped span counts its 64")
+			assert.EqualValues(t, 2+64, s.TotalDenied)
 
 			tree, err := st.Trace(ctx, "0af7651916cd43dd8448eb211c80319c")
 			require.NoError(t, err)
 			require.Len(t, tree.Roots, 1)
 			assert.Equal(t, "invoke_agent coder", tree.Roots[0].Name)
 			assert.Equal(t, "Internal", tree.Roots[0].Kind)
-			require.Len(t, tree.Roots[0].Children, 2)
+			require.Len(t, tree.Roots[0].Children, 3)
 			for _, c := range tree.Roots[0].Children {
 				require.NotNil(t, c.Decision, c.Name)
 			}
