@@ -2,53 +2,103 @@ package audit
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 )
 
 // redactedSecret replaces a secret in messages.
 const redactedSecret = "xxxxx"
 
-// secretParams are the DSN query parameters whose values are secrets
-// (compared case-insensitively). clickhouse-go reads username/password
-// from the query as well as from the user-info part.
-var secretParams = []string{"password", "pass", "passwd", "pwd", "secret", "token", "access_token", "jwt"}
+// secretParamWords mark a DSN query parameter as a secret when its name,
+// percent-decoded and lower-cased, contains one of them (password, pwd,
+// api_key, auth_token, access_token, jwt, …). It errs on the side of
+// hiding: a masked harmless option costs a less precise message.
+var secretParamWords = []string{"pass", "pwd", "secret", "token", "key", "auth", "cred", "jwt", "sig"}
+
+// paramPattern finds name=value pairs wherever a query could start ('?' or
+// '&'), also inside what splitDSN took for user-info when an '@' follows
+// them: its value ends at '&' or '#'.
+var paramPattern = regexp.MustCompile(`([?&])([^=&?#]*)=([^&#]*)`)
+
+// maskParams replaces the values of secret parameters (isSecretParam)
+// anywhere in s.
+func maskParams(s string) string {
+	return paramPattern.ReplaceAllStringFunc(s, func(m string) string {
+		sub := paramPattern.FindStringSubmatch(m)
+		if !isSecretParam(sub[2]) {
+			return m
+		}
+		return sub[1] + sub[2] + "=" + redactedSecret
+	})
+}
+
+// dsnParts is a DSN split for redaction: prefix is the scheme and "://"
+// (or ""); user and pass the user-info (hasPass: a ':' was there); rest the
+// host, port and path; query the raw query (hasQuery) and fragment the raw
+// fragment (hasFragment).
+type dsnParts struct {
+	prefix, user, pass, rest, query, fragment string
+	hasUser, hasPass, hasQuery, hasFragment   bool
+}
+
+// splitDSN splits dsn so that no secret can hide in a part it leaves in
+// clear, whatever characters the password holds unencoded ('/', '?', '#',
+// '@'): the user-info ends at the LAST '@' of the DSN (if the query holds
+// an '@', the host and part of the query are masked with the password,
+// which shows less but hides no secret); the query and the fragment are
+// taken from what follows it.
+func splitDSN(dsn string) dsnParts {
+	var p dsnParts
+	s := dsn
+	if i := strings.Index(s, "://"); i >= 0 {
+		p.prefix, s = s[:i+3], s[i+3:]
+	}
+	if at := strings.LastIndexByte(s, '@'); at >= 0 {
+		p.hasUser = true
+		p.user, p.pass, p.hasPass = strings.Cut(s[:at], ":")
+		s = s[at:] // keeps the '@'
+	}
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		p.fragment, p.hasFragment, s = s[i+1:], true, s[:i]
+	}
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		p.query, p.hasQuery, s = s[i+1:], true, s[:i]
+	}
+	p.rest = s
+	return p
+}
 
 // RedactDSN returns dsn with its secrets replaced by "xxxxx": the password of
 // the user-info part (http://user:PASS@host, also without a scheme:
-// user:PASS@host:port) and the values of the query parameters password, pass,
-// passwd, pwd, secret, token, access_token and jwt, in any letter case. The
-// rest of the DSN is kept byte for byte, so the message still shows the
-// scheme, host, port, database and options the user gave. It never fails:
-// a DSN it cannot split is returned with everything before its last '@'
-// replaced.
+// user:PASS@host:port, and with '/', '?', '#' or '@' unencoded in PASS),
+// the values of query parameters whose name suggests a secret (password,
+// pwd, api_key, auth_token, access_token, jwt, … in any letter case and
+// percent-encoding) and any #fragment. The rest is kept byte for byte, so
+// the message still shows the scheme, host, port, database and options.
 func RedactDSN(dsn string) string {
-	rest, query, hasQuery := strings.Cut(dsn, "?")
-	scheme, authority := "", rest
-	if i := strings.Index(rest, "://"); i >= 0 {
-		scheme, authority = rest[:i+3], rest[i+3:]
-	}
-	path := ""
-	if i := strings.IndexByte(authority, '/'); i >= 0 {
-		authority, path = authority[:i], authority[i:]
-	}
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		user, _, hasPass := strings.Cut(authority[:at], ":")
-		if hasPass {
-			authority = user + ":" + redactedSecret + authority[at:]
+	p := splitDSN(dsn)
+	var b strings.Builder
+	b.WriteString(p.prefix)
+	if p.hasUser {
+		b.WriteString(p.user)
+		if p.hasPass {
+			b.WriteString(":" + redactedSecret)
 		}
 	}
-	out := scheme + authority + path
-	if hasQuery {
-		parts := strings.Split(query, "&")
-		for i, p := range parts {
-			k, _, ok := strings.Cut(p, "=")
-			if ok && isSecretParam(k) {
+	b.WriteString(p.rest)
+	if p.hasQuery {
+		parts := strings.Split(p.query, "&")
+		for i, kv := range parts {
+			if k, _, ok := strings.Cut(kv, "="); ok && isSecretParam(k) {
 				parts[i] = k + "=" + redactedSecret
 			}
 		}
-		out += "?" + strings.Join(parts, "&")
+		b.WriteString("?" + strings.Join(parts, "&"))
 	}
-	return out
+	if p.hasFragment {
+		b.WriteString("#" + redactedSecret)
+	}
+	return maskParams(b.String())
 }
 
 // ScrubDSN returns text with every secret of dsn (see RedactDSN), as written
@@ -64,23 +114,24 @@ func ScrubDSN(text, dsn string) string {
 // dsnSecrets lists the secrets of dsn, raw and decoded, longest first so a
 // secret that contains another is replaced whole.
 func dsnSecrets(dsn string) []string {
+	p := splitDSN(dsn)
 	var raw []string
-	rest, query, _ := strings.Cut(dsn, "?")
-	authority := rest
-	if i := strings.Index(rest, "://"); i >= 0 {
-		authority = rest[i+3:]
+	if p.hasPass {
+		raw = append(raw, p.pass)
 	}
-	if i := strings.IndexByte(authority, '/'); i >= 0 {
-		authority = authority[:i]
-	}
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		if _, pass, ok := strings.Cut(authority[:at], ":"); ok {
-			raw = append(raw, pass)
+	if p.hasQuery {
+		for _, kv := range strings.Split(p.query, "&") {
+			if k, v, ok := strings.Cut(kv, "="); ok && isSecretParam(k) {
+				raw = append(raw, v)
+			}
 		}
 	}
-	for _, p := range strings.Split(query, "&") {
-		if k, v, ok := strings.Cut(p, "="); ok && isSecretParam(k) {
-			raw = append(raw, v)
+	if p.hasFragment {
+		raw = append(raw, p.fragment)
+	}
+	for _, m := range paramPattern.FindAllStringSubmatch(dsn, -1) {
+		if isSecretParam(m[2]) {
+			raw = append(raw, m[3])
 		}
 	}
 	var out []string
@@ -104,12 +155,15 @@ func dsnSecrets(dsn string) []string {
 	return out
 }
 
+// isSecretParam reports whether the query parameter named k (raw) holds a
+// secret (secretParamWords).
 func isSecretParam(k string) bool {
 	if d, err := url.QueryUnescape(k); err == nil {
 		k = d
 	}
-	for _, s := range secretParams {
-		if strings.EqualFold(k, s) {
+	k = strings.ToLower(k)
+	for _, w := range secretParamWords {
+		if strings.Contains(k, w) {
 			return true
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/audit/audittest"
 )
 
@@ -70,4 +71,29 @@ func TestGroupedRefusalsCountTheirCalls(t *testing.T) {
 	assert.Contains(t, table, "nosuch_4 ×64")
 	assert.Contains(t, table, "nosuch_68 ×31")
 	assert.Equal(t, 2, strings.Count(table, "×"), "only the grouped rows:\n%s", table)
+}
+
+// TestToolCellCannotBeForged: the count marker is ours, the name the
+// model's; a name that imitates the marker (or hides in invisible runes) is
+// quoted, so no single call reads like grouped calls of a real tool.
+func TestToolCellCannotBeForged(t *testing.T) {
+	tests := []struct {
+		name  string
+		calls uint64
+		want  string
+	}{
+		{"bash", 1, "bash"},
+		{"bash", 64, "bash ×64"},
+		{"fs.read_file", 0, "fs.read_file"},
+		{"server__tool-2", 1, "server__tool-2"},
+		{"bash ×5000", 1, `"bash ×5000"`},
+		{"bash ×5000", 3, `"bash ×5000" ×3`},
+		{"bash\u200b", 1, `"bash\u200b"`},
+		{"", 1, `""`},
+		{"a\"b", 1, `"a\"b"`},
+	}
+	for _, tt := range tests {
+		got := toolCell(audit.Decision{ToolName: tt.name, Calls: tt.calls})
+		assert.Equal(t, tt.want, got, "%q ×%d", tt.name, tt.calls)
+	}
 }

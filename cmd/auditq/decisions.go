@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/internal/textsafe"
 )
 
 // filterFlags are the decision filters shared by decisions, stats, tail
@@ -178,19 +179,42 @@ func decisionHeader() []string {
 
 // decisionCells are d's cells under decisionHeader. SOURCE is the gate
 // that decided (gate.source, e.g. classify.bash, chain[0]:approval). TOOL
-// of a decision that records several calls (the executor's grouped
-// refusals, Decision.Calls > 1) ends in "×n".
+// is toolCell: a decision that records several calls (the executor's
+// grouped refusals, Decision.Calls > 1) ends in "×n".
 func decisionCells(d audit.Decision, loc *time.Location) []string {
 	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), toolCell(d), oneLine(d.Action), oneLine(d.RiskLevel),
 		oneLine(d.Source), oneLine(d.Reason), formatDuration(d.DurationNs), oneLine(d.TraceID)}
 }
 
-// toolCell is d's tool, with " ×n" when the decision records n > 1 calls.
+// toolCell is d's tool name, with " ×n" when the decision records n > 1
+// calls. The name is the model's (an unknown tool's is whatever it sent), so
+// a name that is not a plain identifier is shown quoted and escaped: a call
+// named "bash ×5000" reads "\"bash ×5000\"", never like 5000 grouped calls
+// of bash.
 func toolCell(d audit.Decision) string {
-	if d.Calls > 1 {
-		return oneLine(d.ToolName) + " ×" + strconv.FormatUint(d.Calls, 10)
+	name := oneLine(d.ToolName)
+	if !plainToolName(d.ToolName) {
+		name = textsafe.Quote(d.ToolName)
 	}
-	return oneLine(d.ToolName)
+	if d.Calls > 1 {
+		return name + " ×" + strconv.FormatUint(d.Calls, 10)
+	}
+	return name
+}
+
+// plainToolName reports whether s is non-empty and only ASCII letters,
+// digits and _ - . : / @ (the tool names of MCP and the GenAI conventions).
+func plainToolName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_-.:/@", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // writeDecisions renders decisions in the chosen format.

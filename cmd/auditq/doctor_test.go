@@ -316,7 +316,7 @@ func TestDSNSecretsNeverPrinted(t *testing.T) {
 	env := startDoctorEnv(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+env.col.GRPCEndpoint)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer "+env.col.Token)
-	const wrong = "Wr0ngPa55XYZ"
+	const wrong = "Wr0ng/Pa55?XYZ" // unencoded / and ?: the DSN does not parse
 	reader, pass := env.ch.Reader.Name, env.ch.Reader.Password
 	dsns := map[string]string{
 		"query password":           "http://" + env.ch.Addr + "/?username=" + reader + "&password=" + pass,
