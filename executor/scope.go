@@ -59,10 +59,13 @@ func (a *Agent) ungated() []string {
 // registration): its name, annotations and every top-level field its
 // input schema declares or admits (gate.SchemaField.Keyword): properties,
 // patternProperties, additionalProperties and unevaluatedProperties given
-// as a schema, propertyNames, required, dependentRequired and the keys of
-// dependentSchemas, through allOf, anyOf, oneOf, not, $ref, $dynamicRef,
-// $recursiveRef, if/then/else and dependentSchemas. A property under
-// "not" counts untyped (its types are the ones it forbids).
+// as a schema, propertyNames, required, dependentRequired, the keys of
+// dependentSchemas and dependencies (and the names a dependencies array
+// lists), the keys of the objects an enum or const lists, through allOf,
+// anyOf, oneOf, not, $ref, $dynamicRef, $recursiveRef, if/then/else,
+// dependentSchemas and dependencies. A property under "not" counts untyped
+// (its types are the ones it forbids). TestToolInfoKeywords classifies
+// every field of jsonschema.Schema; a new one fails it until classified.
 func toolInfo(t Tool, in *jsonschema.Schema) gate.ToolInfo {
 	type key struct{ keyword, name, pattern string }
 	types := map[key][]string{}
@@ -138,6 +141,35 @@ func toolInfo(t Tool, in *jsonschema.Schema) gate.ToolInfo {
 		for _, n := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
 			add(key{gate.KeywordRequired, n, ""}, nil, true)
 			walk(s.DependentSchemas[n], negated)
+		}
+		// Draft-04 to 2019-09 "dependencies": a key with a schema
+		// (dependentSchemas) or with the names it requires
+		// (dependentRequired).
+		for _, n := range slices.Sorted(maps.Keys(s.Dependencies)) {
+			add(key{gate.KeywordRequired, n, ""}, nil, true)
+			switch d := s.Dependencies[n].(type) {
+			case *jsonschema.Schema:
+				walk(d, negated)
+			case []string:
+				for _, r := range d {
+					add(key{gate.KeywordRequired, r, ""}, nil, true)
+				}
+			}
+		}
+		// An "enum" or "const" of objects admits exactly their keys.
+		var values []any
+		if s.Const != nil {
+			values = append(values, *s.Const)
+		}
+		if s.Enum != nil {
+			values = append(values, s.Enum.Values...)
+		}
+		for _, v := range values {
+			if o, ok := v.(map[string]any); ok {
+				for _, n := range slices.Sorted(maps.Keys(o)) {
+					add(key{gate.KeywordEnum, n, ""}, nil, true)
+				}
+			}
 		}
 		walk(s.Ref, negated)
 		walk(s.RecursiveRef, negated)

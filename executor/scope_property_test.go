@@ -57,7 +57,40 @@ type propTool struct {
 	fields   map[string]string // field → type ("" untyped)
 	pattern  string            // a patternProperties key ("" none)
 	catchAll bool              // additionalProperties is a schema
+	named    string            // a field admitted by name through via ("" none)
+	via      string            // one of namedVias
 	ann      gate.Annotations
+}
+
+// namedVias are the keywords, other than properties, by which a schema
+// admits one field by name (see admitNamed).
+var namedVias = []string{"required", "dependentRequired", "dependencies", "dependenciesKey", "dependenciesSchema", "enum", "const", "allOf.enum"}
+
+// admitNamed makes sch admit the field f through the keyword via (one of
+// namedVias); the draft-07 "dependencies" forms set $schema to draft-07.
+func admitNamed(sch map[string]any, f, via string) {
+	draft7 := func() { sch["$schema"] = "http://json-schema.org/draft-07/schema#" }
+	switch via {
+	case "required":
+		sch["required"] = []string{f}
+	case "dependentRequired":
+		sch["dependentRequired"] = map[string]any{"x": []string{f}}
+	case "dependencies":
+		draft7()
+		sch["dependencies"] = map[string]any{"x": []string{f}}
+	case "dependenciesKey":
+		draft7()
+		sch["dependencies"] = map[string]any{f: []string{"x"}}
+	case "dependenciesSchema":
+		draft7()
+		sch["dependencies"] = map[string]any{"x": map[string]any{"properties": map[string]any{f: map[string]any{}}}}
+	case "enum":
+		sch["enum"] = []any{map[string]any{f: "rm -rf /"}, map[string]any{}}
+	case "const":
+		sch["const"] = map[string]any{f: "rm -rf /"}
+	case "allOf.enum":
+		sch["allOf"] = []any{map[string]any{"enum": []any{map[string]any{f: "rm -rf /"}}}}
+	}
 }
 
 func drawTool(t *rapid.T, label string) propTool {
@@ -86,6 +119,9 @@ func drawTool(t *rapid.T, label string) propTool {
 		pt.pattern = rapid.SampledFrom(scopeSchemaPatterns).Draw(t, label+".pattern")
 	case 1:
 		pt.catchAll = true
+	case 2:
+		pt.named = rapid.SampledFrom(scopeFields).Draw(t, label+".named")
+		pt.via = rapid.SampledFrom(namedVias).Draw(t, label+".via")
 	}
 	tri := func(l string) *bool {
 		switch rapid.IntRange(0, 2).Draw(t, l) {
@@ -118,6 +154,9 @@ func (pt propTool) schema() json.RawMessage {
 	}
 	if pt.catchAll {
 		sch["additionalProperties"] = map[string]any{"type": "string"}
+	}
+	if pt.named != "" {
+		admitNamed(sch, pt.named, pt.via)
 	}
 	b, _ := json.Marshal(sch)
 	return b
@@ -174,7 +213,7 @@ func inScope(s gate.Scope, pt propTool) bool {
 	// A field of any type selects (FieldType never narrows a scope), and
 	// so does a pattern or a catch-all that admits it.
 	for _, want := range s.Fields {
-		if pt.catchAll || pt.pattern != "" && patternAdmitsField(pt.pattern, want) {
+		if pt.catchAll || pt.pattern != "" && patternAdmitsField(pt.pattern, want) || pt.named != "" && sameName(pt.named, want) {
 			return true
 		}
 		for f := range pt.fields {
@@ -244,8 +283,9 @@ func (g *logGate) judged(id string) bool {
 // the span's gate.verdicts (or gate.source) name exactly them; a call no
 // gate applies to is ungated (gate.gated=false), or with WithRequireGated
 // denied and never run; a call that a gate in scope denies never runs.
-// Schemas admit fields by properties of any type, patternProperties and
-// catch-alls; a scope naming a registered tool in another spelling is
+// Schemas admit fields by properties of any type, patternProperties,
+// catch-alls and by name (required, dependentRequired, draft-07
+// dependencies in each form, enum and const of objects); a scope naming a registered tool in another spelling is
 // refused, as is an agent reaching an ungated tool under WithRequireGated.
 func TestPropertyGateScope(t *testing.T) {
 	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
@@ -473,12 +513,17 @@ func TestPropertyGateScope(t *testing.T) {
 // TestPropertyClassifierScopesNeverSilent: over random registries of file
 // and shell tools in the shapes real agents use — names from
 // classify.DefaultToolOps in any case, path and command fields of any
-// type, declared or admitted by a pattern or a catch-all — the default
+// type, declared or admitted by a pattern, a catch-all or by name
+// (required, dependencies in each form, enum and const of objects) — the default
 // BashGate and PathGate never leave a tool they know silently ungated:
 // either New refuses the configuration (ErrGateScope, naming a tool), or
 // every call to a tool whose name their tables hold or whose schema can
 // admit a field they read is gated.
 func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
+		require.NoError(t, flag.Set("rapid.checks", "1000"))
+		t.Cleanup(func() { _ = flag.Set("rapid.checks", f.DefValue) })
+	}
 	ops := classify.DefaultToolOps()
 	opNames := slices.Sorted(maps.Keys(ops))
 	pathFields := []string{"path", "file_path", "target_file", "paths"}
@@ -495,10 +540,23 @@ func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
 			fields   map[string]string
 			pattern  string
 			catchAll bool
+			named    string // admitted through via (namedVias)
+			via      string
 		}
 		var tools []ctool
 		var reg []executor.Tool
 		seen := map[string]bool{}
+		// Two tools each gate fits, so that New does not refuse the
+		// configuration merely because a gate applies to no tool.
+		if rapid.Bool().Draw(t, "anchors?") {
+			for _, ct := range []ctool{{name: "read_file", fields: map[string]string{"path": "string"}}, {name: "anchor_sh", fields: map[string]string{"command": "string"}}} {
+				seen[ct.name] = true
+				f := slices.Collect(maps.Keys(ct.fields))[0]
+				tools = append(tools, ct)
+				reg = append(reg, executor.Tool{Name: ct.name, InputSchema: json.RawMessage(`{"type":"object","properties":{"` + f + `":{"type":"string"}}}`),
+					Execute: func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ran"), nil }})
+			}
+		}
 		for i := range rapid.IntRange(1, 4).Draw(t, "tools") {
 			l := fmt.Sprintf("t%d", i)
 			name := rapid.SampledFrom(append(slices.Clone(opNames), "bash", "shell", "http_get", "notes")).Draw(t, l+".name")
@@ -525,6 +583,9 @@ func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
 				ct.pattern = rapid.SampledFrom(patterns).Draw(t, l+".pattern")
 			case 1:
 				ct.catchAll = true
+			case 2:
+				ct.named = rapid.SampledFrom(fields).Draw(t, l+".named")
+				ct.via = rapid.SampledFrom(namedVias).Draw(t, l+".via")
 			}
 			props := map[string]any{}
 			for f, typ := range ct.fields {
@@ -544,6 +605,9 @@ func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
 			if ct.catchAll {
 				sch["additionalProperties"] = map[string]any{"type": "string"}
 			}
+			if ct.named != "" {
+				admitNamed(sch, ct.named, ct.via)
+			}
 			raw, _ := json.Marshal(sch)
 			tools = append(tools, ct)
 			reg = append(reg, executor.Tool{Name: name, InputSchema: raw,
@@ -561,7 +625,7 @@ func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
 		run := a.Run("r")
 		admits := func(ct ctool, names []string) bool {
 			for _, n := range names {
-				if ct.catchAll || ct.pattern != "" && patternAdmitsField(ct.pattern, n) {
+				if ct.catchAll || ct.pattern != "" && patternAdmitsField(ct.pattern, n) || ct.named != "" && gate.SameFieldName(ct.named, n) {
 					return true
 				}
 				for f := range ct.fields {
@@ -585,6 +649,13 @@ func TestPropertyClassifierScopesNeverSilent(t *testing.T) {
 				default:
 					in[f] = "/etc/passwd"
 				}
+			}
+			switch ct.via {
+			case "":
+			case "enum", "const", "allOf.enum": // the whole input is the value listed
+				in = map[string]any{ct.named: "rm -rf /"}
+			default:
+				in[ct.named], in["x"] = "rm -rf /", "1"
 			}
 			raw, _ := json.Marshal(in)
 			res := run.Execute(context.Background(), executor.ToolCall{ID: fmt.Sprint(i), Name: ct.name, Input: raw})

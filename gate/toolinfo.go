@@ -20,7 +20,7 @@ type ToolInfo struct {
 	// or admits, found through every keyword that can admit a named
 	// property (see SchemaField.Keyword): the schema and every subschema
 	// it composes (allOf, anyOf, oneOf, not, $ref, $dynamicRef,
-	// if/then/else, dependentSchemas), each once, sorted by Keyword, then
+	// $recursiveRef, if/then/else, dependentSchemas, dependencies), each once, sorted by Keyword, then
 	// Name, then Pattern.
 	Fields []SchemaField
 }
@@ -29,9 +29,13 @@ type ToolInfo struct {
 const (
 	// KeywordProperties: declared in "properties" (Name set).
 	KeywordProperties = "properties"
-	// KeywordRequired: named by "required", "dependentRequired" or a
-	// "dependentSchemas" key, without a schema (Name set, any type).
+	// KeywordRequired: named by "required", "dependentRequired", a
+	// "dependentSchemas" or "dependencies" key, or a "dependencies" array,
+	// without a schema (Name set, any type).
 	KeywordRequired = "required"
+	// KeywordEnum: a key of an object that an "enum" or "const" lists as
+	// the input's whole value (Name set, any type).
+	KeywordEnum = "enum"
 	// KeywordPropertyNames: a name a "propertyNames" schema lists (enum,
 	// const: Name set), a pattern it gives (Pattern set), or any name it
 	// admits otherwise (AnyName).
