@@ -128,16 +128,19 @@
 // is one decision.
 //
 // Refusal budget: a run may make WithRefusalBudget (default 64)
-// consecutive calls refused before the gate; the next one aborts the run
-// with one decision saying why (gate.stage run, gate.error
-// refusal_budget). Past it, the run's calls to tools the agent cannot
-// reach are aggregated — the first gets a span, then one span per
-// AggregateRefusals (64) calls, and Run.End records the rest — each span
-// carrying the number of calls it records in gate.calls
-// (gate.Record.Calls of the span's record); a call naming a tool the agent can reach keeps its
-// own span. So a model cannot make the audit trail spend more than about
-// one span per 64 bogus calls, and the sum of gate.calls (1 when absent)
-// over a run's execute_tool spans is its number of calls.
+// consecutive calls that do not run — refused before the gate, denied by
+// it, asks declined — and only a call whose tool runs resets the count;
+// the next one aborts the run with one decision saying why (gate.error
+// refusal_budget). Past it, the run's calls are aggregated — the first
+// gets a span, then one span per AggregateRefusals (64) calls, and Run.End
+// records the rest — each span carrying the number of calls it records in
+// gate.calls (gate.Record.Calls of the span's record). So a run of calls
+// that do not run spends at most budget + 1 spans plus one per 64 calls,
+// and the sum of gate.calls (1 when absent) over a run's execute_tool
+// spans is its number of calls. A model that interleaves calls that run
+// spends one span per call, like any busy agent: the export queue
+// (otelbridge.BatchProcessor) then keeps denials, approvals and rewrites
+// last and counts every drop.
 //
 // A denied call is an error result (ErrDenied, ErrorType "gate_denied")
 // whose Content names the tool, the policy and the reason and tells the

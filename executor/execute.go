@@ -53,9 +53,9 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	} else {
 		toolName = shortName(toolName)
 	}
-	// Past its refusal budget, an aborted run's calls to tools the agent
-	// cannot reach share spans (refusals.go).
-	agg, skip := e.aggregate(ctx, r, call, known)
+	// Past its refusal budget, an aborted run's calls share spans
+	// (refusals.go).
+	agg, skip := e.aggregate(ctx, r)
 	if skip {
 		return e.skipped(ctx, r, call)
 	}
@@ -161,7 +161,6 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		res.Gate, _ = e.refusedCall(r, e.refused(gate.StageInput, ErrorTypeInvalidInput, "the input does not match the tool's schema: "+msg))
 		return res
 	}
-	r.state.refused.consec.Store(0) // the call reaches the gate stage
 	*cc = callContext{Context: ctx, call: gate.ToolCallContext{
 		ToolName:      call.Name,
 		Input:         input,
@@ -185,7 +184,7 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 				r.abort(fmt.Errorf("%w: call %s (%s) was denied: %w", ErrRunAborted, call.ID, call.Name, err))
 			}
 			res := errorResult(call, gate.ErrorTypeGateDenied, err, denialMessage(call.Name, info))
-			res.Gate = info
+			res.Gate, _ = e.refusedCall(r, info) // a denial counts towards the refusal budget
 			return res
 		}
 		if runRaw != nil {
@@ -206,9 +205,10 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	}
 	if err := r.Err(); err != nil {
 		res := e.abortedResult(r, call)
-		res.Gate = e.refusedLate(info, gate.StageRun, ErrorTypeRunAborted, "the run was aborted before the tool ran: "+err.Error())
+		res.Gate, _ = e.refusedCall(r, e.refusedLate(info, gate.StageRun, ErrorTypeRunAborted, "the run was aborted before the tool ran: "+err.Error()))
 		return res
 	}
+	r.ranCall() // the tool runs: the count of calls that did not run starts again
 	res := e.invoke(cc, call, ent, raw)
 	res.Gate = info
 	return res

@@ -131,18 +131,20 @@ func WithAbortOnDeny(on bool) Option {
 }
 
 // WithRefusalBudget bounds what a model can make the audit trail spend on
-// calls the executor refuses before any gate: a run may make n consecutive
-// such calls (unknown or unreachable tool, invalid input, or any call
-// once the run is aborted; a call that reaches the gate starts the count
-// again). The call past the budget aborts the run (Run.Err wraps
-// ErrRefusalBudget) with one decision saying why (gate.stage=run,
-// gate.error=refusal_budget). From then on the run's calls are refused at
-// gate.stage=run; those naming a tool the agent can reach keep one span
-// each, the others are aggregated: one span per AggregateRefusals calls,
-// carrying their number in gate.calls (gate.Record.Calls), and Run.End records what is
-// left. Default DefaultRefusalBudget; n == 0 keeps the default; n < 0
-// turns the budget off (every refused call keeps its own span, however
-// many the model makes).
+// calls that do not run: a run may make n consecutive such calls — refused
+// before any gate (unknown or unreachable tool, invalid input), denied by a
+// gate (an ask declined, timed out or invalid included), or refused
+// because the run is aborted; only a call whose tool runs starts the count
+// again (a cancelled call neither counts nor resets it). The call past the
+// budget aborts the run (Run.Err wraps ErrRefusalBudget) with one decision
+// saying why (gate.error=refusal_budget; gate.stage=run, or the gate's own
+// record when a gate denied it). From then on every call of the run is
+// refused at gate.stage=run and aggregated: one span per AggregateRefusals
+// calls, carrying their number in gate.calls (gate.Record.Calls), the
+// tool name and call ID of the first; Run.End records what is left.
+// Default DefaultRefusalBudget; n == 0 keeps the default; n < 0 turns the
+// budget off (every call keeps its own span, however many the model makes;
+// a replay of recorded calls does this, see package replay).
 func WithRefusalBudget(n int) Option {
 	return func(c *config) {
 		if n != 0 {

@@ -17,27 +17,32 @@ import (
 	"github.com/toolgate/toolgate/gate"
 )
 
-// DefaultRefusalBudget is how many consecutive calls a run may have
-// refused before the gate before it is aborted (see WithRefusalBudget).
+// DefaultRefusalBudget is how many consecutive calls of a run may end
+// without running (refused before the gate, denied by it, an ask
+// declined) before the run is aborted (see WithRefusalBudget).
 const DefaultRefusalBudget = 64
 
-// AggregateRefusals is how many refused calls of an aborted run, past its
-// refusal budget, share one span (see WithRefusalBudget).
+// AggregateRefusals is how many calls of an aborted run, past its refusal
+// budget, share one span (see WithRefusalBudget).
 const AggregateRefusals = 64
 
-// refusals is a run's count of consecutive refusals before the gate and
+// refusals is a run's count of consecutive calls that did not run and
 // its aggregated refusals not yet recorded on a span.
 type refusals struct {
-	consec  atomic.Int64 // consecutive calls refused before the gate
+	consec  atomic.Int64 // consecutive calls that did not run (reset by a call that ran)
 	mu      sync.Mutex
 	started bool  // an aggregated span was emitted
 	pending int64 // aggregated calls not yet on a span
 }
 
-// refusedCall counts one call refused before the gate (not cancelled: the
-// host's doing). When it takes the run past its budget, it aborts the run
-// and returns the one decision saying why (ok true); rec is the call's
-// own refusal.
+// refusedCall counts one call that did not run — refused before the gate,
+// denied by it (an ask declined included) or refused after it because the
+// run was aborted; not a cancelled call (the host's doing). When it takes
+// the run past its budget, it aborts the run and returns the one decision
+// saying why (ok true): for a call refused before the gate a decision at
+// gate.stage=run; for a gate's denial its own record (stage gate, its
+// verdicts) with gate.error=refusal_budget and the abort appended to its
+// reason. rec is the call's own record.
 func (e *Executor) refusedCall(r *Run, rec gate.Record) (gate.Record, bool) {
 	n := r.state.refused.consec.Add(1)
 	budget := e.cfg.refusalBudget
@@ -48,27 +53,32 @@ func (e *Executor) refusedCall(r *Run, rec gate.Record) (gate.Record, bool) {
 	if !r.state.aborted.CompareAndSwap(nil, &err) {
 		return rec, false // aborted already: an ordinary refusal
 	}
-	why := e.record("the run made " + strconv.FormatInt(n, 10) + " consecutive calls refused before the gate (budget " +
-		strconv.Itoa(budget) + "): the run is aborted; this call: " + rec.Reason)
+	why := "the run made " + strconv.FormatInt(n, 10) + " consecutive calls that did not run (budget " +
+		strconv.Itoa(budget) + "): the run is aborted"
+	if rec.Stage == gate.StageGate {
+		rec.ErrorKind = ErrorTypeRefusalBudget
+		rec.Reason = e.record(rec.Reason + "; " + why)
+		return rec, true
+	}
 	return gate.Record{Stage: gate.StageRun, Action: gate.ActionDeny, Source: gate.SourceExecutor,
-		ErrorKind: ErrorTypeRefusalBudget, Reason: why}, true
+		ErrorKind: ErrorTypeRefusalBudget, Reason: e.record(why + "; this call: " + rec.Reason)}, true
 }
 
+// ranCall resets the run's count of consecutive calls that did not run:
+// the call's tool is about to run.
+func (r *Run) ranCall() { r.state.refused.consec.Store(0) }
+
 // aggregate decides, before a call's span starts, whether the call is one
-// of the aggregated refusals of an aborted run past its budget: a call
-// that names no tool the agent can reach, in a run that is aborted and has
-// made more consecutive refusals than its budget. It returns 0 for an
-// ordinary call; otherwise the number of calls the call's span records
-// (n > 0), or skip true when the call gets no span (it is counted in the
-// next one).
-func (e *Executor) aggregate(ctx context.Context, r *Run, call ToolCall, known bool) (n int64, skip bool) {
+// of the aggregated refusals of an aborted run past its budget: any call
+// (none of them runs) in a run that is aborted and whose last calls, more
+// than its budget, did not run. It returns 0 for an ordinary call;
+// otherwise the number of calls the call's span records (n > 0), or skip
+// true when the call gets no span (it is counted in the next one).
+func (e *Executor) aggregate(ctx context.Context, r *Run) (n int64, skip bool) {
 	budget := e.cfg.refusalBudget
 	rs := &r.state.refused
 	if budget < 0 || r.Err() == nil || rs.consec.Load() <= int64(budget) || ctx.Err() != nil {
 		return 0, false
-	}
-	if known && r.agent.Reachable(call.Name) {
-		return 0, false // a real capability: its own span
 	}
 	rs.consec.Add(1)
 	rs.mu.Lock()

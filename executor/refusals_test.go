@@ -91,9 +91,9 @@ func TestEveryRefusalIsADecision(t *testing.T) {
 
 // TestRefusalBudget: the run's consecutive refusals before the gate are
 // bounded. Past the budget, one decision says why and aborts the run; the
-// model's later calls to tools it cannot reach are aggregated (the first,
-// then one span per AggregateRefusals, End records the rest), while a call
-// to a tool it can reach keeps its own span; every call is accounted for.
+// model's later calls are aggregated (the first, then one span per
+// AggregateRefusals, End records the rest), a call to a tool it can reach
+// included; every call is accounted for.
 func TestRefusalBudget(t *testing.T) {
 	const budget, extra = 3, 2*executor.AggregateRefusals + 5
 	var traces atomic.Int64
@@ -118,7 +118,7 @@ func TestRefusalBudget(t *testing.T) {
 	require.ErrorIs(t, run.Err(), executor.ErrRefusalBudget)
 	assert.Equal(t, gate.StageRun, over.Gate.Stage)
 	assert.Equal(t, executor.ErrorTypeRefusalBudget, over.Gate.ErrorKind)
-	assert.Contains(t, over.Gate.Reason, "consecutive calls refused before the gate")
+	assert.Contains(t, over.Gate.Reason, "consecutive calls that did not run")
 
 	for range extra {
 		r := exec(call("u", "nosuch", `{}`))
@@ -145,10 +145,10 @@ func TestRefusalBudget(t *testing.T) {
 	assert.Equal(t, int64(calls), total, "every call is accounted for")
 	assert.Equal(t, 1, budgetDecisions, "one decision says why")
 	// 2×budget refusals, the allowed call, the budget's decision, the
-	// first aggregated call, the real call; then 2 full aggregates and
-	// End's remainder of 4.
-	assert.Equal(t, 2*budget+4, own)
-	assert.Len(t, ds, 2*budget+4+3)
+	// first aggregated call; then 2 full aggregates and End's remainder
+	// of 5 (the real call among them).
+	assert.Equal(t, 2*budget+3, own)
+	assert.Len(t, ds, 2*budget+3+3)
 	assert.Equal(t, int64(calls), traces.Load(), "the trace hook sees every call")
 }
 
@@ -176,7 +176,11 @@ func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		budget := rapid.SampledFrom([]int{-1, 1, 2, 5, 0}).Draw(rt, "budget")
 		abort := rapid.Bool().Draw(rt, "abortOnDeny")
-		h := newHarness(t, executor.WithGates(noRm), executor.WithAbortOnDeny(abort), executor.WithRefusalBudget(budget))
+		decline := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+			return req.Decline("human", "no"), nil
+		})
+		h := newHarness(t, executor.WithGates(noRm, gate.AskTools("confirm", "read")), executor.WithApprover(decline),
+			executor.WithAbortOnDeny(abort), executor.WithRefusalBudget(budget))
 		a := h.agent(t, executor.AgentAllow("bash", "read"))
 		run := a.Run("r")
 		cancelled, cancel := context.WithCancel(context.Background())
@@ -199,6 +203,15 @@ func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 				run.ExecuteBatch(ctx, calls)
 			case op == 2 && rapid.Bool().Draw(rt, "end"):
 				run.End()
+			case op == 3: // the red team's flood: denials, declined asks, refusals
+				shape := rapid.SampledFrom([]executor.ToolCall{call("d", "bash", `{"command":"rm -rf /"}`),
+					call("a", "read", `{"path":"x"}`), call("u", "nosuch", `{}`)}).Draw(rt, "flood")
+				calls := make([]executor.ToolCall, rapid.IntRange(0, 3*executor.AggregateRefusals).Draw(rt, "floodSize"))
+				for i := range calls {
+					calls[i] = shape
+				}
+				n += len(calls)
+				run.ExecuteBatch(ctx, calls)
 			default:
 				n++
 				res := run.Execute(ctx, drawCall.Draw(rt, "call"))
@@ -223,3 +236,97 @@ func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusalBudgetCountsEveryCallThatDidNotRun: the second red team's
+// shapes. Gate denials (F3: 2,000 × rm -rf / in one batch) and declined
+// asks spent one span each without bound, because the budget counted only
+// refusals before the gate and any call reaching the gate reset it. Now
+// every call that did not run counts and only a call that ran resets the
+// count: a flood of denials aborts the run with one decision and is
+// aggregated; interleaving calls that run (F4) spends one span per call.
+func TestRefusalBudgetCountsEveryCallThatDidNotRun(t *testing.T) {
+	const flood = 2000
+	budget := executor.DefaultRefusalBudget
+	decline := gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+		return req.Decline("human", "no"), nil
+	})
+	ask := gate.Named("ask-read", gateFunc(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
+		if c.ToolName == "read" {
+			return gate.Ask("confirm"), nil
+		}
+		return gate.Allow(), nil
+	}))
+	rm, ls, nosuch, read := `{"command":"rm -rf /"}`, `{"command":"ls"}`, "nosuch", "read"
+	type step struct{ tool, input string }
+	repeat := func(n int, steps ...step) []step {
+		var out []step
+		for range n {
+			out = append(out, steps...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		calls   []step
+		batch   bool
+		aborted bool
+		spans   int // execute_tool spans
+	}{
+		// Before: 2,000 spans (one per denial). After: budget denials, the
+		// denial that aborts, the first aggregated call, then one per 64.
+		{"F3 gate denials in one batch", repeat(flood, step{"bash", rm}), true, true,
+			budget + 2 + ceilDiv(flood-budget-2, executor.AggregateRefusals)},
+		{"declined asks", repeat(flood, step{read, `{"path":"x"}`}), false, true,
+			budget + 2 + ceilDiv(flood-budget-2, executor.AggregateRefusals)},
+		// Before: the gate denial reset the count, one span per call.
+		{"refusals interleaved with denials", repeat(flood/2, step{nosuch, `{}`}, step{"bash", rm}), false, true,
+			budget + 2 + ceilDiv(flood-budget-2, executor.AggregateRefusals)},
+		// F4: a call that runs resets the count: one span per call, no abort.
+		{"63 bogus + 1 that runs", repeat(flood/64, append(repeat(63, step{nosuch, `{}`}), step{"bash", ls})...), false, false,
+			flood / 64 * 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, executor.WithGates(noRm, ask), executor.WithApprover(decline))
+			run := h.agent(t, executor.AgentAllow("bash", "read")).Run("r")
+			ctx := context.Background()
+			calls := make([]executor.ToolCall, len(tc.calls))
+			for i, s := range tc.calls {
+				calls[i] = call("c", s.tool, s.input)
+			}
+			if tc.batch {
+				run.ExecuteBatch(ctx, calls)
+			} else {
+				for _, c := range calls {
+					run.Execute(ctx, c)
+				}
+			}
+			run.End()
+			if tc.aborted {
+				require.ErrorIs(t, run.Err(), executor.ErrRefusalBudget)
+			} else {
+				require.NoError(t, run.Err())
+			}
+			ds := decisionsOf(h.spans.GetSpans())
+			var total int64
+			budgetDecisions := 0
+			for _, d := range ds {
+				total += d.calls
+				if d.errKind == executor.ErrorTypeRefusalBudget {
+					budgetDecisions++
+				}
+			}
+			assert.Equal(t, int64(len(calls)), total, "every call is accounted for")
+			if tc.aborted {
+				assert.Equal(t, 1, budgetDecisions, "one decision says why")
+			}
+			if !tc.batch { // a batch runs calls concurrently: the span count varies by a few
+				assert.Len(t, ds, tc.spans)
+			} else {
+				assert.InDelta(t, tc.spans, len(ds), 8)
+			}
+			assert.Zero(t, h.calls["read"].Load(), "no declined call ran")
+		})
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

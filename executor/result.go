@@ -36,9 +36,10 @@ var (
 	ErrRunAborted    = errors.New("executor: run aborted after a denied call")
 	ErrCancelled     = errors.New("executor: call cancelled before it ran")
 	// ErrRefusalBudget: the run was aborted because too many consecutive
-	// calls were refused before the gate (WithRefusalBudget). It wraps
+	// calls did not run — refused before the gate or denied by it
+	// (WithRefusalBudget). It wraps
 	// ErrRunAborted.
-	ErrRefusalBudget = fmt.Errorf("%w: too many consecutive calls were refused before the gate", ErrRunAborted)
+	ErrRefusalBudget = fmt.Errorf("%w: too many consecutive calls did not run", ErrRunAborted)
 	ErrInternal      = errors.New("executor: internal error")
 )
 

@@ -143,6 +143,11 @@ func (r *Run) SpanContext() trace.SpanContext {
 // one span. It first records, as one span, the run's aggregated refusals
 // not yet on a span (WithRefusalBudget), at every call.
 //
+// End must be deferred right after Run (`run := agent.Run(id); defer
+// run.End()`): without End, up to AggregateRefusals-1 aggregated calls of
+// a run past its refusal budget are never recorded, and the run span is
+// never exported.
+//
 // Calls after End still run and are recorded (End does not refuse them:
 // a run is ended by its host, not by its model): their spans remain
 // children of the ended run span (the same trace; the run span's duration

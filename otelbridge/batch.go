@@ -32,18 +32,20 @@ import (
 //
 // Priorities: when the queue fills up, lower-priority spans are dropped
 // first, so that what a model makes the trail spend (a flood of calls to
-// unknown tools) cannot push a gate's denial out of it. A span is one of
-// three [SpanPriority] tiers: a denied gate decision (gate.action=deny,
-// sampling.priority > 0, at gate.stage=gate or with no stage) or an agent
+// unknown tools, or of allowed calls) is dropped before a gate's denial,
+// an approver's answer or a rewrite. A span is one of three
+// [SpanPriority] tiers (see [PriorityOf]): a denied gate decision
+// (gate.action=deny, sampling.priority > 0, at gate.stage=gate or with no
+// stage), a decision with an approval outcome (gate.approval: approved,
+// declined, timeout, invalid) or a rewrite (gate.rewritten), or an agent
 // span (invoke_agent, invoke_workflow), a refusal
 // before the gate (a denial at a stage before it: cancelled, run,
-// registry, reachability, input), or anything else (allowed calls, agent
-// and chat spans). With R = 1/16 of the queue size (128 of the default
+// registry, reachability, input), or anything else (allowed calls, chat
+// spans). With R = 1/16 of the queue size (128 of the default
 // 2,048; none below 16), other spans are accepted while fewer than size-2R
-// spans are queued, refusals while fewer than size-R, denied gate
-// decisions up to the full size: a denied gate decision is dropped only
-// when the queue is full and at least R of the queued spans are denied
-// gate decisions. The reserve is small, so an ordinary backlog (a
+// spans are queued, refusals while fewer than size-R, top-tier spans up
+// to the full size: a top-tier span is dropped only when the queue is
+// full and at least R of the queued spans are top-tier. The reserve is small, so an ordinary backlog (a
 // collector outage) still has 7/8 of the queue for allowed calls. Drops
 // are counted by tier (BatchStats.DroppedDecisions, DroppedRefusals,
 // DroppedOther).
@@ -214,8 +216,10 @@ const (
 	PriorityRefusal
 	// PriorityDecision: a denied gate decision (gate.action=deny or
 	// sampling.priority > 0 on a decision span at gate.stage=gate or
-	// without a stage), and agent spans (invoke_agent, invoke_workflow:
-	// the runs denials belong to, which the host starts, not the model).
+	// without a stage), a decision with an approval outcome
+	// (gate.approval) or a rewrite (gate.rewritten), and agent spans
+	// (invoke_agent, invoke_workflow: the runs denials belong to, which
+	// the host starts, not the model).
 	PriorityDecision
 	numPriorities
 )
@@ -232,13 +236,27 @@ func (p SpanPriority) String() string {
 	return "other"
 }
 
-// PriorityOf is s's tier, read from its attributes (see [BatchProcessor]).
+// PriorityOf is s's tier, read from its attributes (see [BatchProcessor]):
+//
+//   - PriorityDecision: an agent span (invoke_agent, invoke_workflow), or
+//     a decision (gate.gated, gate.opt_out or gate.action set) that an
+//     auditor needs most: a denial (gate.action=deny or sampling.priority
+//     > 0) at gate.stage=gate or without a stage, any decision with an
+//     approval outcome (gate.approval set: approved, declined, timeout,
+//     invalid — an approved ask is an allow), or a rewrite (gate.rewritten
+//     true);
+//   - PriorityRefusal: a denial at a gate.stage before the gate;
+//   - PriorityOther: everything else (allowed calls, chat spans).
 func PriorityOf(s sdktrace.ReadOnlySpan) SpanPriority {
 	c := classify(s)
 	switch {
 	case c.agent:
 		return PriorityDecision // the run a denial belongs to; the host makes them, not the model
-	case !c.decision || !c.denied:
+	case !c.decision:
+		return PriorityOther
+	case c.approval || c.rewrite:
+		return PriorityDecision // a human or a gate acted on the call
+	case !c.denied:
 		return PriorityOther
 	case c.preGate:
 		return PriorityRefusal

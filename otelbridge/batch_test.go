@@ -184,6 +184,12 @@ func TestBatchProcessorReportsExportErrors(t *testing.T) {
 	assert.Equal(t, int64(2), p.Stats().ExportFailed)
 }
 
+// askAttrs are the attributes of a gated ask's decision with outcome o.
+func askAttrs(action string, o gate.ApprovalOutcome) []attribute.KeyValue {
+	return []attribute.KeyValue{gate.AttrGated.Bool(true), gate.AttrAction.String(action), gate.AttrStage.String("gate"),
+		gate.AttrApproval.String(string(o)), gate.AttrApprover.String("human")}
+}
+
 func TestSpanPriorityOf(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -199,6 +205,19 @@ func TestSpanPriorityOf(t *testing.T) {
 		{"agent span", []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent}, PriorityDecision},
 		{"no decision", nil, PriorityOther},
 		{"priority without a decision", []attribute.KeyValue{gate.AttrSamplingPriority.Int(1)}, PriorityOther},
+		// The second red team's F2: an approver's answer or a rewrite is
+		// what an auditor needs most, allowed or not.
+		{"ask approved", askAttrs("allow", gate.ApprovalApproved), PriorityDecision},
+		{"ask declined", askAttrs("deny", gate.ApprovalDeclined), PriorityDecision},
+		{"ask timed out", askAttrs("deny", gate.ApprovalTimeout), PriorityDecision},
+		{"ask answered invalid", askAttrs("deny", gate.ApprovalInvalid), PriorityDecision},
+		{"rewritten and allowed", []attribute.KeyValue{gate.AttrGated.Bool(true), gate.AttrAction.String("allow"), gate.AttrStage.String("gate"),
+			gate.AttrRewritten.Bool(true), gate.AttrRewrittenBy.String("sanitize")}, PriorityDecision},
+		{"rewritten false", []attribute.KeyValue{gate.AttrGated.Bool(true), gate.AttrAction.String("allow"), gate.AttrRewritten.Bool(false)}, PriorityOther},
+		{"empty approval", append(askAttrs("allow", ""), gate.AttrStage.String("gate")), PriorityOther},
+		{"approval without a decision", []attribute.KeyValue{gate.AttrApproval.String("approved")}, PriorityOther},
+		{"budget abort by a gate", []attribute.KeyValue{gate.AttrGated.Bool(true), gate.AttrAction.String("deny"), gate.AttrStage.String("gate"),
+			gate.AttrError.String("refusal_budget")}, PriorityDecision},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -196,6 +196,8 @@ type spanClass struct {
 	denied   bool // gate.action == "deny", or sampling.priority > 0
 	agent    bool // an invoke_agent / invoke_workflow span
 	preGate  bool // gate.stage is a stage before the gate (gate.Stage.PreGate)
+	approval bool // gate.approval set: an approver answered (approved, declined, timeout, invalid)
+	rewrite  bool // gate.rewritten true: a gate rewrote the input
 }
 
 // classify reads the attributes once.
@@ -215,6 +217,10 @@ func classify(s sdktrace.ReadOnlySpan) spanClass {
 			}
 		case gate.AttrStage:
 			c.preGate = gate.Stage(kv.Value.AsString()).PreGate()
+		case gate.AttrApproval:
+			c.approval = kv.Value.AsString() != ""
+		case gate.AttrRewritten:
+			c.rewrite = kv.Value.AsBool()
 		case gate.AttrSamplingPriority:
 			if samplingPriority(kv.Value) > 0 {
 				c.denied = true

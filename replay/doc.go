@@ -11,4 +11,10 @@
 // result that says what would have run. Review-level calls go to an
 // approver that follows a policy file (approve.Policy, see WithPolicy), so
 // a replay needs no keyboard.
+//
+// A replay records every recorded call: its executor runs with the
+// refusal budget off (executor.WithRefusalBudget(-1), which
+// WithExecutorOptions cannot override), so a run with many denied calls
+// in a row is neither aborted nor aggregated — replayed decisions are the
+// same whatever the budget of a live executor.
 package replay

@@ -72,7 +72,10 @@ type Replayer struct {
 }
 
 // New builds a Replayer: a registry of the dry-run Tools, an executor with
-// the policy's approver, and a tracer for the invoke_agent spans.
+// the policy's approver and its refusal budget off (executor.WithRefusalBudget(-1):
+// every recorded call is replayed and recorded with its own decision,
+// however many in a row are denied), and a tracer for the invoke_agent
+// spans.
 func New(opts ...Option) (*Replayer, error) {
 	cfg := config{policy: approve.DefaultPolicy(), policyName: "default"}
 	for _, o := range opts {
@@ -85,11 +88,15 @@ func New(opts ...Option) (*Replayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: registry: %w", err)
 	}
-	// The replay's own tracer provider and approver come last, so that
-	// they win over the same options in WithExecutorOptions.
+	// The replay's own tracer provider, approver and refusal budget come
+	// last, so that they win over the same options in WithExecutorOptions.
+	// The budget is off: a replay of recorded calls records every call,
+	// however many of a run in a row were denied (a recorded run may have
+	// more than the default 64; the model is not live, so nothing floods).
 	execOpts := append(append([]executor.Option(nil), cfg.execOpts...),
 		executor.WithTracerProvider(cfg.tp),
 		executor.WithApprover(cfg.policy.Approver(cfg.policyName)),
+		executor.WithRefusalBudget(-1),
 	)
 	ex, err := executor.New(reg, execOpts...)
 	if err != nil {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 )
 
@@ -103,4 +105,37 @@ func TestReplayRealTranscript(t *testing.T) {
 	}
 	assert.Positive(t, ruled, "the classifier's denials carry their rule")
 	t.Logf("%d denials by rule, %d of them misread from the reason alone", ruled, misread)
+}
+
+// TestReplayRecordsEveryDeniedCall: a recorded run with more denied calls
+// in a row than the executor's default refusal budget (which counts gate
+// denials) is replayed call by call: each keeps its own gate decision,
+// the run is not aborted and nothing is aggregated, even when
+// WithExecutorOptions asks for a budget.
+func TestReplayRecordsEveryDeniedCall(t *testing.T) {
+	const n = 3 * executor.DefaultRefusalBudget
+	run := Run{ID: "flood", Agent: "test"}
+	for i := range n {
+		run.Calls = append(run.Calls, Call{Run: "flood", Seq: i + 1, Tool: "bash", Input: json.RawMessage(`{"command":"rm -rf / --no-preserve-root"}`)})
+	}
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	r, err := New(WithTracerProvider(tp), WithExecutorOptions(executor.WithRefusalBudget(2)))
+	require.NoError(t, err)
+	s, err := r.Replay(context.Background(), []Run{run})
+	require.NoError(t, err)
+	assert.Equal(t, n, s.Calls)
+	assert.Equal(t, n, s.Denied)
+	tools := 0
+	for _, sp := range exp.GetSpans().Snapshots() {
+		if v, _ := spanAttr(sp, "gen_ai.operation.name"); v.AsString() != "execute_tool" {
+			continue
+		}
+		tools++
+		st, _ := spanAttr(sp, gate.AttrStage)
+		assert.Equal(t, "gate", st.AsString())
+		_, grouped := spanAttr(sp, gate.AttrCalls)
+		assert.False(t, grouped)
+	}
+	assert.Equal(t, n, tools, "one span per recorded call")
 }
