@@ -3,6 +3,7 @@ package audit
 import (
 	"testing"
 	"time"
+	_ "time/tzdata" // the zone database in the test binary: the test never depends on the machine's
 
 	"github.com/stretchr/testify/assert"
 )
@@ -10,7 +11,7 @@ import (
 func TestZoneName(t *testing.T) {
 	tokyo, err := time.LoadLocation("Asia/Tokyo")
 	if err != nil {
-		t.Skip("no tzdata")
+		t.Fatalf("time/tzdata is linked in: %v", err)
 	}
 	assert.Equal(t, "UTC", zoneName(nil))
 	assert.Equal(t, "UTC", zoneName(time.UTC))

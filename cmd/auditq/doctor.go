@@ -29,6 +29,7 @@ import (
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/otelbridge"
 )
 
 // Doctor defaults: the local stack's collector (scripts/stack.sh).
@@ -548,23 +549,32 @@ func checkDecision(ctx context.Context, st *audit.Store, f *doctorFlags, otlp ta
 			Fix: "check OTEL_EXPORTER_OTLP_ENDPOINT / --otlp-endpoint (host:port or http(s)://host:port) and OTEL_EXPORTER_OTLP_HEADERS (key=value,…)"}
 	}
 	defer func() { _ = exp.Shutdown(context.Background()) }()
+	// The exporter's own view of the collector (otelbridge.Check reads the
+	// endpoint and the OTEL_EXPORTER_OTLP_* variables as the exporter does):
+	// a TLS mismatch, an unreachable port or a refused token, with its fix.
+	checkCfg := otelbridge.Config{}
+	if !strings.HasPrefix(otlp.from, "$") {
+		checkCfg.Endpoint = otlp.value
+	}
+	if err := otelbridge.Check(exportCtx, checkCfg); err != nil {
+		return doctorCheck{Name: "decision", Status: statusFail, Detail: fmt.Sprintf("the collector at %s cannot take the test decision: %v", endpoint, err), Fix: exportFix(err)}
+	}
 
 	rec := tracetest.NewSpanRecorder()
 	res := resource.NewSchemaless(semconv.ServiceName(doctorAgent))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithResource(res), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	// The decision record's own encoder, as the executor writes it.
+	rec0 := gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionAllow,
+		Reason: "auditq doctor: end-to-end test decision", Risk: gate.RiskSafe}
+	attrs := rec0.Attributes([]attribute.KeyValue{
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(doctorTool),
+		semconv.GenAIAgentName(doctorAgent),
+		gate.AttrRunID.String(runID),
+		attribute.String(string(semconv.GenAIToolCallArgumentsKey), `{}`),
+	}, 0)
 	_, span := tp.Tracer("github.com/toolgate/toolgate/cmd/auditq").Start(ctx, "execute_tool "+doctorTool,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(
-			semconv.GenAIOperationNameExecuteTool,
-			semconv.GenAIToolName(doctorTool),
-			semconv.GenAIAgentName(doctorAgent),
-			gate.AttrGated.Bool(true),
-			gate.AttrAction.String("allow"),
-			gate.AttrReason.String("auditq doctor: end-to-end test decision"),
-			gate.AttrRiskLevel.String("safe"),
-			gate.AttrRunID.String(runID),
-			attribute.String(string(semconv.GenAIToolCallArgumentsKey), `{}`),
-		))
+		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	span.End()
 	_ = tp.Shutdown(ctx)
 
@@ -604,20 +614,21 @@ func checkDecision(ctx context.Context, st *audit.Store, f *doctorFlags, otlp ta
 	}
 }
 
-// exportFix names the fix for an OTLP export failure.
+// exportFix names the fix for an OTLP failure: otelbridge.Check's kind of
+// failure, or the gRPC status of a failed export.
 func exportFix(err error) string {
-	msg := err.Error()
+	const credentials = "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer TOKEN' (the collector's bearer token, TOOLGATE_OTLP_TOKEN) or the client certificate (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY)"
+	switch {
+	case errors.Is(err, otelbridge.ErrUnauthenticated):
+		return credentials
+	case errors.Is(err, otelbridge.ErrTLSMismatch), errors.Is(err, otelbridge.ErrCertificate), errors.Is(err, otelbridge.ErrHandshake):
+		return "TLS mismatch: for a plaintext collector use an http:// endpoint or OTEL_EXPORTER_OTLP_INSECURE=true; for a TLS collector use https:// and trust its CA (OTEL_EXPORTER_OTLP_CERTIFICATE=ca.pem)"
+	case errors.Is(err, otelbridge.ErrUnreachable), errors.Is(err, otelbridge.ErrNotGRPC):
+		return "check the OTLP/gRPC endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or --otlp-endpoint; the local stack's is " + defaultOTLPEndpoint + ", TOOLGATE_OTELCOL_GRPC) and whether it is plaintext (http://, OTEL_EXPORTER_OTLP_INSECURE=true) or TLS (https://)"
+	}
 	switch status.Code(errors.Unwrap(err)) {
 	case codes.Unauthenticated, codes.PermissionDenied:
-		return "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer TOKEN' (the collector's bearer token, TOOLGATE_OTLP_TOKEN) or the client certificate (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY)"
-	}
-	switch {
-	case strings.Contains(msg, "Unauthenticated") || strings.Contains(msg, "PermissionDenied"):
-		return "the collector wants credentials: set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer TOKEN' (the collector's bearer token, TOOLGATE_OTLP_TOKEN) or the client certificate (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE / _CLIENT_KEY)"
-	case strings.Contains(msg, "handshake") || strings.Contains(msg, "tls:") || strings.Contains(msg, "x509"):
-		return "TLS mismatch: for a plaintext collector use an http:// endpoint or OTEL_EXPORTER_OTLP_INSECURE=true; for a TLS collector use https:// and trust its CA (OTEL_EXPORTER_OTLP_CERTIFICATE=ca.pem)"
-	case strings.Contains(msg, "connection refused") || strings.Contains(msg, "Unavailable") || strings.Contains(msg, "DeadlineExceeded") || strings.Contains(msg, "deadline exceeded"):
-		return "check the OTLP/gRPC endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or --otlp-endpoint; the local stack's is " + defaultOTLPEndpoint + ", TOOLGATE_OTELCOL_GRPC) and whether it is plaintext (http://, OTEL_EXPORTER_OTLP_INSECURE=true) or TLS (https://)"
+		return credentials
 	}
 	return "check OTEL_EXPORTER_OTLP_ENDPOINT / --otlp-endpoint, OTEL_EXPORTER_OTLP_HEADERS and the collector's log"
 }
