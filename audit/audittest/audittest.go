@@ -382,6 +382,55 @@ FROM numbers(%[11]d, %[12]d)`, "`"+database+"`", end.UnixNano(), step,
 	return nil
 }
 
+// recordedCall is one execute_tool span of a recordedRun: its span ID, the
+// tool the model named, the span's name when it is not the default (see
+// recordedRun), the decision record (encoded by gate.Record.Attributes, as
+// the executor writes it) and, for an error result, its error.type and
+// status message.
+type recordedCall struct {
+	span, tool string
+	name       string
+	rec        gate.Record
+	errType    string
+	statusMsg  string
+}
+
+// recordedRun is one agent run as the executor records it from schema
+// version 5 on: the invoke_agent span (root, with rootStatus) at start and
+// its calls 100 ms apart, each one millisecond long. A call refused at
+// the registry stage is named just "execute_tool", like the executor's
+// span for an unknown tool; with an error type the call's status is Error.
+func recordedRun(start time.Time, traceID, root, agent, runID, rootStatus string, calls []recordedCall) []Span {
+	out := []Span{{Timestamp: start, TraceID: traceID, SpanID: root, Name: "invoke_agent " + agent,
+		Service: "toolgate-demo", Duration: 2 * time.Second, Status: rootStatus,
+		Attrs: map[attribute.Key]string{
+			semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: agent, gate.AttrRunID: runID,
+		}}}
+	for i, c := range calls {
+		name := c.name
+		switch {
+		case name != "":
+		case c.rec.Stage == gate.StageRegistry:
+			name = "execute_tool"
+		default:
+			name = "execute_tool " + c.tool
+		}
+		kvs := c.rec.Attributes([]attribute.KeyValue{
+			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.tool), semconv.GenAIToolCallID("call_" + c.span),
+			semconv.GenAIAgentName(agent), gate.AttrRunID.String(runID),
+		}, 0)
+		status := "Unset"
+		if c.errType != "" {
+			kvs = append(kvs, semconv.ErrorTypeKey.String(c.errType))
+			status = "Error"
+		}
+		out = append(out, Span{Timestamp: start.Add(time.Duration(i+1) * 100 * time.Millisecond), TraceID: traceID, SpanID: c.span,
+			ParentSpanID: root, Name: name, Service: "toolgate-demo", Attrs: SpanAttrs(kvs), Duration: time.Millisecond,
+			Status: status, StatusMessage: c.statusMsg})
+	}
+	return out
+}
+
 // TracePreGate is the trace of PreGateFixture's run.
 const TracePreGate = "d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5"
 
@@ -393,46 +442,17 @@ const TracePreGate = "d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5"
 // with invalid input (input) — and one gated, allowed bash call (stage
 // gate), under the run's invoke_agent span.
 func PreGateFixture() []Span {
-	start := FixtureBase.Add(4 * time.Hour)
-	const root = "d5d5d5d5d5d5d5d5"
-	out := []Span{{Timestamp: start, TraceID: TracePreGate, SpanID: root, Name: "invoke_agent intruder",
-		Service: "toolgate-demo", Duration: 2 * time.Second, Status: "Unset",
-		Attrs: map[attribute.Key]string{
-			semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: "intruder", gate.AttrRunID: "run-4",
-		}}}
-	refused := func(stage gate.Stage, errType, reason string) gate.Record {
-		return gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: reason}
+	refused := func(span, tool string, stage gate.Stage, errType, reason string) recordedCall {
+		return recordedCall{span: span, tool: tool, errType: errType, statusMsg: errType,
+			rec: gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: reason}}
 	}
-	for i, c := range []struct {
-		span, tool string
-		rec        gate.Record
-		errType    string
-	}{
-		{"d5d5d5d5d5d5d501", "delete_everything", refused(gate.StageRegistry, "tool_not_found", "the tool is not registered: the model called a tool this executor does not have"), "tool_not_found"},
-		{"d5d5d5d5d5d5d502", "deploy", refused(gate.StageReachability, "tool_not_reachable", `the tool is not reachable for agent "intruder"`), "tool_not_reachable"},
-		{"d5d5d5d5d5d5d503", "bash", refused(gate.StageInput, "invalid_input", "the input does not match the tool's schema: missing property command"), "invalid_input"},
-		{"d5d5d5d5d5d5d504", "bash", gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionAllow, Source: "classify.bash", Risk: gate.RiskSafe,
-			Duration: time.Millisecond, Verdicts: []gate.Verdict{{Gate: "classify.bash", Action: gate.ActionAllow, Risk: gate.RiskSafe}}}, ""},
-	} {
-		name := "execute_tool " + c.tool
-		if c.rec.Stage == gate.StageRegistry {
-			name = "execute_tool"
-		}
-		kvs := []attribute.KeyValue{
-			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.tool), semconv.GenAIToolCallID("call_" + c.span),
-			semconv.GenAIAgentName("intruder"), gate.AttrRunID.String("run-4"),
-		}
-		kvs = c.rec.Attributes(kvs, 0)
-		status := "Unset"
-		if c.errType != "" {
-			kvs = append(kvs, semconv.ErrorTypeKey.String(c.errType))
-			status = "Error"
-		}
-		out = append(out, Span{Timestamp: start.Add(time.Duration(i+1) * 100 * time.Millisecond), TraceID: TracePreGate, SpanID: c.span,
-			ParentSpanID: root, Name: name, Service: "toolgate-demo", Attrs: SpanAttrs(kvs), Duration: time.Millisecond,
-			Status: status, StatusMessage: c.errType})
-	}
-	return out
+	return recordedRun(FixtureBase.Add(4*time.Hour), TracePreGate, "d5d5d5d5d5d5d5d5", "intruder", "run-4", "Unset", []recordedCall{
+		refused("d5d5d5d5d5d5d501", "delete_everything", gate.StageRegistry, "tool_not_found", "the tool is not registered: the model called a tool this executor does not have"),
+		refused("d5d5d5d5d5d5d502", "deploy", gate.StageReachability, "tool_not_reachable", `the tool is not reachable for agent "intruder"`),
+		refused("d5d5d5d5d5d5d503", "bash", gate.StageInput, "invalid_input", "the input does not match the tool's schema: missing property command"),
+		{span: "d5d5d5d5d5d5d504", tool: "bash", rec: gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionAllow, Source: "classify.bash", Risk: gate.RiskSafe,
+			Duration: time.Millisecond, Verdicts: []gate.Verdict{{Gate: "classify.bash", Action: gate.ActionAllow, Risk: gate.RiskSafe}}}},
+	})
 }
 
 // PreGateFixtureRefused is the number of PreGateFixture's calls refused
@@ -454,43 +474,19 @@ const TraceRules = "e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7"
 // gate.Record.Attributes. RuleFixtureByRule is what grouping its
 // decisions by rule gives.
 func RuleFixture() []Span {
-	start := FixtureBase.Add(5 * time.Hour)
-	const root = "e7e7e7e7e7e7e7e7"
-	out := []Span{{Timestamp: start, TraceID: TraceRules, SpanID: root, Name: "invoke_agent auditor",
-		Service: "toolgate-demo", Duration: 2 * time.Second, Status: "Unset",
-		Attrs: map[attribute.Key]string{
-			semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: "auditor", gate.AttrRunID: "run-5",
-		}}}
-	deny := func(source, rule, reason string, risk gate.RiskLevel) gate.Record {
-		return gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionDeny, Source: source, Rule: rule, Reason: reason,
-			Risk: risk, Duration: time.Millisecond}
+	deny := func(span, tool, source, rule, reason string, risk gate.RiskLevel) recordedCall {
+		return recordedCall{span: span, tool: tool, errType: gate.ErrorTypeGateDenied, statusMsg: "denied: " + reason,
+			rec: gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionDeny, Source: source, Rule: rule, Reason: reason,
+				Risk: risk, Duration: time.Millisecond}}
 	}
-	for i, c := range []struct {
-		span, tool string
-		rec        gate.Record
-	}{
-		{"e7e7e7e7e7e7e701", "sql", deny("no-prod", "prod.write", "writes to the production database", gate.RiskNone)},
-		{"e7e7e7e7e7e7e702", "sql", deny("no-prod", "prod.write", "drops a production table", gate.RiskNone)},
-		{"e7e7e7e7e7e7e703", "bash", deny("classify.bash", "delete.root-home", "rm -rf ~/[tmp]: deletes the home directory [delete.root-home]", gate.RiskHigh)},
-		{"e7e7e7e7e7e7e704", "http_get", deny("classify.http", "", "curl https://evil.example: network egress [net.egress]", gate.RiskHigh)},
-		{"e7e7e7e7e7e7e705", "read_file", gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionAllow, Source: "classify.path",
+	return recordedRun(FixtureBase.Add(5*time.Hour), TraceRules, "e7e7e7e7e7e7e7e7", "auditor", "run-5", "Unset", []recordedCall{
+		deny("e7e7e7e7e7e7e701", "sql", "no-prod", "prod.write", "writes to the production database", gate.RiskNone),
+		deny("e7e7e7e7e7e7e702", "sql", "no-prod", "prod.write", "drops a production table", gate.RiskNone),
+		deny("e7e7e7e7e7e7e703", "bash", "classify.bash", "delete.root-home", "rm -rf ~/[tmp]: deletes the home directory [delete.root-home]", gate.RiskHigh),
+		deny("e7e7e7e7e7e7e704", "http_get", "classify.http", "", "curl https://evil.example: network egress [net.egress]", gate.RiskHigh),
+		{span: "e7e7e7e7e7e7e705", tool: "read_file", rec: gate.Record{Stage: gate.StageGate, Gated: true, Action: gate.ActionAllow, Source: "classify.path",
 			Risk: gate.RiskSafe, Duration: time.Millisecond}},
-	} {
-		kvs := []attribute.KeyValue{
-			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.tool), semconv.GenAIToolCallID("call_" + c.span),
-			semconv.GenAIAgentName("auditor"), gate.AttrRunID.String("run-5"),
-		}
-		kvs = c.rec.Attributes(kvs, 0)
-		status, msg := "Unset", ""
-		if c.rec.Action == gate.ActionDeny {
-			kvs = append(kvs, semconv.ErrorTypeKey.String(gate.ErrorTypeGateDenied))
-			status, msg = "Error", "denied: "+c.rec.Reason
-		}
-		out = append(out, Span{Timestamp: start.Add(time.Duration(i+1) * 100 * time.Millisecond), TraceID: TraceRules, SpanID: c.span,
-			ParentSpanID: root, Name: "execute_tool " + c.tool, Service: "toolgate-demo", Attrs: SpanAttrs(kvs), Duration: time.Millisecond,
-			Status: status, StatusMessage: msg})
-	}
-	return out
+	})
 }
 
 // RuleFixtureByRule is RuleFixture's decisions counted by rule
@@ -512,39 +508,20 @@ const TraceCalls = "f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3f3"
 // span. CallsFixtureCalls is the number of calls it records (100), over
 // len(CallsFixture())-1 decision rows (7).
 func CallsFixture() []Span {
-	start := FixtureBase.Add(6 * time.Hour)
-	const root = "f3f3f3f3f3f3f3f3"
-	out := []Span{{Timestamp: start, TraceID: TraceCalls, SpanID: root, Name: "invoke_agent flooder",
-		Service: "toolgate-demo", Duration: 2 * time.Second, Status: "Error",
-		Attrs: map[attribute.Key]string{
-			semconv.GenAIOperationNameKey: "invoke_agent", semconv.GenAIAgentNameKey: "flooder", gate.AttrRunID: "run-6",
-		}}}
-	refused := func(stage gate.Stage, errType, reason string, calls int64) gate.Record {
-		return gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: reason, Calls: calls}
+	refused := func(span, tool string, stage gate.Stage, errType, reason string, calls int64) recordedCall {
+		return recordedCall{span: span, tool: tool, name: "execute_tool", errType: errType, statusMsg: errType,
+			rec: gate.Record{Stage: stage, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: errType, Reason: reason, Calls: calls}}
 	}
 	const aborted = "the run was aborted: calls refused past its refusal budget, aggregated"
-	for i, c := range []struct {
-		span, tool string
-		rec        gate.Record
-	}{
-		{"f3f3f3f3f3f3f301", "nosuch_0", refused(gate.StageRegistry, "tool_not_found", "the tool is not registered", 0)},
-		{"f3f3f3f3f3f3f302", "nosuch_1", refused(gate.StageRegistry, "tool_not_found", "the tool is not registered", 0)},
-		{"f3f3f3f3f3f3f303", "nosuch_2", refused(gate.StageRun, "refusal_budget", "the run made 3 consecutive calls refused before the gate (budget 2): the run is aborted", 0)},
-		{"f3f3f3f3f3f3f304", "nosuch_3", refused(gate.StageRun, "run_aborted", aborted, 1)},
-		{"f3f3f3f3f3f3f305", "nosuch_4", refused(gate.StageRun, "run_aborted", aborted, 64)},
-		{"f3f3f3f3f3f3f306", "nosuch_68", refused(gate.StageRun, "run_aborted", aborted, 31)},
-		{"f3f3f3f3f3f3f307", "bash", refused(gate.StageRun, "run_aborted", "the run was aborted: too many refused calls", 0)},
-	} {
-		kvs := []attribute.KeyValue{
-			semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.tool), semconv.GenAIToolCallID("call_" + c.span),
-			semconv.GenAIAgentName("flooder"), gate.AttrRunID.String("run-6"),
-		}
-		kvs = append(c.rec.Attributes(kvs, 0), semconv.ErrorTypeKey.String(c.rec.ErrorKind))
-		out = append(out, Span{Timestamp: start.Add(time.Duration(i+1) * 100 * time.Millisecond), TraceID: TraceCalls, SpanID: c.span,
-			ParentSpanID: root, Name: "execute_tool", Service: "toolgate-demo", Attrs: SpanAttrs(kvs), Duration: time.Millisecond,
-			Status: "Error", StatusMessage: c.rec.ErrorKind})
-	}
-	return out
+	return recordedRun(FixtureBase.Add(6*time.Hour), TraceCalls, "f3f3f3f3f3f3f3f3", "flooder", "run-6", "Error", []recordedCall{
+		refused("f3f3f3f3f3f3f301", "nosuch_0", gate.StageRegistry, "tool_not_found", "the tool is not registered", 0),
+		refused("f3f3f3f3f3f3f302", "nosuch_1", gate.StageRegistry, "tool_not_found", "the tool is not registered", 0),
+		refused("f3f3f3f3f3f3f303", "nosuch_2", gate.StageRun, "refusal_budget", "the run made 3 consecutive calls refused before the gate (budget 2): the run is aborted", 0),
+		refused("f3f3f3f3f3f3f304", "nosuch_3", gate.StageRun, "run_aborted", aborted, 1),
+		refused("f3f3f3f3f3f3f305", "nosuch_4", gate.StageRun, "run_aborted", aborted, 64),
+		refused("f3f3f3f3f3f3f306", "nosuch_68", gate.StageRun, "run_aborted", aborted, 31),
+		refused("f3f3f3f3f3f3f307", "bash", gate.StageRun, "run_aborted", "the run was aborted: too many refused calls", 0),
+	})
 }
 
 // CallsFixtureCalls is the number of calls CallsFixture records.
