@@ -131,13 +131,17 @@
 // consecutive calls that do not run — refused before the gate, denied by
 // it, asks declined — and only a call whose tool runs resets the count;
 // the next one aborts the run with one decision saying why (gate.error
-// refusal_budget). Past it, the run's calls are aggregated — the first
-// gets a span, then one span per AggregateRefusals (64) calls, and Run.End
-// records the rest — each span carrying the number of calls it records in
-// gate.calls (gate.Record.Calls of the span's record). So a run of calls
-// that do not run spends at most budget + 1 spans plus one per 64 calls,
-// and the sum of gate.calls (1 when absent) over a run's execute_tool
-// spans is its number of calls. A model that interleaves calls that run
+// refusal_budget). Past it, the run's calls are aggregated per tool name
+// — each tool's first gets a span, then one span per AggregateRefusals
+// (64) calls to that tool, and Run.End records the rest, one span per
+// tool — each span carrying the tool's name and the number of calls it
+// records in gate.calls (gate.Record.Calls of the span's record); past
+// AggregateToolNames (16) names, the other calls share one group without
+// gen_ai.tool.name. Calls after Run.End are not held back: one span each.
+// So a run of calls that do not run spends at most budget + 1 spans plus
+// one per tool and one per 64 calls, the sum of gate.calls (1 when
+// absent) over a run's execute_tool spans is its number of calls, and
+// summed by gen_ai.tool.name it is the calls made to each tool. A model that interleaves calls that run
 // spends one span per call, like any busy agent: the export queue
 // (otelbridge.BatchProcessor) then keeps denials, approvals and rewrites
 // last and counts every drop.

@@ -53,9 +53,10 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	} else {
 		toolName = shortName(toolName)
 	}
-	// Past its refusal budget, an aborted run's calls share spans
-	// (refusals.go).
-	agg, skip := e.aggregate(ctx, r)
+	toolName = gate.SafeText(toolName, gate.MaxNameBytes)
+	// Past its refusal budget, an aborted run's calls to one tool share
+	// spans (refusals.go).
+	agg, skip := e.aggregate(ctx, r, spanName, toolType, toolName)
 	if skip {
 		return e.skipped(ctx, r, call)
 	}
@@ -66,7 +67,7 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	ss := spanStarts.Get().(*spanStart)
 	ss.attrs = [...]attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
-		semconv.GenAIToolName(gate.SafeText(toolName, gate.MaxNameBytes)),
+		semconv.GenAIToolName(toolName),
 		semconv.GenAIToolCallID(gate.SafeText(call.ID, gate.MaxNameBytes)),
 	}
 	ctx, link := r.parentOf(ctx)

@@ -139,9 +139,13 @@ func WithAbortOnDeny(on bool) Option {
 // budget aborts the run (Run.Err wraps ErrRefusalBudget) with one decision
 // saying why (gate.error=refusal_budget; gate.stage=run, or the gate's own
 // record when a gate denied it). From then on every call of the run is
-// refused at gate.stage=run and aggregated: one span per AggregateRefusals
-// calls, carrying their number in gate.calls (gate.Record.Calls), the
-// tool name and call ID of the first; Run.End records what is left.
+// refused at gate.stage=run and aggregated per tool name: each tool's first
+// such call gets its own span, then one span per AggregateRefusals calls to
+// that tool, carrying their number in gate.calls (gate.Record.Calls), the
+// tool's name and the call ID of the call that completed the group; past
+// AggregateToolNames distinct names, the other calls share one group whose
+// spans carry no gen_ai.tool.name. Run.End records what is left (one span
+// per group); calls after End are not held back (one span each).
 // Default DefaultRefusalBudget; n == 0 keeps the default; n < 0 turns the
 // budget off (every call keeps its own span, however many the model makes;
 // a replay of recorded calls does this, see package replay).

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,13 +28,32 @@ const DefaultRefusalBudget = 64
 // budget, share one span (see WithRefusalBudget).
 const AggregateRefusals = 64
 
+// AggregateToolNames is how many distinct tool names an aborted run's
+// aggregated refusals are grouped by: each of the first AggregateToolNames
+// names seen past the budget has its own group, whose spans carry that
+// gen_ai.tool.name and its count (gate.calls); calls to any further name
+// share one group whose spans carry no gen_ai.tool.name. So the per-tool
+// sums of gate.calls are the calls made to each tool, and a run's pending
+// refusals take bounded memory (names bounded by gate.MaxNameBytes).
+const AggregateToolNames = 16
+
 // refusals is a run's count of consecutive calls that did not run and
-// its aggregated refusals not yet recorded on a span.
+// its aggregated refusals not yet recorded on a span, grouped by tool.
 type refusals struct {
-	consec  atomic.Int64 // consecutive calls that did not run (reset by a call that ran)
-	mu      sync.Mutex
-	started bool  // an aggregated span was emitted
-	pending int64 // aggregated calls not yet on a span
+	consec atomic.Int64 // consecutive calls that did not run (reset by a call that ran)
+	mu     sync.Mutex
+	ended  bool                     // End flushed: later calls are not held back
+	groups map[string]*refusalGroup // by gen_ai.tool.name (bounded, see AggregateToolNames)
+	other  refusalGroup             // calls to names past AggregateToolNames: no tool name
+}
+
+// refusalGroup is the aggregated refusals of one tool name: the span name,
+// tool type and (bounded) tool name its spans carry.
+type refusalGroup struct {
+	spanName, toolType, toolName string
+	named                        bool  // toolName is the group's (even ""): false for the nameless group
+	started                      bool  // the group's first call had its own span
+	pending                      int64 // calls not yet on a span
 }
 
 // refusedCall counts one call that did not run — refused before the gate,
@@ -70,25 +91,53 @@ func (r *Run) ranCall() { r.state.refused.consec.Store(0) }
 
 // aggregate decides, before a call's span starts, whether the call is one
 // of the aggregated refusals of an aborted run past its budget: any call
-// (none of them runs) in a run that is aborted and whose last calls, more
-// than its budget, did not run. It returns 0 for an ordinary call;
-// otherwise the number of calls the call's span records (n > 0), or skip
-// true when the call gets no span (it is counted in the next one).
-func (e *Executor) aggregate(ctx context.Context, r *Run) (n int64, skip bool) {
+// (none of them runs) in a run that is aborted, not yet ended, and whose
+// last calls, more than its budget, did not run. spanName, toolType and
+// toolName (bounded by gate.SafeText) are the call's span identity: calls
+// are grouped by toolName (see AggregateToolNames). It returns 0 for an
+// ordinary call; otherwise the number of calls of the call's own tool
+// that the call's span records (n > 0), or skip true when the call gets
+// no span (it is counted in a later span of its group). A group past
+// AggregateToolNames has no tool name: it is recorded on a span of its
+// own (no call's) each AggregateRefusals calls.
+func (e *Executor) aggregate(ctx context.Context, r *Run, spanName, toolType, toolName string) (n int64, skip bool) {
 	budget := e.cfg.refusalBudget
 	rs := &r.state.refused
 	if budget < 0 || r.Err() == nil || rs.consec.Load() <= int64(budget) || ctx.Err() != nil {
 		return 0, false
 	}
-	rs.consec.Add(1)
 	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.pending++
-	if rs.started && rs.pending < AggregateRefusals {
+	if rs.ended {
+		rs.mu.Unlock()
+		return 0, false // after End nothing is held back: an ordinary refusal
+	}
+	rs.consec.Add(1)
+	g := rs.groups[toolName]
+	if g == nil && len(rs.groups) < AggregateToolNames {
+		if rs.groups == nil {
+			rs.groups = make(map[string]*refusalGroup, 4)
+		}
+		g = &refusalGroup{spanName: spanName, toolType: toolType, toolName: toolName, named: true}
+		rs.groups[toolName] = g
+	}
+	if g == nil { // past AggregateToolNames names: the nameless group
+		rs.other.pending++
+		if rs.other.pending < AggregateRefusals {
+			rs.mu.Unlock()
+			return 0, true
+		}
+		n, rs.other.pending = rs.other.pending, 0
+		rs.mu.Unlock()
+		r.emitGroup(refusalGroup{spanName: "execute_tool", toolType: ToolTypeFunction}, n)
 		return 0, true
 	}
-	rs.started = true
-	n, rs.pending = rs.pending, 0
+	defer rs.mu.Unlock()
+	g.pending++
+	if g.started && g.pending < AggregateRefusals {
+		return 0, true
+	}
+	g.started = true
+	n, g.pending = g.pending, 0
 	return n, false
 }
 
@@ -120,17 +169,36 @@ func (e *Executor) abortedResult(r *Run, call ToolCall) ToolResult {
 	return res
 }
 
-// flushRefusals records the aggregated refusals no span holds yet as one
-// execute_tool span under the run span (when started). End calls it.
+// flushRefusals records the aggregated refusals no span holds yet, one
+// execute_tool span per group (its tool name and count; the nameless
+// group last), under the run span (when started), and stops holding back:
+// later calls each get their own span. End calls it.
 func (r *Run) flushRefusals() {
 	rs := &r.state.refused
 	rs.mu.Lock()
-	n := rs.pending
-	rs.pending = 0
-	rs.mu.Unlock()
-	if n == 0 {
-		return
+	rs.ended = true
+	var flush []refusalGroup
+	for _, g := range rs.groups {
+		if g.pending > 0 {
+			flush = append(flush, *g)
+			g.pending = 0
+		}
 	}
+	slices.SortFunc(flush, func(a, b refusalGroup) int { return strings.Compare(a.toolName, b.toolName) })
+	if rs.other.pending > 0 {
+		flush = append(flush, refusalGroup{spanName: "execute_tool", toolType: ToolTypeFunction, pending: rs.other.pending})
+		rs.other.pending = 0
+	}
+	rs.mu.Unlock()
+	for _, g := range flush {
+		r.emitGroup(g, g.pending)
+	}
+}
+
+// emitGroup records n aggregated refusals of group g as one execute_tool
+// span under the run span (when started): g's span name, tool type and
+// tool name (none for the nameless group), gate.calls = n.
+func (r *Run) emitGroup(g refusalGroup, n int64) {
 	e := r.agent.ex
 	ctx := context.Background()
 	if s := r.state.span.started.Load(); s != nil {
@@ -138,11 +206,16 @@ func (r *Run) flushRefusals() {
 	}
 	rec := e.refused(gate.StageRun, ErrorTypeRunAborted, "the run was aborted: calls refused past its refusal budget, aggregated")
 	rec.Calls = n
-	attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolType(ToolTypeFunction)}
+	attrs := make([]attribute.KeyValue, 0, 16)
+	attrs = append(attrs, semconv.GenAIOperationNameExecuteTool)
+	if g.named {
+		attrs = append(attrs, semconv.GenAIToolName(g.toolName))
+	}
+	attrs = append(attrs, semconv.GenAIToolType(g.toolType))
 	attrs = append(attrs, r.attrs...)
 	attrs = rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
 	attrs = append(attrs, semconv.ErrorTypeKey.String(ErrorTypeRunAborted))
-	_, span := e.tracer.Start(ctx, "execute_tool", trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	_, span := e.tracer.Start(ctx, g.spanName, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	span.SetStatus(codes.Error, ErrorTypeRunAborted)
 	span.End()
 }

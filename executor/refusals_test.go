@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -145,10 +146,11 @@ func TestRefusalBudget(t *testing.T) {
 	assert.Equal(t, int64(calls), total, "every call is accounted for")
 	assert.Equal(t, 1, budgetDecisions, "one decision says why")
 	// 2×budget refusals, the allowed call, the budget's decision, the
-	// first aggregated call; then 2 full aggregates and End's remainder
-	// of 5 (the real call among them).
-	assert.Equal(t, 2*budget+3, own)
-	assert.Len(t, ds, 2*budget+3+3)
+	// first aggregated call of each tool (nosuch, then bash: refusals are
+	// grouped per tool); then 2 full aggregates of nosuch and End's
+	// remainder of 4 (the real bash call has its own span).
+	assert.Equal(t, 2*budget+4, own)
+	assert.Len(t, ds, 2*budget+4+3)
 	assert.Equal(t, int64(calls), traces.Load(), "the trace hook sees every call")
 }
 
@@ -171,7 +173,10 @@ func TestRefusalBudgetOff(t *testing.T) {
 // batches, any refusal budget — the decision spans the executor exports
 // record exactly the calls made (one each, or gate.calls on aggregated
 // refusals), each with a gate.stage and a gate.action, and every denial
-// with sampling.priority.
+// with sampling.priority. Per tool: the gate.calls of the spans named
+// after a tool sum to the calls made to it, the spans without a tool name
+// (past AggregateToolNames names) to the rest; and with End anywhere,
+// every call after it has its own span (nothing is held back).
 func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		budget := rapid.SampledFrom([]int{-1, 1, 2, 5, 0}).Draw(rt, "budget")
@@ -186,11 +191,25 @@ func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
 		drawCall := rapid.Custom(func(t *rapid.T) executor.ToolCall {
-			name := rapid.SampledFrom([]string{"bash", "bash", "read", "deploy", "nosuch", ""}).Draw(t, "tool")
+			name := rapid.SampledFrom([]string{"bash", "bash", "read", "deploy", "nosuch", "", "x"}).Draw(t, "tool")
+			if name == "x" { // many names: past AggregateToolNames, the nameless group
+				name = fmt.Sprintf("x%d", rapid.IntRange(0, executor.AggregateToolNames+3).Draw(t, "x"))
+			}
 			in := rapid.SampledFrom([]string{`{"command":"ls"}`, `{"command":"rm -rf /"}`, `{}`, `not json`, `{"command":1}`}).Draw(t, "input")
 			return call("c", name, in)
 		})
 		n := 0
+		perTool := map[string]int64{}
+		ended, afterEnd := -1, 0 // decision spans at the first End; calls after it
+		count := func(calls ...executor.ToolCall) {
+			n += len(calls)
+			if ended >= 0 {
+				afterEnd += len(calls)
+			}
+			for _, c := range calls {
+				perTool[c.Name]++
+			}
+		}
 		for _, op := range rapid.SliceOfN(rapid.IntRange(0, 9), 1, 60).Draw(rt, "ops") {
 			ctx := context.Background()
 			if op == 0 {
@@ -199,10 +218,13 @@ func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 			switch {
 			case op == 1:
 				calls := rapid.SliceOfN(drawCall, 0, 12).Draw(rt, "batch")
-				n += len(calls)
+				count(calls...)
 				run.ExecuteBatch(ctx, calls)
 			case op == 2 && rapid.Bool().Draw(rt, "end"):
 				run.End()
+				if ended < 0 {
+					ended = len(decisionsOf(h.spans.GetSpans()))
+				}
 			case op == 3: // the red team's flood: denials, declined asks, refusals
 				shape := rapid.SampledFrom([]executor.ToolCall{call("d", "bash", `{"command":"rm -rf /"}`),
 					call("a", "read", `{"path":"x"}`), call("u", "nosuch", `{}`)}).Draw(rt, "flood")
@@ -210,11 +232,12 @@ func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 				for i := range calls {
 					calls[i] = shape
 				}
-				n += len(calls)
+				count(calls...)
 				run.ExecuteBatch(ctx, calls)
 			default:
-				n++
-				res := run.Execute(ctx, drawCall.Draw(rt, "call"))
+				c := drawCall.Draw(rt, "call")
+				count(c)
+				res := run.Execute(ctx, c)
 				if res.Gate.Stage == "" {
 					rt.Fatalf("a result without a stage: %+v", res)
 				}
@@ -233,6 +256,22 @@ func TestEveryCallIsOneDecisionProperty(t *testing.T) {
 		}
 		if total != int64(n) {
 			rt.Fatalf("%d calls, the spans record %d", n, total)
+		}
+		if ended >= 0 {
+			if got := len(decisionsOf(h.spans.GetSpans())) - ended; got != afterEnd {
+				rt.Fatalf("%d calls after End, %d spans after End", afterEnd, got)
+			}
+		}
+		sums := toolSums(h.spans.GetSpans())
+		var missing int64
+		for tool, made := range perTool {
+			if sums[tool] > made || (len(perTool) <= executor.AggregateToolNames && sums[tool] != made) {
+				rt.Fatalf("tool %q: %d calls, its spans record %d (all: %v)", tool, made, sums[tool], sums)
+			}
+			missing += made - sums[tool]
+		}
+		if missing != sums[noToolName] {
+			rt.Fatalf("%d calls not under their tool's name, the nameless spans record %d", missing, sums[noToolName])
 		}
 	})
 }
@@ -279,8 +318,9 @@ func TestRefusalBudgetCountsEveryCallThatDidNotRun(t *testing.T) {
 		{"declined asks", repeat(flood, step{read, `{"path":"x"}`}), false, true,
 			budget + 2 + ceilDiv(flood-budget-2, executor.AggregateRefusals)},
 		// Before: the gate denial reset the count, one span per call.
+		// Past the abort, each tool's refusals are their own group.
 		{"refusals interleaved with denials", repeat(flood/2, step{nosuch, `{}`}, step{"bash", rm}), false, true,
-			budget + 2 + ceilDiv(flood-budget-2, executor.AggregateRefusals)},
+			budget + 1 + groupSpans(ceilDiv(flood-budget-1, 2)) + groupSpans((flood-budget-1)/2)},
 		// F4: a call that runs resets the count: one span per call, no abort.
 		{"63 bogus + 1 that runs", repeat(flood/64, append(repeat(63, step{nosuch, `{}`}), step{"bash", ls})...), false, false,
 			flood / 64 * 64},
@@ -330,3 +370,7 @@ func TestRefusalBudgetCountsEveryCallThatDidNotRun(t *testing.T) {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// groupSpans is how many spans record k aggregated refusals of one tool:
+// the first its own, then one per AggregateRefusals (End the remainder).
+func groupSpans(k int) int { return 1 + ceilDiv(k-1, executor.AggregateRefusals) }

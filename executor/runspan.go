@@ -140,16 +140,19 @@ func (r *Run) SpanContext() trace.SpanContext {
 // (defer run.End()). A run aborted by WithAbortOnDeny or its refusal
 // budget ends with status Error and error.type run_aborted. End is
 // idempotent and safe for concurrent use; on a Task view it ends the run's
-// one span. It first records, as one span, the run's aggregated refusals
-// not yet on a span (WithRefusalBudget), at every call.
+// one span. It first records the run's aggregated refusals not yet on a
+// span (WithRefusalBudget), one span per tool name, each time it is
+// called; from then on nothing is held back: each later call of the run
+// gets its own span.
 //
 // End must be deferred right after Run (`run := agent.Run(id); defer
-// run.End()`): without End, up to AggregateRefusals-1 aggregated calls of
-// a run past its refusal budget are never recorded, and the run span is
-// never exported.
+// run.End()`): without End, up to AggregateRefusals-1 aggregated calls per
+// tool name of a run past its refusal budget are never recorded, and the
+// run span is never exported.
 //
-// Calls after End still run and are recorded (End does not refuse them:
-// a run is ended by its host, not by its model): their spans remain
+// Calls after End still run and are recorded, each on its own span, past
+// the refusal budget too (End does not refuse them: a run is ended by its
+// host, not by its model): their spans remain
 // children of the ended run span (the same trace; the run span's duration
 // does not cover them). When End came before any call, the first call
 // after it (or Context) starts the run span under its context and ends it
