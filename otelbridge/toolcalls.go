@@ -13,8 +13,9 @@ import (
 	"github.com/toolgate/toolgate/gate"
 )
 
-// DefaultToolCallCapacity is how many tool calls a [ToolCallIndex]
-// remembers by default.
+// DefaultToolCallCapacity is how many keys a [ToolCallIndex] remembers by
+// default; a call with a decision takes two (its key with its decision,
+// and under any decision).
 const DefaultToolCallCapacity = 1 << 16
 
 // ToolCallKey identifies one tool call for [ToolCallIndex]: the agent
