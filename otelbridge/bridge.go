@@ -49,10 +49,13 @@ const closedPerScope = 8
 //
 // No duplicates: a tool_call event whose call already has a span — one
 // with SpanID set (the executor's own ToolCallTrace), or one whose
-// agent, run, tool and toolCallId (a [ToolCallKey]: the ID alone is the
-// model's, reused across runs) the [ToolCallIndex] saw on an execute_tool
-// span (the executor's, or one bridged before: a repeated delivery) — is
-// counted in BridgeStats.Duplicates and not emitted. A tool_call event without a
+// agent, run, tool, toolCallId and decision (a [ToolCallKey]: the ID is
+// the model's, reused across runs and within one) the [ToolCallIndex] saw
+// on an execute_tool span (the executor's, or one bridged before: a
+// repeated delivery) — is counted in BridgeStats.Duplicates and not
+// emitted. A report with another decision under a reused ID is another
+// call and is emitted; one that carries no decision at all matches any
+// report of its call (it drops no decision). A tool_call event without a
 // toolCallId cannot be matched: the framework's events carry one only when
 // it runs its calls through toolgate's executor, which sets SpanID anyway.
 //

@@ -262,18 +262,30 @@ func TestBridgeNeverDuplicatesExecutorSpans(t *testing.T) {
 	_, live := p.Tracer("github.com/toolgate/toolgate/executor").Start(ctx, "execute_tool bash",
 		trace.WithAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName("bash"), semconv.GenAIToolCallID("call-1")))
 	live.SetAttributes(semconv.GenAIAgentName("a"), gate.AttrRunID.String("r"))
+	allowed := gate.Record{Gated: true, Action: gate.ActionAllow}
+	live.SetAttributes(allowed.Attributes(nil, 0)...)
 	live.End()
 
 	call := func(id, spanID string) Event {
 		return Event{Type: EventToolCall, RunID: "r", Agent: "a", StartMs: t0, EndMs: t0 + 1, Tool: "bash",
 			ToolCallID: id, SpanID: spanID, Gated: true, GateAction: "allow"}
 	}
+	// The model reuses call-1 for another call, which the gate denied: a
+	// different call, emitted.
+	reused := call("call-1", "")
+	reused.GateAction, reused.GateReason, reused.IsError = "deny", "rm -rf ~: deletes the home directory", true
+	// A framework's report of call-1 without any decision: the call the
+	// executor traced (it drops no decision).
+	bare := Event{Type: EventToolCall, RunID: "r", Agent: "a", StartMs: t0, EndMs: t0 + 1, Tool: "bash", ToolCallID: "call-1"}
 	tests := []struct {
 		name string
 		ev   Event
 		emit bool
 	}{
-		{"same tool-call ID as the live span", call("call-1", ""), false},
+		{"same tool-call ID and decision as the live span", call("call-1", ""), false},
+		{"same tool-call ID as the live span, another decision", reused, true},
+		{"the reused ID's denial delivered again", reused, false},
+		{"same tool-call ID, no decision", bare, false},
 		{"event that carries its span", call("call-9", live.SpanContext().SpanID().String()), false},
 		{"a call the executor did not run", call("call-2", ""), true},
 		{"the same event delivered again", call("call-2", ""), false},
@@ -287,12 +299,12 @@ func TestBridgeNeverDuplicatesExecutorSpans(t *testing.T) {
 		}
 		assert.Len(t, flushed(t, p, mem), want, tt.name)
 	}
-	assert.Equal(t, int64(3), b.Stats().Duplicates)
+	assert.Equal(t, int64(5), b.Stats().Duplicates)
 	ids := map[string]int{}
 	for _, s := range mem.GetSpans() {
 		ids[attrMap(s.Attributes)[semconv.GenAIToolCallIDKey].AsString()]++
 	}
-	assert.Equal(t, map[string]int{"call-1": 1, "call-2": 1, "": 1}, ids, "one span per tool call")
+	assert.Equal(t, map[string]int{"call-1": 2, "call-2": 1, "": 1}, ids, "one span per tool call")
 }
 
 func TestBridgeRunUnderCallerSpan(t *testing.T) {

@@ -258,16 +258,22 @@ func (e Event) Record() gate.Record {
 	}
 }
 
+// callKey is the event's tool call as the index knows it: its fields as
+// recorded on its span (safe), and its decision as gate.Record.Attributes
+// encodes it ("" — any decision — when the event carries none).
+func (e Event) callKey() ToolCallKey {
+	e = e.safe()
+	k := ToolCallKey{Agent: e.Agent, RunID: e.RunID, Tool: e.Tool, ID: e.ToolCallID}
+	if e.GateAction != "" || e.Gated {
+		rec := e.Record()
+		k.Decision = DecisionKey(rec.Attributes(nil, 0))
+	}
+	return k
+}
+
 // safe returns e with every identifying string valid UTF-8 and bounded
 // (gate.SafeText), as span names and attributes require. The decision's
 // strings are bounded by gate.Record.Attributes.
-// callKey is the event's tool call as the index knows it: its fields as
-// recorded on its span (safe).
-func (e Event) callKey() ToolCallKey {
-	e = e.safe()
-	return ToolCallKey{Agent: e.Agent, RunID: e.RunID, Tool: e.Tool, ID: e.ToolCallID}
-}
-
 func (e Event) safe() Event {
 	for _, p := range []*string{&e.RunID, &e.Agent, &e.TaskID, &e.Model, &e.Tool, &e.ToolCallID, &e.ErrorType, &e.TaskTitle} {
 		*p = gate.SafeText(*p, gate.MaxNameBytes)
