@@ -220,7 +220,7 @@ func TestMigrateBackfillsSpansWrittenBeforeTheView(t *testing.T) {
 	require.NoError(t, err)
 	// Step 1 finds the exporter's table and leaves it (and its rows) alone.
 	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7}, res.Applied)
-	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
+	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()
 	s, err := st.Stats(ctx, audit.StatsQuery{})

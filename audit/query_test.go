@@ -435,7 +435,7 @@ func TestBadQuerySurfacesClickHouseError(t *testing.T) {
 	env := audittest.Start(t)
 	ctx := context.Background()
 	// Tables missing: the error says so and keeps ClickHouse's code.
-	st, err := audit.Open(ctx, env.CH.ReaderDSN, audit.WithDatabase("missing"))
+	st, err := audit.Open(ctx, env.ReaderDSN, audit.WithDatabase("missing"))
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Decisions(ctx, audit.Filter{}, audit.Page{})

@@ -74,7 +74,7 @@ func TestMigrateUpgradesVersion5(t *testing.T) {
 	before := insertedAt(t, ctx, env.Writer, db)
 	total := len(before)
 
-	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
+	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Decisions(ctx, audit.Filter{}, audit.Page{})

@@ -45,7 +45,7 @@ func TestMigrateUpgradesVersion4(t *testing.T) {
 	before := insertedAt(t, ctx, env.Writer, db)
 	require.Len(t, before, total, "the version-4 view stores the refused calls too (they carry gate.action)")
 
-	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
+	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Decisions(ctx, audit.Filter{}, audit.Page{})

@@ -107,7 +107,7 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 	before := insertedAt(t, ctx, env.Writer, db)
 	require.Len(t, before, audittest.FixtureDecisions)
 
-	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
+	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()
 

@@ -1,8 +1,3 @@
-// Package audittest starts the embedded ClickHouse server for tests, applies
-// the audit migrations, and writes otel_traces rows shaped exactly like the
-// collector's clickhouse exporter (contrib v0.161.0) writes them: the same
-// columns, every attribute value a string, SpanKind and StatusCode as pdata
-// names (Internal, Error), IDs as lowercase hex.
 package audittest
 
 import (
@@ -12,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -22,45 +16,7 @@ import (
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/gate"
-	"github.com/toolgate/toolgate/internal/testenv"
 )
-
-// Env is a running embedded server with the audit schema applied.
-type Env struct {
-	CH *testenv.ClickHouse
-	// Writer is a writer-user connection (inserts, DDL).
-	Writer driver.Conn
-	// Store reads as the read-only user.
-	Store *audit.Store
-	// Database holds the tables ("otel").
-	Database string
-}
-
-// Start starts `auditq serve` (skipping without libchdb unless
-// TOOLGATE_INTEGRATION=1), migrates, and opens a reader store.
-func Start(t testing.TB, opts ...testenv.ClickHouseOption) *Env {
-	t.Helper()
-	ch := testenv.StartClickHouse(t, opts...)
-	ctx := context.Background()
-	o, err := clickhouse.ParseDSN(ch.WriterDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := clickhouse.Open(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	if _, err := audit.Migrate(ctx, w); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	st, err := audit.Open(ctx, ch.ReaderDSN)
-	if err != nil {
-		t.Fatalf("open reader: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return &Env{CH: ch, Writer: w, Store: st, Database: audit.DefaultDatabase}
-}
 
 // AttrString renders an attribute value the way the clickhouse exporter
 // stores it in SpanAttributes (pcommon Value.AsString, v1.67.0): a string

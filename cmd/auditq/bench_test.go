@@ -31,7 +31,7 @@ func BenchmarkCommands(b *testing.B) {
 			{"stats", "--by", "tool,action", "--every", "1h"},
 		} {
 			b.Run(state+"/"+strings.Join(args, "_"), func(b *testing.B) {
-				full := append(append([]string{}, args...), "--dsn", env.CH.ReaderDSN)
+				full := append(append([]string{}, args...), "--dsn", env.ReaderDSN)
 				var ds []time.Duration
 				for b.Loop() {
 					t0 := time.Now()

@@ -22,7 +22,7 @@ func TestGroupedRefusalsCountTheirCalls(t *testing.T) {
 	env := audittest.Start(t)
 	ctx := context.Background()
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, append(audittest.Fixture(), audittest.CallsFixture()...)))
-	window := []string{"--dsn", env.CH.ReaderDSN, "--since", "2026-11-28T00:00:00Z", "--until", "2026-11-29T00:00:00Z"}
+	window := []string{"--dsn", env.ReaderDSN, "--since", "2026-11-28T00:00:00Z", "--until", "2026-11-29T00:00:00Z"}
 	run := func(args ...string) string {
 		t.Helper()
 		var out bytes.Buffer

@@ -168,7 +168,7 @@ func TestOutdatedSchemaSaysMigrate(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, audittest.CreateAtVersion3(ctx, env.Writer, "old"))
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, "old", audittest.Fixture()))
-	reader := append([]string{"--dsn", env.CH.ReaderDSN, "--database", "old"}, fixtureRange...)
+	reader := append([]string{"--dsn", env.ReaderDSN, "--database", "old"}, fixtureRange...)
 
 	// Decisions and counts need the new columns (stats count calls, the
 	// Calls column of version 7: without it a grouped refusal would count
@@ -182,7 +182,7 @@ func TestOutdatedSchemaSaysMigrate(t *testing.T) {
 		assert.Empty(t, out.String(), args)
 	}
 
-	code, stderr := execAuditq(t, ctx, &out, "migrate", "--dsn", env.CH.WriterDSN, "--database", "old")
+	code, stderr := execAuditq(t, ctx, &out, "migrate", "--dsn", env.WriterDSN, "--database", "old")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\napplied migration 5 (stage)\napplied migration 6 (rule)\napplied migration 7 (calls)\nschema is at version 7\n", out.String())
 

@@ -78,7 +78,7 @@ func TestGolden(t *testing.T) {
 	env := audittest.Start(t)
 	ctx := context.Background()
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, audittest.Fixture()))
-	dsn := []string{"--dsn", env.CH.ReaderDSN}
+	dsn := []string{"--dsn", env.ReaderDSN}
 	q := func(args ...string) []string {
 		return append(append(append([]string{}, args...), dsn...), fixtureRange...)
 	}
@@ -178,7 +178,7 @@ func TestTableOutputWithoutTTY(t *testing.T) {
 	env := audittest.Start(t)
 	ctx := context.Background()
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, audittest.Fixture()))
-	args := append([]string{"decisions", "--dsn", env.CH.ReaderDSN}, fixtureRange...)
+	args := append([]string{"decisions", "--dsn", env.ReaderDSN}, fixtureRange...)
 
 	// Piped (a buffer): same bytes whatever the terminal settings say.
 	var plain bytes.Buffer
@@ -237,7 +237,7 @@ func TestStatsOnTerminal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tty := &fakeTTY{width: 120}
-			args := append(append(tc.args, "--dsn", env.CH.ReaderDSN), fixtureRange...)
+			args := append(append(tc.args, "--dsn", env.ReaderDSN), fixtureRange...)
 			require.Equal(t, 0, run(ctx, args, stdio{in: strings.NewReader(""), out: tty, err: &bytes.Buffer{}}))
 			assert.Contains(t, tty.String(), tc.want, tty.String())
 		})

@@ -45,7 +45,7 @@ func TestTraceJaegerLink(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"trace", tc.trace, "--dsn", env.CH.ReaderDSN, "--jaeger-url", tc.url, "-o", "json"}
+			args := []string{"trace", tc.trace, "--dsn", env.ReaderDSN, "--jaeger-url", tc.url, "-o", "json"}
 			if tc.kind != "" {
 				args = append(args, "--jaeger-link", tc.kind)
 			}
@@ -78,7 +78,7 @@ func TestTraceJaegerLink(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	code, stderr := execAuditq(t, ctx, &out, "trace", id, "--dsn", env.CH.ReaderDSN, "--jaeger-url", j.QueryURL, "--jaeger-link", "web")
+	code, stderr := execAuditq(t, ctx, &out, "trace", id, "--dsn", env.ReaderDSN, "--jaeger-url", j.QueryURL, "--jaeger-link", "web")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `--jaeger-link "web": want auto, ui or api`)
 }
@@ -109,7 +109,7 @@ func TestTraceJaegerURLFromEnv(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(jaegerURLEnv, tc.env)
 			var out bytes.Buffer
-			code, stderr := execAuditq(t, ctx, &out, append([]string{"trace", id, "--dsn", env.CH.ReaderDSN, "-o", "json"}, tc.args...)...)
+			code, stderr := execAuditq(t, ctx, &out, append([]string{"trace", id, "--dsn", env.ReaderDSN, "-o", "json"}, tc.args...)...)
 			require.Equal(t, 0, code, stderr)
 			var got map[string]any
 			require.NoError(t, json.Unmarshal(out.Bytes(), &got))

@@ -18,7 +18,7 @@ import (
 func TestMigrateStatusAfterRetention(t *testing.T) {
 	env := audittest.Start(t)
 	ctx := context.Background()
-	writer := []string{"--dsn", env.CH.WriterDSN, "--database", "ret"}
+	writer := []string{"--dsn", env.WriterDSN, "--database", "ret"}
 	var out bytes.Buffer
 	code, stderr := execAuditq(t, ctx, &out, append([]string{"migrate", "--retention", "365d"}, writer...)...)
 	require.Equal(t, 0, code, stderr)

@@ -22,7 +22,7 @@ func TestStatsByRuleShowsCustomGateRules(t *testing.T) {
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, append(audittest.Fixture(), audittest.RuleFixture()...)))
 	var out bytes.Buffer
 	code, stderr := execAuditq(t, ctx, &out, "stats", "--by", "rule", "--action", "deny", "--agent", "auditor", "-o", "csv",
-		"--dsn", env.CH.ReaderDSN, "--since", "2026-11-28T00:00:00Z", "--until", "2026-11-29T00:00:00Z")
+		"--dsn", env.ReaderDSN, "--since", "2026-11-28T00:00:00Z", "--until", "2026-11-29T00:00:00Z")
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "rule,count,denied\nprod.write,2,2\ndelete.root-home,1,1\nnet.egress,1,1\n", out.String())
 }

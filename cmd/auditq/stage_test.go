@@ -20,7 +20,7 @@ func TestStageFilterGroupAndTrace(t *testing.T) {
 	env := audittest.Start(t)
 	ctx := context.Background()
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, append(audittest.Fixture(), audittest.PreGateFixture()...)))
-	reader := []string{"--dsn", env.CH.ReaderDSN, "--since", "2026-11-28T00:00:00Z", "--until", "2026-11-29T00:00:00Z", "--utc"}
+	reader := []string{"--dsn", env.ReaderDSN, "--since", "2026-11-28T00:00:00Z", "--until", "2026-11-29T00:00:00Z", "--utc"}
 	auditq := func(args ...string) string {
 		t.Helper()
 		var out bytes.Buffer
@@ -53,7 +53,7 @@ func TestStageFilterGroupAndTrace(t *testing.T) {
 	assert.Contains(t, rows[0].Reason, "not registered")
 
 	var out bytes.Buffer
-	code, stderr := execAuditq(t, ctx, &out, "trace", audittest.TracePreGate, "--dsn", env.CH.ReaderDSN, "--utc")
+	code, stderr := execAuditq(t, ctx, &out, "trace", audittest.TracePreGate, "--dsn", env.ReaderDSN, "--utc")
 	require.Equal(t, 0, code, stderr)
 	tree := out.String()
 	lines := strings.Split(strings.TrimSpace(tree), "\n")

@@ -100,7 +100,7 @@ func TestDecisionsSourceInEveryFormat(t *testing.T) {
 	env := audittest.Start(t)
 	ctx := context.Background()
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, audittest.Fixture()))
-	args := append([]string{"decisions", "--dsn", env.CH.ReaderDSN}, fixtureRange...)
+	args := append([]string{"decisions", "--dsn", env.ReaderDSN}, fixtureRange...)
 	run := func(extra ...string) string {
 		var out bytes.Buffer
 		code, stderr := execAuditq(t, ctx, &out, append(args, extra...)...)

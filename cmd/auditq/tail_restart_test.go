@@ -43,7 +43,7 @@ func TestTailSurvivesServerRestart(t *testing.T) {
 	var out, errw testenv.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"tail", "--dsn", env.CH.ReaderDSN, "--action", "deny", "--format", "jsonl", "--interval", "200ms"},
+		done <- run(ctx, []string{"tail", "--dsn", env.ReaderDSN, "--action", "deny", "--format", "jsonl", "--interval", "200ms"},
 			stdio{in: strings.NewReader(""), out: &out, err: &errw})
 	}()
 	lines := func() int { return strings.Count(out.String(), "\n") }
@@ -52,9 +52,9 @@ func TestTailSurvivesServerRestart(t *testing.T) {
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, batch('a')))
 	require.Eventually(t, func() bool { return lines() == denials }, 20*time.Second, 100*time.Millisecond, "first batch: %s", out.String())
 
-	require.NoError(t, env.CH.Stop())
+	require.NoError(t, env.Stop())
 	require.Eventually(t, func() bool { return strings.Contains(errw.String(), "lost the server") }, 20*time.Second, 100*time.Millisecond)
-	require.NoError(t, env.CH.Start(ctx))
+	require.NoError(t, env.Start(ctx))
 	require.Eventually(t, func() bool { return strings.Contains(errw.String(), "answers again") }, 30*time.Second, 100*time.Millisecond, errw.String())
 
 	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, batch('b')))
