@@ -211,3 +211,6 @@ func TestEnvsAreIsolated(t *testing.T) {
 		assert.NotEqual(t, http.StatusOK, resp.StatusCode)
 	})
 }
+
+// TestTypicalUse runs the example's test (example_test.go).
+func TestTypicalUse(t *testing.T) { testDeniedCallIsAudited(t) }
