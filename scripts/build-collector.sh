@@ -2,14 +2,16 @@
 # build-collector.sh: build toolgate's OpenTelemetry Collector distribution with the
 # OpenTelemetry Collector Builder (ocb) into bin/.
 #
-# Usage: scripts/build-collector.sh [--manifest FILE] [--force]
+# Usage: scripts/build-collector.sh [--manifest FILE] [--out DIR] [--force]
 #   --manifest FILE  builder manifest (default deploy/otel-collector/builder.yaml;
 #                    deploy/otel-collector/builder-cluster.yaml builds the
 #                    load-balancing tier binary bin/otelcol-toolgate-cluster)
+#   --out DIR        install into DIR instead of bin/ (env TOOLGATE_BIN_DIR too),
+#                    e.g. to try a new release without touching bin/
 #   --force          rebuild even if the cached binary is up to date
 #
-# The binary is bin/<dist.name> from the manifest. It is cached: a stamp file
-# bin/.<dist.name>.key holds a SHA-256 over the manifest, the builder's tool module
+# The binary is <DIR>/<dist.name> from the manifest. It is cached: a stamp file
+# <DIR>/.<dist.name>.key holds a SHA-256 over the manifest, the builder's tool module
 # and `go version`; when it matches and the binary runs, the script exits in well
 # under a second. Module and build caches are Go's defaults (GOMODCACHE, GOCACHE),
 # so CI on the same machine reuses them. A cold build takes about 5 minutes on
@@ -20,12 +22,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 MANIFEST="deploy/otel-collector/builder.yaml"
+BIN="${TOOLGATE_BIN_DIR:-$ROOT/bin}"
 FORCE=0
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--manifest) MANIFEST="${2:?--manifest needs a file}"; shift 2 ;;
+	--out) BIN="${2:?--out needs a directory}"; shift 2 ;;
 	--force) FORCE=1; shift ;;
-	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
 	*) echo "build-collector: unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -49,7 +53,8 @@ OUT_PATH="$(yaml_dist output_path)"
 [[ -n "$NAME" ]] || die "$MANIFEST: dist.name is missing"
 [[ -n "$OUT_PATH" ]] || die "$MANIFEST: dist.output_path is missing"
 
-BIN="$ROOT/bin"
+mkdir -p "$BIN"
+BIN="$(cd "$BIN" && pwd)"
 TARGET="$BIN/$NAME"
 STAMP="$BIN/.$NAME.key"
 BUILDER="$BIN/builder"
@@ -88,8 +93,10 @@ if ! "$BUILDER" --config "$MANIFEST" >"$LOG" 2>&1; then
 	echo "----- last lines of $LOG -----" >&2
 	tail -n 25 "$LOG" >&2
 	if grep -q "not available\|403" "$LOG"; then
-		echo "hint: the Go module proxy does not serve a module this manifest needs;" \
-			"keep every collector module at core/contrib v0.161.0 and stable v1.67.0." >&2
+		refused="$(grep -o 'proxy.golang.org/[^ ]*/@v/[^ :]*' "$LOG" | sed 's|proxy.golang.org/||; s|/@v/| |; s#\.\(mod\|zip\|info\)$##' | sort -u | paste -sd, - | sed "s/,/, /g")"
+		echo "hint: the Go module proxy refuses ${refused:-a module this manifest needs}" \
+			"(see docs/deployment.md, \"Building the collector and Jaeger\"); keep every collector module" \
+			"at the one release that builds (core/contrib v0.161.0, stable v1.67.0)." >&2
 	fi
 	die "ocb failed for $MANIFEST (full log: $LOG)"
 fi
