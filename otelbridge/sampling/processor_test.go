@@ -1,4 +1,4 @@
-package otelbridge
+package sampling
 
 import (
 	"context"
@@ -19,10 +19,10 @@ import (
 
 // sampled builds a provider whose spans pass the sampling processor into an
 // in-memory exporter.
-func sampled(t testing.TB, s Sampling, opts ...SamplingOption) (trace.Tracer, *tracetest.InMemoryExporter, *SamplingProcessor) {
+func sampled(t testing.TB, s Setting, capacity int) (trace.Tracer, *tracetest.InMemoryExporter, *Processor) {
 	t.Helper()
 	mem := tracetest.NewInMemoryExporter()
-	sp, err := NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(mem), s, opts...)
+	sp, err := NewProcessor(sdktrace.NewSimpleSpanProcessor(mem), Config{Setting: s, AncestorCapacity: capacity})
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -107,7 +107,7 @@ func TestSamplingModesKeepExactly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sampling, func(t *testing.T) {
-			tr, mem, sp := sampled(t, MustParseSampling(tt.sampling))
+			tr, mem, sp := sampled(t, MustParse(tt.sampling), 0)
 			emitRuns(tr)
 			assert.Equal(t, tt.want, names(mem.GetSpans()))
 			st := sp.Stats()
@@ -120,7 +120,7 @@ func TestSamplingModesKeepExactly(t *testing.T) {
 }
 
 func TestSamplingKeptSpansAreUnchanged(t *testing.T) {
-	tr, mem, _ := sampled(t, MustParseSampling("deny-only"))
+	tr, mem, _ := sampled(t, MustParse("deny-only"), 0)
 	emitRuns(tr)
 	var rm, planner tracetest.SpanStub
 	for _, s := range mem.GetSpans() {
@@ -137,7 +137,7 @@ func TestSamplingKeptSpansAreUnchanged(t *testing.T) {
 }
 
 func TestSamplingRatioKeepsWholeTraces(t *testing.T) {
-	tr, mem, _ := sampled(t, MustParseSampling("ratio:0.3"))
+	tr, mem, _ := sampled(t, MustParse("ratio:0.3"), 0)
 	const runs = 2000
 	for i := range runs {
 		ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
@@ -176,7 +176,7 @@ func TestSamplingRatioKeepsWholeTraces(t *testing.T) {
 }
 
 func TestSamplingLateChildCannotResurrectParent(t *testing.T) {
-	tr, mem, _ := sampled(t, MustParseSampling("deny-only"))
+	tr, mem, _ := sampled(t, MustParse("deny-only"), 0)
 	ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
 	_, call := tr.Start(ctx, "execute_tool rm", trace.WithAttributes(toolAttrs("rm", denied...)...))
 	agent.End() // the agent ends first: nothing under it was denied yet
@@ -185,7 +185,7 @@ func TestSamplingLateChildCannotResurrectParent(t *testing.T) {
 }
 
 func TestSamplingAncestorCapacity(t *testing.T) {
-	tr, mem, sp := sampled(t, MustParseSampling("deny-only"), WithAncestorCapacity(4))
+	tr, mem, sp := sampled(t, MustParse("deny-only"), 4)
 	// Ten agents open at once, each with a denial: only the last four marks
 	// survive until their agents end.
 	type open struct {
@@ -213,7 +213,7 @@ func TestSamplingAncestorCapacity(t *testing.T) {
 
 func TestSamplingUnsampledSpansPassThrough(t *testing.T) {
 	mem := tracetest.NewInMemoryExporter()
-	sp, err := NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(mem), MustParseSampling("deny-only"))
+	sp, err := NewProcessor(sdktrace.NewSimpleSpanProcessor(mem), Config{Setting: MustParse("deny-only")})
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp), sdktrace.WithSampler(sdktrace.NeverSample()))
 	_, s := tp.Tracer("t").Start(context.Background(), "x")
@@ -223,8 +223,8 @@ func TestSamplingUnsampledSpansPassThrough(t *testing.T) {
 }
 
 func TestNewSamplingProcessorErrors(t *testing.T) {
-	_, err := NewSamplingProcessor(nil, Sampling{})
+	_, err := NewProcessor(nil, Config{})
 	require.Error(t, err)
-	_, err = NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewInMemoryExporter()), Sampling{Mode: "x"})
-	require.ErrorIs(t, err, ErrInvalidSampling)
+	_, err = NewProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewInMemoryExporter()), Config{Setting: Setting{Mode: "x"}})
+	require.ErrorIs(t, err, ErrInvalid)
 }
