@@ -222,7 +222,7 @@ func TestSamplingUnsampledSpansPassThrough(t *testing.T) {
 	assert.Empty(t, mem.GetSpans())
 }
 
-func TestNewSamplingProcessorErrors(t *testing.T) {
+func TestNewProcessorErrors(t *testing.T) {
 	_, err := NewProcessor(nil, Config{})
 	require.Error(t, err)
 	_, err = NewProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewInMemoryExporter()), Config{Setting: Setting{Mode: "x"}})

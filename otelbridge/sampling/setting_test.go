@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-func TestParseSampling(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		in      string
 		want    Setting
