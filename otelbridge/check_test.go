@@ -98,7 +98,7 @@ func TestCheck(t *testing.T) {
 }
 
 // TestSetupRefusesMismatch: Setup fails at once, naming the mismatch, in
-// both directions; WithoutCheck starts anyway and the export error the
+// both directions; SkipCheck starts anyway and the export error the
 // handler receives, and Shutdown returns, names the mismatch and the fix.
 func TestSetupRefusesMismatch(t *testing.T) {
 	plain := startReceiver(t)

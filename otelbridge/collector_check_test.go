@@ -41,7 +41,7 @@ func tlsFiles(t *testing.T) (certFile, keyFile string) {
 // and with a TLS OTLP/gRPC receiver, and configures the exporter both ways
 // (Config and OTEL_* variables): a mismatch makes Setup fail at once with
 // an error that names it and the fix; the matching configuration delivers
-// through the collector; and with WithoutCheck, the export error the
+// through the collector; and with SkipCheck, the export error the
 // handler receives carries the same diagnosis.
 func TestRealCollectorTLSMismatch(t *testing.T) {
 	certFile, keyFile := tlsFiles(t)

@@ -41,7 +41,7 @@ func startTLSReceiver(t *testing.T) (*receiver, *x509.CertPool) {
 
 // TestSetupTLS exports over TLS to a receiver with a self-signed
 // certificate: a trusted CA delivers; an unknown CA makes Setup refuse to
-// start (ErrCertificate, naming the fix), and with WithoutCheck the
+// start (ErrCertificate, naming the fix), and with SkipCheck the
 // handshake fails at export: the span is lost, counted, and the error
 // names the certificate too.
 func TestSetupTLS(t *testing.T) {
