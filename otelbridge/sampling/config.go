@@ -3,6 +3,8 @@ package sampling
 import (
 	"fmt"
 	"os"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Env is the environment variable a zero [Config.Setting] is read from:
@@ -26,6 +28,13 @@ type Config struct {
 	// oldest are evicted first and counted in [Stats].AncestorsEvicted.
 	// Zero or negative: [DefaultAncestorCapacity] (65,536).
 	AncestorCapacity int
+	// Keep, when set, keeps every span for which it returns true whatever
+	// the setting, like a denial: the span's ancestors are kept too (for
+	// example the calls a write-ahead spool has committed, whose records
+	// must be superseded by the ended span). It is called once per ended,
+	// sampled span, concurrently, and must be fast and safe for concurrent
+	// use. Zero: none.
+	Keep func(trace.SpanContext) bool
 }
 
 // Resolve returns cfg with its zero fields filled in: Setting from [Env]

@@ -39,6 +39,7 @@ type Processor struct {
 	sampling Setting
 	bound    uint64
 	marks    *markSet
+	force    func(trace.SpanContext) bool // Config.Keep; nil: none
 
 	ended, kept, filtered atomic.Int64
 }
@@ -63,6 +64,7 @@ func NewProcessor(next sdktrace.SpanProcessor, cfg Config) (*Processor, error) {
 		sampling: cfg.Setting,
 		bound:    ratioBound(cfg.Setting.AllowRatio),
 		marks:    newMarkSet(cfg.AncestorCapacity),
+		force:    cfg.Keep,
 	}, nil
 }
 
@@ -112,6 +114,8 @@ func (p *Processor) keep(s sdktrace.ReadOnlySpan) bool {
 	sc := s.SpanContext()
 	var keep bool
 	switch {
+	case p.force != nil && p.force(sc): // Config.Keep: kept like a denial
+		keep = true
 	case c.Decision && c.Denied:
 		keep = true
 	case c.Decision:

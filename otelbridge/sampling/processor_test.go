@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -227,4 +228,40 @@ func TestNewProcessorErrors(t *testing.T) {
 	require.Error(t, err)
 	_, err = NewProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewInMemoryExporter()), Config{Setting: Setting{Mode: "x"}})
 	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// TestSamplingKeepForcesSpans: a span Config.Keep selects is kept in every
+// mode, like a denial (its ancestors too), and Keep selects nothing else.
+func TestSamplingKeepForcesSpans(t *testing.T) {
+	for _, mode := range []string{"deny-only", "ratio:0", "decisions"} {
+		t.Run(mode, func(t *testing.T) {
+			var mu sync.Mutex
+			forced := map[trace.SpanID]bool{}
+			mem := tracetest.NewInMemoryExporter()
+			sp, err := NewProcessor(sdktrace.NewSimpleSpanProcessor(mem), Config{Setting: MustParse(mode),
+				Keep: func(sc trace.SpanContext) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					return forced[sc.SpanID()]
+				}})
+			require.NoError(t, err)
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp))
+			tr := tp.Tracer("test")
+			ctx, req := tr.Start(context.Background(), "POST /run")
+			actx, agent := tr.Start(ctx, "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
+			_, committed := tr.Start(actx, "execute_tool deploy", trace.WithAttributes(toolAttrs("deploy", allowed...)...))
+			mu.Lock()
+			forced[committed.SpanContext().SpanID()] = true
+			mu.Unlock()
+			committed.End()
+			leaf(actx, tr, "execute_tool ls", toolAttrs("ls", allowed...)...)
+			agent.End()
+			req.End()
+			got := names(mem.GetSpans())
+			assert.Subset(t, got, []string{"POST /run", "execute_tool deploy", "invoke_agent a"}, "the forced call and its ancestors")
+			if mode != "decisions" {
+				assert.NotContains(t, got, "execute_tool ls", "Keep selects only its own spans")
+			}
+		})
+	}
 }
