@@ -52,7 +52,7 @@ func benchWorkload(b *testing.B, tp trace.TracerProvider, service string, n, wor
 func BenchmarkEndToEnd(b *testing.B) {
 	s := startStack(b)
 	service := fmt.Sprintf("e2e-bench-%d", b.N)
-	p := s.providerCfg(b, otelbridge.Config{ServiceName: service, QueueSize: 1 << 20, BatchSize: 1024})
+	p := s.providerCfg(b, otelbridge.Config{ServiceName: service, Batch: otelbridge.BatchConfig{QueueSize: 1 << 20, BatchSize: 1024}})
 	cpu0, err := s.collector.CPUTime()
 	if err != nil {
 		b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	otelcollector "github.com/toolgate/toolgate/deploy/otel-collector"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // TestClusterLoadBalancing runs the cluster variant's load-balancing tier
@@ -52,7 +53,7 @@ func TestClusterLoadBalancing(t *testing.T) {
 
 	service := "e2e-cluster"
 	p, err := otelbridge.Setup(ctx, otelbridge.Config{Endpoint: lb.GRPCEndpoint, Insecure: true, Headers: lb.Headers(), ServiceName: service,
-		Sampling: otelbridge.MustParseSampling("all"), BatchTimeout: 100 * time.Millisecond})
+		Sampling: sampling.Config{Setting: sampling.MustParse("all")}, Batch: otelbridge.BatchConfig{BatchTimeout: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
 	const runs, per = 20, 5

@@ -217,7 +217,7 @@ func TestFaultCollectorOutage(t *testing.T) {
 				otlptracegrpc.WithHeaders(s.collector.Headers())}, tt.exporter...)...)
 			require.NoError(t, err)
 			log := &exportLog{SpanExporter: exp}
-			p := s.providerCfg(t, otelbridge.Config{ServiceName: service, QueueSize: tt.queue}, otelbridge.WithSpanExporter(log))
+			p := s.providerCfg(t, otelbridge.Config{ServiceName: service, Batch: otelbridge.BatchConfig{QueueSize: tt.queue}, Exporter: log})
 			l := startLoad(t, p, service, 100)
 			log.mu.Lock()
 			log.o = l.o.size

@@ -25,6 +25,7 @@ import (
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // stack is one real pipeline: embedded ClickHouse with the audit schema,
@@ -79,22 +80,24 @@ func startStack(t testing.TB, opts ...stackOption) *stack {
 }
 
 // provider sets up otelbridge exporting to the stack's collector.
-func (s *stack) provider(t testing.TB, service string, sampling string, opts ...otelbridge.Option) *otelbridge.Provider {
+func (s *stack) provider(t testing.TB, service string, mode string) *otelbridge.Provider {
 	t.Helper()
-	return s.providerCfg(t, otelbridge.Config{ServiceName: service, Sampling: otelbridge.MustParseSampling(sampling)}, opts...)
+	return s.providerCfg(t, otelbridge.Config{ServiceName: service, Sampling: sampling.Config{Setting: sampling.MustParse(mode)}})
 }
 
-func (s *stack) providerCfg(t testing.TB, cfg otelbridge.Config, opts ...otelbridge.Option) *otelbridge.Provider {
+// providerCfg sets up otelbridge with cfg, its endpoint (and headers, and
+// a 100 ms batch timeout unless cfg has them) set to the stack's collector.
+func (s *stack) providerCfg(t testing.TB, cfg otelbridge.Config) *otelbridge.Provider {
 	t.Helper()
 	cfg.Endpoint = s.collector.GRPCEndpoint
 	cfg.Insecure = true
 	if cfg.Headers == nil {
 		cfg.Headers = s.collector.Headers() // the collector's bearer token
 	}
-	if cfg.BatchTimeout == 0 {
-		cfg.BatchTimeout = 100 * time.Millisecond
+	if cfg.Batch.BatchTimeout == 0 {
+		cfg.Batch.BatchTimeout = 100 * time.Millisecond
 	}
-	p, err := otelbridge.Setup(context.Background(), cfg, opts...)
+	p, err := otelbridge.Setup(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

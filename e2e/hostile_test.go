@@ -14,7 +14,7 @@ import (
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
-	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/otelbridge/bridge"
 )
 
 // TestHostileBytesReachTheAudit runs a short workload whose model is
@@ -79,15 +79,15 @@ func TestHostileBytesReachTheAudit(t *testing.T) {
 
 	// Bridged decisions (a framework's onToolCall events) with hostile
 	// bytes in every field, in the same batches.
-	b := otelbridge.NewBridge(p)
+	b := bridge.New(p, bridge.Config{})
 	now := float64(time.Now().UnixMicro()) / 1000
-	for i, ev := range []otelbridge.Event{
+	for i, ev := range []bridge.Event{
 		{Tool: "mcp\xc3", ToolCallID: "b-deny-\xfe", GateAction: "deny", GateReason: "denied \xc3 by policy", GateSource: "mcp\xff",
 			Approval: "declined\xff", Approver: "bot\xc0\xaf", RiskLevel: "high"},
 		{Tool: "mcp", ToolCallID: "b-allow", GateAction: "allow", GateReason: "ok \xed\xa0\x80", GateRule: "r|\xc3",
 			Verdicts: []gate.Verdict{{Gate: "g\xff", Action: gate.ActionAllow, Rule: "x\xfe"}, {Gate: "h", Action: gate.ActionAllow}}},
 	} {
-		ev.Type, ev.RunID, ev.Agent, ev.Gated = otelbridge.EventToolCall, "hostile-run\xff", "framework\xc3", true
+		ev.Type, ev.RunID, ev.Agent, ev.Gated = bridge.EventToolCall, "hostile-run\xff", "framework\xc3", true
 		ev.StartMs, ev.EndMs = now+float64(i), now+float64(i)+1
 		require.NoError(t, b.Handle(ctx, ev))
 		want[gate.SafeText(ev.ToolCallID, gate.MaxNameBytes)] = gate.Action(ev.GateAction)

@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // workload runs `runs` agent runs of `per` real commands each, exporting
@@ -65,7 +66,8 @@ func TestPipelineSamplingModes(t *testing.T) {
 			exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(s.collector.GRPCEndpoint), otlptracegrpc.WithInsecure(),
 				otlptracegrpc.WithHeaders(s.collector.Headers()))
 			require.NoError(t, err)
-			p := s.provider(t, service, tt.mode, otelbridge.WithSpanExporter(dupExporter{exp}))
+			p := s.providerCfg(t, otelbridge.Config{ServiceName: service,
+				Sampling: sampling.Config{Setting: sampling.MustParse(tt.mode)}, Exporter: dupExporter{exp}})
 			o := workload(t, p, service, 6, 20)
 			want := o.ids(tt.keep...)
 

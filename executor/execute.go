@@ -62,7 +62,7 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	}
 	// The call's identity is on the span from its start (samplers and span
 	// processors see it in OnStart); everything else — agent and run
-	// included, which otelbridge's ToolCallIndex keys on at OnEnd — is set
+	// included, which otelbridge/bridge's ToolCallIndex keys on at OnEnd — is set
 	// once, when the call ends (see finish).
 	ss := spanStarts.Get().(*spanStart)
 	ss.attrs = [...]attribute.KeyValue{

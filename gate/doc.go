@@ -7,7 +7,7 @@
 // through an [Approver], and keeps the outcome in the one decision record,
 // [Record]: the value the executor returns, hands to trace hooks and
 // encodes on the call's OpenTelemetry span with [Record.Attributes] — the
-// only encoder, which otelbridge uses for bridged events too — under the
+// only encoder, which otelbridge/bridge uses for bridged events too — under the
 // attribute keys of attributes.go. [Fields] lists those attributes with
 // their types: the audit store's gate_decisions columns are generated from
 // it. Nothing else spells the keys. A call the executor refuses before

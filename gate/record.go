@@ -39,7 +39,7 @@ func (v Verdict) verdictAction() string {
 
 // Record is the one decision record of one tool call: what the executor
 // returns in ToolResult.Gate, hands to trace hooks, encodes on the call's
-// span (Attributes), what otelbridge encodes for bridged events with the
+// span (Attributes), what otelbridge/bridge encodes for bridged events with the
 // same function, and what the audit store's gate_decisions columns are
 // generated from (Fields).
 type Record struct {
@@ -98,7 +98,7 @@ type Record struct {
 // Attributes appends r's span attributes (the gate.* keys of
 // attributes.go, and sampling.priority=1 on a denial) to attrs and returns
 // the extended slice. It is the only encoder of a decision: the executor
-// and otelbridge both use it. Every string is passed through SafeText
+// and otelbridge/bridge both use it. Every string is passed through SafeText
 // (names and identifiers bounded by MaxNameBytes, the reason by
 // reasonLimit, or MaxTextBytes when reasonLimit <= 0).
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // TestRealCollectorRequiresToken runs our collector with its bearer-token
@@ -55,7 +56,7 @@ func TestRealCollectorRequiresToken(t *testing.T) {
 			}
 			ctx := context.Background()
 			cfg := tt.cfg
-			cfg.ServiceName, cfg.Sampling, cfg.Timeout = tt.name, MustParseSampling("all"), 2*time.Second
+			cfg.ServiceName, cfg.Sampling, cfg.Timeout = tt.name, sampling.Config{Setting: sampling.MustParse("all")}, 2*time.Second
 			want := append([]string{"otelbridge: " + ErrUnauthenticated.Error(), "the collector at " + col.GRPCEndpoint,
 				"requires a token", "set OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer <token>' or Config.Headers",
 				"source .demo/env"}, tt.wantMsg...)
@@ -85,7 +86,8 @@ func TestRealCollectorRequiresToken(t *testing.T) {
 			// Without the check, the export fails, and both the handler's
 			// error and Shutdown's name the fix.
 			var handled []error
-			p, err = Setup(ctx, cfg, WithoutCheck(), WithErrorHandler(func(err error) { handled = append(handled, err) }))
+			cfg.SkipCheck, cfg.Batch.ErrorHandler = true, func(err error) { handled = append(handled, err) }
+			p, err = Setup(ctx, cfg)
 			require.NoError(t, err)
 			for i := 0; i < 3; i++ {
 				leaf(ctx, p.Tracer("test"), "execute_tool x")

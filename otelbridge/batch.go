@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolgate/toolgate/otelbridge/internal/spanclass"
 )
 
 // BatchProcessor is sdktrace's batch span processor with its losses
@@ -69,65 +71,60 @@ var _ sdktrace.SpanProcessor = (*BatchProcessor)(nil)
 // lower tiers cannot use.
 const reserveDivisor = 16
 
-// BatchOption configures a [BatchProcessor]. Unset values follow the SDK:
-// the OTEL_BSP_* environment variables, then the SDK defaults.
-type BatchOption func(*batchConfig)
-
-type batchConfig struct {
-	queueSize     int
-	batchSize     int
-	batchTimeout  time.Duration
-	exportTimeout time.Duration
-	onError       func(error)
+// BatchConfig configures a [BatchProcessor], standalone
+// ([NewBatchProcessor]) or as the Batch field of [Config]. Every zero field
+// means "not set here": the SDK's OTEL_BSP_* environment variables apply,
+// then the SDK's defaults. Negative values are an error.
+type BatchConfig struct {
+	// QueueSize bounds the spans waiting for export, in spans; more are
+	// dropped and counted by priority (see [BatchProcessor]). Unset:
+	// OTEL_BSP_MAX_QUEUE_SIZE, else sdktrace.DefaultMaxQueueSize (2048).
+	QueueSize int
+	// BatchSize is the largest export request, in spans (at most
+	// QueueSize). Unset: OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 512.
+	BatchSize int
+	// BatchTimeout is how long a span waits for its batch to fill. Unset:
+	// OTEL_BSP_SCHEDULE_DELAY (integer milliseconds), else 5 s.
+	BatchTimeout time.Duration
+	// ExportTimeout bounds one export call, the exporter's retries
+	// included. Unset: OTEL_BSP_EXPORT_TIMEOUT (integer milliseconds),
+	// else 30 s.
+	ExportTimeout time.Duration
+	// ErrorHandler receives every failed export's error (after the
+	// exporter's own retries), wrapped with the number of spans it lost;
+	// each is also counted in BatchStats.ExportFailed. With the OTLP
+	// exporter [Setup] makes, the error also carries the result of a
+	// [Check] when that fails (errors.Is(err, ErrTLSMismatch), ...), whose
+	// message names the fix. Unset: the errors reach only the SDK's global
+	// handler (otel.Handle). It must be safe for concurrent use; its
+	// panics are recovered.
+	ErrorHandler func(error)
 }
 
-// WithExportErrorHandler receives every failed export's error (after the
-// exporter's own retries), wrapped with the number of spans it lost; each
-// is also counted in BatchStats.ExportFailed. Without it the errors reach
-// only the SDK's global handler (otel.Handle). f must be safe for
-// concurrent use; its panics are recovered.
-func WithExportErrorHandler(f func(error)) BatchOption {
-	return func(c *batchConfig) { c.onError = f }
+// validate rejects negative sizes and durations.
+func (c BatchConfig) validate() error {
+	if c.QueueSize < 0 || c.BatchSize < 0 || c.BatchTimeout < 0 || c.ExportTimeout < 0 {
+		return fmt.Errorf("negative size or duration (QueueSize %d, BatchSize %d, BatchTimeout %v, ExportTimeout %v)",
+			c.QueueSize, c.BatchSize, c.BatchTimeout, c.ExportTimeout)
+	}
+	return nil
 }
 
-// WithQueueSize bounds the spans waiting for export (default
-// OTEL_BSP_MAX_QUEUE_SIZE, else sdktrace.DefaultMaxQueueSize = 2048).
-func WithQueueSize(n int) BatchOption { return func(c *batchConfig) { c.queueSize = n } }
-
-// WithBatchSize sets the maximum spans per export request (default
-// OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 512).
-func WithBatchSize(n int) BatchOption { return func(c *batchConfig) { c.batchSize = n } }
-
-// WithBatchTimeout sets the longest a span waits for its batch to fill
-// (default OTEL_BSP_SCHEDULE_DELAY, else 5 s).
-func WithBatchTimeout(d time.Duration) BatchOption {
-	return func(c *batchConfig) { c.batchTimeout = d }
-}
-
-// WithExportTimeout bounds one export call, retries included (default
-// OTEL_BSP_EXPORT_TIMEOUT, else 30 s).
-func WithExportTimeout(d time.Duration) BatchOption {
-	return func(c *batchConfig) { c.exportTimeout = d }
-}
-
-// NewBatchProcessor returns a counting batch processor exporting to exp.
-// It returns an error when exp is nil or a size is negative.
-func NewBatchProcessor(exp sdktrace.SpanExporter, opts ...BatchOption) (*BatchProcessor, error) {
+// NewBatchProcessor returns a counting batch processor exporting to exp,
+// configured by cfg (zero fields: OTEL_BSP_*, then the SDK's defaults).
+// It returns an error when exp is nil or a size or duration is negative.
+func NewBatchProcessor(exp sdktrace.SpanExporter, cfg BatchConfig) (*BatchProcessor, error) {
 	if exp == nil {
 		return nil, errors.New("otelbridge: NewBatchProcessor: nil exporter")
 	}
-	var cfg batchConfig
-	for _, o := range opts {
-		o(&cfg)
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("otelbridge: NewBatchProcessor: %w", err)
 	}
-	if cfg.queueSize < 0 || cfg.batchSize < 0 || cfg.batchTimeout < 0 || cfg.exportTimeout < 0 {
-		return nil, fmt.Errorf("otelbridge: NewBatchProcessor: negative size or duration in %+v", cfg)
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = envInt("OTEL_BSP_MAX_QUEUE_SIZE", sdktrace.DefaultMaxQueueSize)
 	}
-	if cfg.queueSize == 0 {
-		cfg.queueSize = envInt("OTEL_BSP_MAX_QUEUE_SIZE", sdktrace.DefaultMaxQueueSize)
-	}
-	ce := &countingExporter{next: exp, onError: cfg.onError}
-	p := &BatchProcessor{exp: ce, limit: int64(cfg.queueSize)}
+	ce := &countingExporter{next: exp, onError: cfg.ErrorHandler}
+	p := &BatchProcessor{exp: ce, limit: int64(cfg.QueueSize)}
 	r := p.limit / reserveDivisor
 	p.limits = [numPriorities]int64{PriorityOther: p.limit - 2*r, PriorityRefusal: p.limit - r, PriorityDecision: p.limit}
 	ce.onHand = func(n int) { p.inflight.Add(-int64(n)) }
@@ -135,17 +132,17 @@ func NewBatchProcessor(exp sdktrace.SpanExporter, opts ...BatchOption) (*BatchPr
 	// The SDK queue gets headroom over our bound so that it never drops on
 	// its own: a span is in the SDK queue only while it counts in inflight,
 	// and ForceFlush needs one slot.
-	bopts := []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(cfg.queueSize + 16)}
-	batch := cfg.batchSize
+	bopts := []sdktrace.BatchSpanProcessorOption{sdktrace.WithMaxQueueSize(cfg.QueueSize + 16)}
+	batch := cfg.BatchSize
 	if batch == 0 {
 		batch = envInt("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", sdktrace.DefaultMaxExportBatchSize)
 	}
-	bopts = append(bopts, sdktrace.WithMaxExportBatchSize(min(batch, cfg.queueSize)))
-	if cfg.batchTimeout > 0 {
-		bopts = append(bopts, sdktrace.WithBatchTimeout(cfg.batchTimeout))
+	bopts = append(bopts, sdktrace.WithMaxExportBatchSize(min(batch, cfg.QueueSize)))
+	if cfg.BatchTimeout > 0 {
+		bopts = append(bopts, sdktrace.WithBatchTimeout(cfg.BatchTimeout))
 	}
-	if cfg.exportTimeout > 0 {
-		bopts = append(bopts, sdktrace.WithExportTimeout(cfg.exportTimeout))
+	if cfg.ExportTimeout > 0 {
+		bopts = append(bopts, sdktrace.WithExportTimeout(cfg.ExportTimeout))
 	}
 	p.bsp = sdktrace.NewBatchSpanProcessor(ce, bopts...)
 	return p, nil
@@ -248,17 +245,17 @@ func (p SpanPriority) String() string {
 //   - PriorityRefusal: a denial at a gate.stage before the gate;
 //   - PriorityOther: everything else (allowed calls, chat spans).
 func PriorityOf(s sdktrace.ReadOnlySpan) SpanPriority {
-	c := classify(s)
+	c := spanclass.Of(s)
 	switch {
-	case c.agent:
+	case c.Agent:
 		return PriorityDecision // the run a denial belongs to; the host makes them, not the model
-	case !c.decision:
+	case !c.Decision:
 		return PriorityOther
-	case c.approval || c.rewrite:
+	case c.Approval || c.Rewrite:
 		return PriorityDecision // a human or a gate acted on the call
-	case !c.denied:
+	case !c.Denied:
 		return PriorityOther
-	case c.preGate:
+	case c.PreGate:
 		return PriorityRefusal
 	}
 	return PriorityDecision

@@ -73,7 +73,7 @@ var tierAttrs = [numPriorities][]attribute.KeyValue{
 
 func TestBatchProcessorCountsQueueDrops(t *testing.T) {
 	exp := newGatedExporter()
-	p, err := NewBatchProcessor(exp, WithQueueSize(5), WithBatchSize(1))
+	p, err := NewBatchProcessor(exp, BatchConfig{QueueSize: 5, BatchSize: 1})
 	require.NoError(t, err)
 	p.OnEnd(stub(0))
 	<-exp.entered // span 0 is in the exporter, which blocks
@@ -105,7 +105,7 @@ func TestBatchProcessorCountsFailedExports(t *testing.T) {
 	exp := newGatedExporter()
 	exp.fail = errors.New("collector said no")
 	close(exp.release)
-	p, err := NewBatchProcessor(exp, WithQueueSize(100), WithBatchSize(10))
+	p, err := NewBatchProcessor(exp, BatchConfig{QueueSize: 100, BatchSize: 10})
 	require.NoError(t, err)
 	for i := range 25 {
 		p.OnEnd(stub(i))
@@ -123,7 +123,7 @@ func TestBatchProcessorCountsFailedExports(t *testing.T) {
 func TestBatchProcessorIgnoresUnsampled(t *testing.T) {
 	exp := newGatedExporter()
 	close(exp.release)
-	p, err := NewBatchProcessor(exp)
+	p, err := NewBatchProcessor(exp, BatchConfig{})
 	require.NoError(t, err)
 	p.OnEnd(tracetest.SpanStub{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}})}.Snapshot())
@@ -136,7 +136,7 @@ func TestBatchProcessorConcurrentAccounting(t *testing.T) {
 	// dropped, and every accepted span is exported by Shutdown.
 	exp := newGatedExporter()
 	close(exp.release)
-	p, err := NewBatchProcessor(exp, WithQueueSize(16), WithBatchSize(4))
+	p, err := NewBatchProcessor(exp, BatchConfig{QueueSize: 16, BatchSize: 4})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -155,9 +155,9 @@ func TestBatchProcessorConcurrentAccounting(t *testing.T) {
 }
 
 func TestNewBatchProcessorErrors(t *testing.T) {
-	_, err := NewBatchProcessor(nil)
+	_, err := NewBatchProcessor(nil, BatchConfig{})
 	require.Error(t, err)
-	_, err = NewBatchProcessor(newGatedExporter(), WithQueueSize(-1))
+	_, err = NewBatchProcessor(newGatedExporter(), BatchConfig{QueueSize: -1})
 	require.Error(t, err)
 }
 
@@ -167,11 +167,11 @@ func TestBatchProcessorReportsExportErrors(t *testing.T) {
 	close(exp.release)
 	var got []error
 	var mu sync.Mutex
-	p, err := NewBatchProcessor(exp, WithExportErrorHandler(func(err error) {
+	p, err := NewBatchProcessor(exp, BatchConfig{ErrorHandler: func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, err)
-	}))
+	}})
 	require.NoError(t, err)
 	p.OnEnd(stub(1))
 	p.OnEnd(stub(2))
@@ -232,7 +232,7 @@ func TestSpanPriorityOf(t *testing.T) {
 // still get in.
 func TestBatchProcessorDropsLowerPrioritiesFirst(t *testing.T) {
 	exp := newGatedExporter()
-	p, err := NewBatchProcessor(exp, WithQueueSize(32), WithBatchSize(1))
+	p, err := NewBatchProcessor(exp, BatchConfig{QueueSize: 32, BatchSize: 1})
 	require.NoError(t, err)
 	p.OnEnd(stub(0))
 	<-exp.entered
@@ -268,7 +268,7 @@ func TestBatchProcessorPriorityProperty(t *testing.T) {
 		size := rapid.IntRange(1, 100).Draw(rt, "size")
 		tiers := rapid.SliceOfN(rapid.IntRange(0, int(numPriorities)-1), 0, 200).Draw(rt, "tiers")
 		exp := newGatedExporter()
-		p, err := NewBatchProcessor(exp, WithQueueSize(size), WithBatchSize(1))
+		p, err := NewBatchProcessor(exp, BatchConfig{QueueSize: size, BatchSize: 1})
 		require.NoError(rt, err)
 		defer func() { close(exp.release); _ = p.Shutdown(context.Background()) }()
 		p.OnEnd(stub(0))

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 type discard struct{}
@@ -68,7 +70,7 @@ func BenchmarkSamplingDecision(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			var p sdktrace.SpanProcessor = nop{}
 			if mode != "none" {
-				sp, err := NewSamplingProcessor(nop{}, MustParseSampling(mode))
+				sp, err := sampling.NewProcessor(nop{}, sampling.Config{Setting: sampling.MustParse(mode)})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -97,7 +99,7 @@ func BenchmarkBatchOnEnd(b *testing.B) {
 			if name == "sdk" {
 				p = sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithMaxQueueSize(2048))
 			} else {
-				bp, err := NewBatchProcessor(exp, WithQueueSize(2048))
+				bp, err := NewBatchProcessor(exp, BatchConfig{QueueSize: 2048})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -145,8 +147,7 @@ func BenchmarkSpanLifecycle(b *testing.B) {
 	})
 	for _, mode := range []string{"all", "decisions", "deny-only"} {
 		b.Run("setup-"+mode, func(b *testing.B) {
-			p, err := Setup(context.Background(), Config{QueueSize: 1 << 16, Sampling: MustParseSampling(mode)},
-				WithSpanExporter(discard{}))
+			p, err := Setup(context.Background(), Config{Batch: BatchConfig{QueueSize: 1 << 16}, Sampling: sampling.Config{Setting: sampling.MustParse(mode)}, Exporter: discard{}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // clearOTLPEnv unsets the exporter variables a developer's shell may hold.
@@ -96,7 +98,7 @@ func TestCheck(t *testing.T) {
 }
 
 // TestSetupRefusesMismatch: Setup fails at once, naming the mismatch, in
-// both directions; WithoutCheck starts anyway and the export error the
+// both directions; SkipCheck starts anyway and the export error the
 // handler receives, and Shutdown returns, names the mismatch and the fix.
 func TestSetupRefusesMismatch(t *testing.T) {
 	plain := startReceiver(t)
@@ -113,7 +115,7 @@ func TestSetupRefusesMismatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clearOTLPEnv(t)
 			ctx := context.Background()
-			tt.cfg.Sampling = MustParseSampling("all")
+			tt.cfg.Sampling = sampling.Config{Setting: sampling.MustParse("all")}
 			start := time.Now()
 			p, err := Setup(ctx, tt.cfg)
 			t.Logf("Setup refused after %v: %v", time.Since(start), err)
@@ -124,11 +126,13 @@ func TestSetupRefusesMismatch(t *testing.T) {
 			var mu sync.Mutex
 			var handled []error
 			tt.cfg.Timeout = 500 * time.Millisecond
-			p, err = Setup(ctx, tt.cfg, WithoutCheck(), WithErrorHandler(func(err error) {
+			tt.cfg.SkipCheck = true
+			tt.cfg.Batch.ErrorHandler = func(err error) {
 				mu.Lock()
 				defer mu.Unlock()
 				handled = append(handled, err)
-			}))
+			}
+			p, err = Setup(ctx, tt.cfg)
 			require.NoError(t, err)
 			leaf(ctx, p.Tracer("test"), "execute_tool x")
 			err = p.Shutdown(ctx)
@@ -166,7 +170,7 @@ func TestSetupStartsWithoutCollector(t *testing.T) {
 			ctx := context.Background()
 			addr := freeAddr(t)
 			p, err := Setup(ctx, Config{Endpoint: addr, Insecure: true, Timeout: tt.exportTimeout,
-				Sampling: MustParseSampling("all")})
+				Sampling: sampling.Config{Setting: sampling.MustParse("all")}})
 			require.NoError(t, err)
 			leaf(ctx, p.Tracer("test"), "execute_tool x")
 			sctx, cancel := context.WithTimeout(ctx, tt.shutdownTimeout)
@@ -213,12 +217,12 @@ func TestCheckAgreesWithExporter(t *testing.T) {
 							t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", envInsecure)
 							service := fmt.Sprintf("agree-%d", n)
 							cfg := Config{Endpoint: cfgEndpoint, Insecure: insecure, ServiceName: service,
-								Timeout: 100 * time.Millisecond, Sampling: MustParseSampling("all")}
+								Timeout: 100 * time.Millisecond, Sampling: sampling.Config{Setting: sampling.MustParse("all")}}
 							checkErr := Check(context.Background(), cfg)
 
 							var exportErr error
-							p, err := Setup(context.Background(), cfg, WithoutCheck(),
-								WithErrorHandler(func(err error) { exportErr = err }))
+							cfg.SkipCheck, cfg.Batch.ErrorHandler = true, func(err error) { exportErr = err }
+							p, err := Setup(context.Background(), cfg)
 							require.NoError(t, err)
 							leaf(context.Background(), p.Tracer("test"), "execute_tool x")
 							_ = p.Shutdown(context.Background())

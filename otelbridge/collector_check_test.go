@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // tlsFiles writes a self-signed certificate for 127.0.0.1 and its key as
@@ -39,7 +41,7 @@ func tlsFiles(t *testing.T) (certFile, keyFile string) {
 // and with a TLS OTLP/gRPC receiver, and configures the exporter both ways
 // (Config and OTEL_* variables): a mismatch makes Setup fail at once with
 // an error that names it and the fix; the matching configuration delivers
-// through the collector; and with WithoutCheck, the export error the
+// through the collector; and with SkipCheck, the export error the
 // handler receives carries the same diagnosis.
 func TestRealCollectorTLSMismatch(t *testing.T) {
 	certFile, keyFile := tlsFiles(t)
@@ -75,7 +77,7 @@ func TestRealCollectorTLSMismatch(t *testing.T) {
 			}
 			ctx := context.Background()
 			cfg := tt.cfg
-			cfg.ServiceName, cfg.Sampling = tt.name, MustParseSampling("all")
+			cfg.ServiceName, cfg.Sampling = tt.name, sampling.Config{Setting: sampling.MustParse("all")}
 			start := time.Now()
 			p, err := Setup(ctx, cfg)
 			took := time.Since(start)
@@ -89,7 +91,8 @@ func TestRealCollectorTLSMismatch(t *testing.T) {
 				// the same cause.
 				var handled []error
 				cfg.Timeout = time.Second
-				p, err = Setup(ctx, cfg, WithoutCheck(), WithErrorHandler(func(err error) { handled = append(handled, err) }))
+				cfg.SkipCheck, cfg.Batch.ErrorHandler = true, func(err error) { handled = append(handled, err) }
+				p, err = Setup(ctx, cfg)
 				require.NoError(t, err)
 				leaf(ctx, p.Tracer("test"), "execute_tool x")
 				err = p.Shutdown(ctx)
@@ -178,7 +181,7 @@ func TestHelperExitWithoutShutdown(t *testing.T) {
 		t.Skip("helper process of TestShortLivedProgramDeliversAllSpans")
 	}
 	ctx := context.Background()
-	p, err := Setup(ctx, Config{Sampling: MustParseSampling("all")})
+	p, err := Setup(ctx, Config{Sampling: sampling.Config{Setting: sampling.MustParse("all")}})
 	require.NoError(t, err)
 	for i := 0; i < 5; i++ {
 		leaf(ctx, p.Tracer("test"), "execute_tool x")

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // collectorBinary finds our collector distribution: TOOLGATE_OTELCOL
@@ -181,7 +182,7 @@ func TestThroughRealCollector(t *testing.T) {
 			r := startReceiver(t)
 			in := startCollector(t, tt.processors, tt.list, r.addr)
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+in)
-			t.Setenv(EnvSampling, tt.sampling)
+			t.Setenv(sampling.Env, tt.sampling)
 			ctx := context.Background()
 			p, err := Setup(ctx, Config{ServiceName: "collector-test"})
 			require.NoError(t, err)

@@ -9,11 +9,18 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
-// Config configures [Setup]. Every zero field means "not set here": the
-// exporter's and SDK's own OTEL_* environment variables apply, then their
-// defaults. A set field overrides the environment.
+// Config configures [Setup]: the whole pipeline, through one struct tree.
+// Each part has a config struct of its own, nested here and usable alone
+// with the part's constructor: Sampling ([sampling.Config],
+// sampling.NewProcessor) and Batch ([BatchConfig], [NewBatchProcessor]);
+// the event bridge ([bridge.Config], bridge.New) is made after Setup, on
+// the Provider. Every zero field means "not set here": the exporter's and
+// SDK's own OTEL_* environment variables (TOOLGATE_* for ours) apply, then
+// their defaults. A set field overrides the environment.
 type Config struct {
 	// Endpoint is the OTLP/gRPC collector: "host:port", or a URL
 	// ("http://host:port" is plaintext, "https://host:port" is TLS).
@@ -42,18 +49,11 @@ type Config struct {
 	// 5 s initial, 30 s max interval, 1 min elapsed.
 	Retry *otlptracegrpc.RetryConfig
 
-	// QueueSize bounds the spans waiting for export; more are dropped and
-	// counted (see [BatchProcessor]). Unset: OTEL_BSP_MAX_QUEUE_SIZE, else 2048.
-	QueueSize int
-	// BatchSize is the largest export request in spans. Unset:
-	// OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 512.
-	BatchSize int
-	// BatchTimeout is how long a span waits for its batch. Unset:
-	// OTEL_BSP_SCHEDULE_DELAY, else 5 s.
-	BatchTimeout time.Duration
-	// ExportTimeout bounds the batch processor's export call. Unset:
-	// OTEL_BSP_EXPORT_TIMEOUT, else 30 s.
-	ExportTimeout time.Duration
+	// Batch configures the batch processor that queues kept spans for
+	// export (queue and batch sizes, timeouts, the export error handler);
+	// see [BatchConfig]. Zero fields: OTEL_BSP_* variables, else the SDK's
+	// defaults.
+	Batch BatchConfig
 
 	// ServiceName and ServiceVersion become service.name and
 	// service.version. Unset: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES,
@@ -61,9 +61,10 @@ type Config struct {
 	ServiceName    string
 	ServiceVersion string
 
-	// Sampling is the sampling setting. Unset: TOOLGATE_SAMPLING
-	// ([EnvSampling]), else [DefaultSampling]() ("decisions").
-	Sampling Sampling
+	// Sampling configures the sampling processor (see [sampling.Config]):
+	// its Setting unset means TOOLGATE_SAMPLING ([sampling.Env]), else
+	// [sampling.Default]() ("decisions").
+	Sampling sampling.Config
 
 	// Metrics also sets up a MeterProvider exporting with otlpmetricgrpc to
 	// the same endpoint (same Insecure, TLS, Headers, Compression, Timeout;
@@ -73,6 +74,41 @@ type Config struct {
 	// MetricsInterval is the metrics export interval. Unset:
 	// OTEL_METRIC_EXPORT_INTERVAL, else 60 s.
 	MetricsInterval time.Duration
+
+	// The fields below are objects rather than settings: no environment
+	// variable stands for them, and their zero value means "none".
+
+	// Exporter replaces the OTLP exporter (tests, stdout). The
+	// exporter-related fields above (Endpoint ... Retry) are then ignored
+	// and Setup runs no [Check].
+	Exporter sdktrace.SpanExporter
+	// ExporterOptions are appended to the otlptracegrpc options derived
+	// from the fields above (e.g. otlptracegrpc.WithDialOption); later
+	// options win. With any, Setup runs no [Check] and failed exports carry
+	// no diagnosis (the options may change the endpoint or transport).
+	ExporterOptions []otlptracegrpc.Option
+	// ResourceAttributes are added to the resource; they override the
+	// environment's (OTEL_RESOURCE_ATTRIBUTES) and are overridden by
+	// ServiceName / ServiceVersion.
+	ResourceAttributes []attribute.KeyValue
+	// MeterProvider receives the pipeline's counters (see
+	// [RegisterMetrics]) instead of the one Metrics sets up, or without a
+	// metrics exporter of our own when Metrics is off.
+	MeterProvider metric.MeterProvider
+	// Sampler is the head sampler. Unset: OTEL_TRACES_SAMPLER, else
+	// AlwaysSample — not the SDK's ParentBased(AlwaysSample), so that an
+	// upstream service's "not sampled" (traceparent flags 00) cannot erase
+	// gate decisions. Keep it so: a head sampler cannot see the gate's
+	// decision and its drops cascade to children; sample at span end with
+	// the Sampling field.
+	Sampler sdktrace.Sampler
+	// SpanProcessors are extra processors that see every span, in order,
+	// before sampling (e.g. an in-memory recorder in tests).
+	SpanProcessors []sdktrace.SpanProcessor
+	// SkipCheck skips the connection check Setup runs (see [Check]): Setup
+	// then does not connect, and a TLS/plaintext mismatch shows only when
+	// exports fail (their errors still name it).
+	SkipCheck bool
 }
 
 // DefaultServiceName is service.name when neither Config nor the
@@ -89,90 +125,14 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("otelbridge: Config: compression %q (want gzip or none)", c.Compression)
 	}
-	if c.QueueSize < 0 || c.BatchSize < 0 || c.Timeout < 0 || c.BatchTimeout < 0 ||
-		c.ExportTimeout < 0 || c.MetricsInterval < 0 {
-		return fmt.Errorf("otelbridge: Config: negative size or duration")
+	if c.Timeout < 0 || c.MetricsInterval < 0 {
+		return fmt.Errorf("otelbridge: Config: negative duration")
 	}
-	if err := c.Sampling.Validate(); err != nil {
-		return fmt.Errorf("otelbridge: Config: %w", err)
+	if err := c.Batch.validate(); err != nil {
+		return fmt.Errorf("otelbridge: Config.Batch: %w", err)
+	}
+	if err := c.Sampling.Setting.Validate(); err != nil {
+		return fmt.Errorf("otelbridge: Config.Sampling: %w", err)
 	}
 	return nil
-}
-
-// Option configures [Setup] beyond Config: things that are not settings
-// but objects.
-type Option func(*options)
-
-type options struct {
-	exporter      sdktrace.SpanExporter
-	exporterOpts  []otlptracegrpc.Option
-	resourceAttrs []attribute.KeyValue
-	meterProvider metric.MeterProvider
-	sampler       sdktrace.Sampler
-	processors    []sdktrace.SpanProcessor
-	samplingOpts  []SamplingOption
-	onError       func(error)
-	noCheck       bool
-}
-
-// WithoutCheck skips the connection check [Setup] runs (see [Check]):
-// Setup then does not connect, and a TLS/plaintext mismatch shows only
-// when exports fail (their errors still name it).
-func WithoutCheck() Option {
-	return func(o *options) { o.noCheck = true }
-}
-
-// WithErrorHandler receives the provider's export errors (see
-// [WithExportErrorHandler]) instead of leaving them to OTel's global
-// handler only; they are counted in Stats().Batch.ExportFailed either way.
-// With the OTLP exporter Setup makes, each error also carries the result
-// of a [Check] when it fails (errors.Is(err, ErrTLSMismatch), ...), whose
-// message names the fix.
-func WithErrorHandler(f func(error)) Option {
-	return func(o *options) { o.onError = f }
-}
-
-// WithSpanExporter replaces the OTLP exporter (tests, stdout). The
-// exporter-related Config fields are then ignored.
-func WithSpanExporter(e sdktrace.SpanExporter) Option {
-	return func(o *options) { o.exporter = e }
-}
-
-// WithExporterOptions appends otlptracegrpc options after those derived
-// from Config (e.g. otlptracegrpc.WithDialOption); later options win.
-func WithExporterOptions(opts ...otlptracegrpc.Option) Option {
-	return func(o *options) { o.exporterOpts = append(o.exporterOpts, opts...) }
-}
-
-// WithResourceAttributes adds resource attributes; they override the
-// environment's and are overridden by ServiceName / ServiceVersion.
-func WithResourceAttributes(kv ...attribute.KeyValue) Option {
-	return func(o *options) { o.resourceAttrs = append(o.resourceAttrs, kv...) }
-}
-
-// WithMeterProvider records the pipeline's counters on mp (see
-// [RegisterMetrics]) instead of, or when Config.Metrics is off, without a
-// metrics exporter of our own.
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(o *options) { o.meterProvider = mp }
-}
-
-// WithSampler sets the head sampler. Unset: OTEL_TRACES_SAMPLER, else
-// AlwaysSample — not the SDK's ParentBased(AlwaysSample), so that an
-// upstream service's "not sampled" (traceparent flags 00) cannot erase gate
-// decisions. Keep it so: a head sampler cannot see the gate's decision and
-// its drops cascade to children; sample at span end with [Sampling].
-func WithSampler(s sdktrace.Sampler) Option {
-	return func(o *options) { o.sampler = s }
-}
-
-// WithSpanProcessor registers an extra processor that sees every span,
-// before sampling (e.g. an in-memory recorder in tests).
-func WithSpanProcessor(p sdktrace.SpanProcessor) Option {
-	return func(o *options) { o.processors = append(o.processors, p) }
-}
-
-// WithSamplingOptions passes options to the [SamplingProcessor].
-func WithSamplingOptions(opts ...SamplingOption) Option {
-	return func(o *options) { o.samplingOpts = append(o.samplingOpts, opts...) }
 }

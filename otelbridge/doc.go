@@ -1,39 +1,49 @@
 // Package otelbridge connects toolgate to OpenTelemetry: it sets up an OTLP
-// (gRPC) trace pipeline, keeps or drops finished spans by their gate
-// decision, counts every span the pipeline loses, and turns after-the-fact
-// agent-framework trace events (open-multi-agent's onTrace) into OTel spans.
+// (gRPC) trace pipeline that keeps or drops finished spans by their gate
+// decision and counts every span it loses. It is the setup part of a
+// package tree modelled on the OTel Go SDK (sdk/trace and its
+// subpackages), one job per package:
 //
-// The pieces, one file each:
+//   - otelbridge (this package): [Setup] builds the pipeline from one
+//     [Config] and returns a [Provider] (setup.go, config.go, resource.go);
+//     [Check] diagnoses the collector connection (check.go, auth.go,
+//     diagnose.go); [BatchProcessor] is the export stage — the SDK's batch
+//     span processor behind a bounded, prioritised hand-off, with a
+//     counting exporter wrapper so that spans dropped on a full queue and
+//     spans whose export failed are counted ([BatchStats]) and recorded as
+//     OTel metrics ([RegisterMetrics], metrics.go).
+//   - otelbridge/sampling: the one sampling setting ("all", "decisions",
+//     "deny-only", "ratio:R") and the span processor that applies it at
+//     span end, by the gate.* attributes of package gate.
+//   - otelbridge/bridge: after-the-fact agent-framework trace events
+//     (open-multi-agent's onTrace) become spans with their real start and
+//     end times and the parentage invoke_agent {agent} -> chat {model} |
+//     execute_tool {tool}, without duplicating the execute_tool spans the
+//     executor already made (its ID generator and tool-call index are
+//     installed by Setup).
+//   - otelbridge/spool: the durable on-disk spool between the pipeline and
+//     the collector.
 //
-//   - [Setup] (setup.go, config.go, resource.go): a [Provider] that wraps an
-//     sdktrace.TracerProvider exporting through otlptracegrpc with a batch
-//     span processor; the standard OTEL_* environment variables work and
-//     explicit [Config] fields override them.
-//   - [Check] (check.go, auth.go, diagnose.go): one connection to the
-//     collector that finds a TLS/plaintext mismatch, an untrusted
-//     certificate or a non-gRPC port, then one empty OTLP export that finds
-//     a missing or wrong bearer token (ErrUnauthenticated), and names the
-//     fix; Setup runs it and refuses to start on such a configuration, and
-//     failed exports carry its diagnosis.
-//   - [Sampling] (sampling.go) and [SamplingProcessor] (processor.go): the
-//     one sampling setting ("all", "decisions", "deny-only", "ratio:R") and
-//     the span processor that applies it at span end, by the gate.*
-//     attributes of package gate.
-//   - [BatchProcessor] (batch.go): the SDK's batch span processor behind a
-//     bounded hand-off and with a counting exporter wrapper, so that spans
-//     dropped on a full queue and spans whose export failed are counted
-//     ([Stats]) and recorded as OTel metrics ([RegisterMetrics], metrics.go).
-//   - [Bridge] (bridge.go, event.go, idgen.go, toolcalls.go): after-the-fact
-//     events become spans with their real start and end times and the
-//     parentage invoke_agent {agent} -> chat {model} | execute_tool {tool},
-//     without duplicating the execute_tool spans the executor already made.
+// # One way to configure
+//
+// Each part has one config struct whose zero fields mean "not set here":
+// the part's environment variables apply (OTEL_* for the SDK's settings,
+// TOOLGATE_* for ours), then the defaults. The same struct configures the
+// part standalone (sampling.NewProcessor(next, sampling.Config{...}),
+// [NewBatchProcessor](exp, [BatchConfig]{...}), bridge.New(tp,
+// bridge.Config{...})) and, nested in [Config] (Config.Sampling,
+// Config.Batch), the pipeline Setup builds. Objects that are not settings
+// (an exporter of your own, extra span processors, a meter provider, a
+// head sampler, resource attributes) are fields of Config too; there are
+// no option functions.
 //
 // Typical use:
 //
 //	p, err := otelbridge.Setup(ctx, otelbridge.Config{
 //		Endpoint: "127.0.0.1:4317", Insecure: true,
 //		ServiceName: "agent-runner", ServiceVersion: version,
-//		Sampling: otelbridge.MustParseSampling("decisions"),
+//		Sampling: sampling.Config{Setting: sampling.MustParse("decisions")}, // unset: TOOLGATE_SAMPLING
+//		Batch:    otelbridge.BatchConfig{QueueSize: 8192},                    // unset: OTEL_BSP_MAX_QUEUE_SIZE
 //	})
 //	if err != nil { ... } // e.g. a TLS/plaintext mismatch, with its fix
 //	defer func() { // flushes: without it, a short-lived program loses its queued spans
@@ -42,14 +52,16 @@
 //		if err := p.Shutdown(ctx); err != nil { log.Print(err) }
 //	}()
 //	ex, _ := executor.New(reg, executor.WithTracerProvider(p), ...)
-//	b := otelbridge.NewBridge(p)           // for framework events
+//	b := bridge.New(p, bridge.Config{})              // for framework events
 //	ctx = b.AgentContext(ctx, runID, agent, taskID) // live calls join the bridged agent span
-//	_ = b.Handle(ctx, event)               // or b.HandleJSON(ctx, line)
+//	_ = b.Handle(ctx, event)                        // or b.HandleJSON(ctx, line)
 //	log.Printf("lost %d spans", p.Stats().Lost())
 //
-// See docs/sampling.md for which sampling mode to use where.
+// See docs/configuration.md for every field and variable, and
+// docs/sampling.md for which sampling mode to use where.
 //
 // Attribute names: GenAI keys come from go.opentelemetry.io/otel/semconv/v1.41.0
 // (the last semconv release with GenAI constants); gate keys come only from
-// package gate (gate/attributes.go); keys of our own are in attributes.go.
+// package gate (gate/attributes.go); the bridge's own keys are in
+// bridge/attributes.go.
 package otelbridge

@@ -39,7 +39,7 @@ func TestDocumentedOTelDurationUnits(t *testing.T) {
 		return field(otlptracegrpc.NewClient(traceExporterOptions(Config{})...), "exportTimeout")
 	}
 	bsp := func(t *testing.T, name string) time.Duration {
-		p, err := NewBatchProcessor(tracetest.NewNoopExporter())
+		p, err := NewBatchProcessor(tracetest.NewNoopExporter(), BatchConfig{})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
 		return field(p.bsp, "o", name)

@@ -17,13 +17,15 @@ import (
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/otelbridge/bridge"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // fromToolCallTrace is how an application forwards the executor's trace
 // hook events to a Bridge: the event carries its span, so the bridge never
 // re-emits it.
-func fromToolCallTrace(ev executor.ToolCallTrace) otelbridge.Event {
-	return otelbridge.EventFromTrace(ev)
+func fromToolCallTrace(ev executor.ToolCallTrace) bridge.Event {
+	return bridge.EventFromTrace(ev)
 }
 
 func ms(t time.Time) float64 { return float64(t.UnixMicro()) / 1000 }
@@ -45,10 +47,9 @@ func TestExecutorAndBridgeOneTree(t *testing.T) {
 		t.Run(tt.sampling, func(t *testing.T) {
 			ctx := context.Background()
 			mem := tracetest.NewInMemoryExporter()
-			p, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: otelbridge.MustParseSampling(tt.sampling)},
-				otelbridge.WithSpanExporter(mem))
+			p, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: sampling.Config{Setting: sampling.MustParse(tt.sampling)}, Exporter: mem})
 			require.NoError(t, err)
-			b := otelbridge.NewBridge(p)
+			b := bridge.New(p, bridge.Config{})
 
 			reg, err := executor.NewRegistry(executor.Tool{
 				Name:        "bash",
@@ -82,12 +83,12 @@ func TestExecutorAndBridgeOneTree(t *testing.T) {
 			require.False(t, ls.IsError)
 			require.True(t, rm.IsError)
 			end := time.Now().Add(time.Millisecond)
-			for _, ev := range []otelbridge.Event{
-				{Type: otelbridge.EventLLMCall, RunID: "run-1", Agent: "coder", TaskID: "t1", StartMs: ms(start), EndMs: ms(start) + 0.5, Model: "m"},
+			for _, ev := range []bridge.Event{
+				{Type: bridge.EventLLMCall, RunID: "run-1", Agent: "coder", TaskID: "t1", StartMs: ms(start), EndMs: ms(start) + 0.5, Model: "m"},
 				// A framework that also reports the calls it ran through
 				// the executor, with their IDs: duplicates, not emitted.
-				{Type: otelbridge.EventToolCall, RunID: "run-1", Agent: "coder", TaskID: "t1", StartMs: ms(start), EndMs: ms(start) + 1, Tool: "bash", ToolCallID: "c1"},
-				{Type: otelbridge.EventAgent, RunID: "run-1", Agent: "coder", TaskID: "t1", StartMs: ms(start) - 1, EndMs: ms(end)},
+				{Type: bridge.EventToolCall, RunID: "run-1", Agent: "coder", TaskID: "t1", StartMs: ms(start), EndMs: ms(start) + 1, Tool: "bash", ToolCallID: "c1"},
+				{Type: bridge.EventAgent, RunID: "run-1", Agent: "coder", TaskID: "t1", StartMs: ms(start) - 1, EndMs: ms(end)},
 			} {
 				require.NoError(t, b.Handle(ctx, ev))
 			}
@@ -125,7 +126,7 @@ func TestExecutorAndBridgeOneTree(t *testing.T) {
 func TestBridgedSpanEncodesTheSameDecision(t *testing.T) {
 	ctx := context.Background()
 	live := tracetest.NewInMemoryExporter()
-	p, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: otelbridge.MustParseSampling("all")}, otelbridge.WithSpanExporter(live))
+	p, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: sampling.Config{Setting: sampling.MustParse("all")}, Exporter: live})
 	require.NoError(t, err)
 	var traces []executor.ToolCallTrace
 	reg, err := executor.NewRegistry(executor.Tool{
@@ -168,11 +169,11 @@ func TestBridgedSpanEncodesTheSameDecision(t *testing.T) {
 	require.Len(t, traces, 4)
 
 	bridged := tracetest.NewInMemoryExporter()
-	p2, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: otelbridge.MustParseSampling("all")}, otelbridge.WithSpanExporter(bridged))
+	p2, err := otelbridge.Setup(ctx, otelbridge.Config{Sampling: sampling.Config{Setting: sampling.MustParse("all")}, Exporter: bridged})
 	require.NoError(t, err)
-	b := otelbridge.NewBridge(p2)
+	b := bridge.New(p2, bridge.Config{})
 	for _, tr := range traces {
-		ev := otelbridge.EventFromTrace(tr)
+		ev := bridge.EventFromTrace(tr)
 		ev.TraceID, ev.SpanID = "", "" // bridge it as a span of its own
 		require.NoError(t, b.Handle(ctx, ev))
 	}

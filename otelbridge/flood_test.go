@@ -137,7 +137,7 @@ func TestFloodKeepsTheRealDenial(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			exp := &slowExporter{hold: make(chan struct{})}
-			tp, err := otelbridge.Setup(ctx, otelbridge.Config{}, otelbridge.WithSpanExporter(exp))
+			tp, err := otelbridge.Setup(ctx, otelbridge.Config{Exporter: exp})
 			require.NoError(t, err)
 			noSecrets := gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
 				cmd := c.String("command")

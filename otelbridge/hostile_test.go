@@ -20,6 +20,8 @@ import (
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/otelbridge/bridge"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // hostileProvider is Setup exporting over real OTLP/gRPC to an in-process
@@ -31,13 +33,14 @@ func hostileProvider(t *testing.T) (*Provider, *receiver, func() []error) {
 	var mu sync.Mutex
 	var errs []error
 	p, err := Setup(context.Background(), Config{
-		Endpoint: r.addr, Insecure: true, ServiceName: "hostile", Sampling: MustParseSampling("all"),
-		BatchTimeout: time.Hour, BatchSize: 512, Timeout: 10 * time.Second,
-	}, WithErrorHandler(func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		errs = append(errs, err)
-	}))
+		Endpoint: r.addr, Insecure: true, ServiceName: "hostile", Sampling: sampling.Config{Setting: sampling.MustParse("all")},
+		Timeout: 10 * time.Second,
+		Batch: BatchConfig{BatchTimeout: time.Hour, BatchSize: 512, ErrorHandler: func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
+		}},
+	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
 	return p, r, func() []error {
@@ -136,9 +139,9 @@ func TestHostileBytesSurviveOTLPExport(t *testing.T) {
 // hostileEvent builds a bridged event from fuzzed strings: sel picks the
 // type and the shape, and the strings are dealt to every string field
 // (rotated by rot), so that each field meets each string.
-func hostileEvent(sel uint16, rot uint8, strs []string) Event {
-	ev := Event{RunID: "run", Agent: "agent", Model: "m", Tool: "bash", StartMs: t0, EndMs: t0 + 10, Tokens: &TokenUsage{InputTokens: 1, OutputTokens: 2}}
-	ev.Type = []EventType{EventAgent, EventLLMCall, EventToolCall, EventTask}[sel&3]
+func hostileEvent(sel uint16, rot uint8, strs []string) bridge.Event {
+	ev := bridge.Event{RunID: "run", Agent: "agent", Model: "m", Tool: "bash", StartMs: t0, EndMs: t0 + 10, Tokens: &bridge.TokenUsage{InputTokens: 1, OutputTokens: 2}}
+	ev.Type = []bridge.EventType{bridge.EventAgent, bridge.EventLLMCall, bridge.EventToolCall, bridge.EventTask}[sel&3]
 	ev.GateAction = []string{"", "allow", "deny", strs[0]}[sel>>2&3]
 	ev.Gated = sel>>4&1 == 1
 	ev.IsError = sel>>5&1 == 1
@@ -182,8 +185,8 @@ func hostileEventSeeds() [][7]string {
 
 // FuzzBridgeSpanExports: whatever strings an after-the-fact event carries
 // (run, agent, task, model, tool and call IDs, error type, every decision
-// field, every verdict field, the task title), Bridge.Handle either
-// rejects the event (ErrInvalidEvent, no span) or emits exactly one span
+// field, every verdict field, the task title), bridge.Bridge.Handle either
+// rejects the event (bridge.ErrInvalidEvent, no span) or emits exactly one span
 // that survives OTLP export: valid UTF-8 everywhere, bounded names, and
 // the OTLP request passes proto.Marshal.
 func FuzzBridgeSpanExports(f *testing.F) {
@@ -193,14 +196,14 @@ func FuzzBridgeSpanExports(f *testing.F) {
 		}
 	}
 	mem := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem), sdktrace.WithIDGenerator(NewIDGenerator()))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem), sdktrace.WithIDGenerator(bridge.NewIDGenerator()))
 	f.Fuzz(func(t *testing.T, sel uint16, rot uint8, s0, s1, s2, s3, s4, s5, s6 string) {
 		mem.Reset()
-		b := NewBridge(tp, WithToolCallIndex(NewToolCallIndex(1)))
+		b := bridge.New(tp, bridge.Config{ToolCalls: bridge.NewToolCallIndex(1)})
 		ev := hostileEvent(sel, rot, []string{s0, s1, s2, s3, s4, s5, s6})
 		err := b.Handle(context.Background(), ev)
 		if ev.Validate() != nil {
-			require.ErrorIs(t, err, ErrInvalidEvent)
+			require.ErrorIs(t, err, bridge.ErrInvalidEvent)
 			require.Empty(t, mem.GetSpans(), "an invalid event emits nothing")
 			return
 		}
@@ -247,20 +250,20 @@ func checkBridgedSpan(t *testing.T, s tracetest.SpanStub) {
 // OTLP/gRPC: every span arrives.
 func TestHostileEventsSurviveOTLPExport(t *testing.T) {
 	p, r, exportErrors := hostileProvider(t)
-	b := NewBridge(p)
-	events := []Event{
-		{Type: EventToolCall, RunID: "run-h", Agent: "coder", StartMs: t0, EndMs: t0 + 5, Tool: "bash", ToolCallID: "e-approval",
+	b := bridge.New(p, bridge.Config{})
+	events := []bridge.Event{
+		{Type: bridge.EventToolCall, RunID: "run-h", Agent: "coder", StartMs: t0, EndMs: t0 + 5, Tool: "bash", ToolCallID: "e-approval",
 			Gated: true, GateAction: "deny", GateReason: "declined", GateSource: "policy", Approval: "declined\xff", Approver: "bot\xc3"},
-		{Type: EventToolCall, RunID: "run-h\xfe", Agent: "coder\xc3", TaskID: "t\xed\xa0\x80", StartMs: t0, EndMs: t0 + 5,
+		{Type: bridge.EventToolCall, RunID: "run-h\xfe", Agent: "coder\xc3", TaskID: "t\xed\xa0\x80", StartMs: t0, EndMs: t0 + 5,
 			Tool: "bash\xc3", ToolCallID: "e-ids", IsError: true, ErrorType: "tool\xff", Gated: true, GateAction: "allow",
 			GateReason: "ok \xc3", GateSource: "s\xc0\xaf", RiskLevel: "high\xff", GateRule: "r\xfe",
 			Rewritten: true, RewrittenBy: "rw\xff", OriginalInputSha256: "\xde\xad",
 			Verdicts: []gate.Verdict{{Gate: "g\xff", Action: gate.ActionAsk, Risk: "r\xff", Rule: "x|\xc3"}, {Gate: "h", Action: gate.ActionAllow}}},
-		{Type: EventToolCall, RunID: "run-h", Agent: "coder", StartMs: t0, EndMs: t0 + 5, Tool: "ls", ToolCallID: "e-normal",
+		{Type: bridge.EventToolCall, RunID: "run-h", Agent: "coder", StartMs: t0, EndMs: t0 + 5, Tool: "ls", ToolCallID: "e-normal",
 			Gated: true, GateAction: "allow"},
-		{Type: EventLLMCall, RunID: "run-h", Agent: "coder", StartMs: t0, EndMs: t0 + 5, Model: "m\xc3", ToolCallID: "e-llm"},
-		{Type: EventTask, RunID: "run-h", TaskID: "t\xff", TaskTitle: "title \xc3", StartMs: t0, EndMs: t0 + 9, Success: ptr(false)},
-		{Type: EventAgent, RunID: "run-h", Agent: "coder\xfe", StartMs: t0, EndMs: t0 + 9},
+		{Type: bridge.EventLLMCall, RunID: "run-h", Agent: "coder", StartMs: t0, EndMs: t0 + 5, Model: "m\xc3", ToolCallID: "e-llm"},
+		{Type: bridge.EventTask, RunID: "run-h", TaskID: "t\xff", TaskTitle: "title \xc3", StartMs: t0, EndMs: t0 + 9, Success: ptr(false)},
+		{Type: bridge.EventAgent, RunID: "run-h", Agent: "coder\xfe", StartMs: t0, EndMs: t0 + 9},
 	}
 	for _, ev := range events {
 		require.NoError(t, b.Handle(context.Background(), ev))
@@ -296,8 +299,8 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestToolCallIndexBoundsHostileIDs: tool-call IDs are the model's, and an
-// after-the-fact event may carry one of any length (Bridge.Handle takes no
-// size limit, ParseEvent 1 MiB). The index keeps up to its capacity of
+// after-the-fact event may carry one of any length (bridge.Bridge.Handle takes no
+// size limit, bridge.ParseEvent 1 MiB). The index keeps up to its capacity of
 // them, so it must not keep their bytes: 64 IDs of 1 MiB each stay a few
 // bytes each, and the index still tells each ID from one differing in a
 // single byte.
@@ -318,10 +321,10 @@ func TestToolCallIndexBoundsHostileIDs(t *testing.T) {
 		runtime.ReadMemStats(&m)
 		return int64(m.HeapAlloc)
 	}
-	fill := func() *ToolCallIndex {
-		x := NewToolCallIndex(0)
+	fill := func() *bridge.ToolCallIndex {
+		x := bridge.NewToolCallIndex(0)
 		for i := range n {
-			x.Add(ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'x')})
+			x.Add(bridge.ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'x')})
 		}
 		return x
 	}
@@ -335,11 +338,16 @@ func TestToolCallIndexBoundsHostileIDs(t *testing.T) {
 	assert.Less(t, retained, int64(n*size/8), "the index keeps the IDs' bytes")
 	x = fill()
 	for i := range n {
-		assert.True(t, x.Has(ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'x')}), "ID %d", i)
-		assert.False(t, x.Has(ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'y')}), "ID %d with one byte changed", i)
+		assert.True(t, x.Has(bridge.ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'x')}), "ID %d", i)
+		assert.False(t, x.Has(bridge.ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: id(i, 'y')}), "ID %d with one byte changed", i)
 	}
-	short := ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: "call-1"}
+	short := bridge.ToolCallKey{Agent: "a", RunID: "r", Tool: "bash", ID: "call-1"}
 	x.Add(short)
 	assert.True(t, x.Has(short))
 	runtime.KeepAlive(x)
 }
+
+// t0 is a fixed event time (epoch ms).
+const t0 = 1_764_000_000_000.0
+
+func ptr[T any](v T) *T { return &v }

@@ -8,10 +8,13 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/semconv/v1.41.0/otelconv"
+
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // ScopeName is the instrumentation scope of the metrics this package
-// records (and of the spans [Bridge] makes).
+// records (and, kept from before the split, of the spans bridge.Bridge
+// makes: bridge.ScopeName has the same value).
 const ScopeName = "github.com/toolgate/toolgate/otelbridge"
 
 // Names of the metrics instruments for the sampling processor's own
@@ -44,7 +47,7 @@ const (
 //   - toolgate.sampling.span.kept / .filtered by toolgate.sampling.mode.
 //
 // The returned function unregisters the callback.
-func RegisterMetrics(mp metric.MeterProvider, stats func() Stats, s Sampling) (unregister func() error, err error) {
+func RegisterMetrics(mp metric.MeterProvider, stats func() Stats, s sampling.Setting) (unregister func() error, err error) {
 	if mp == nil || stats == nil {
 		return nil, errors.New("otelbridge: RegisterMetrics: nil meter provider or stats")
 	}
@@ -73,7 +76,7 @@ func RegisterMetrics(mp metric.MeterProvider, stats func() Stats, s Sampling) (u
 	with := func(base []attribute.KeyValue, more ...attribute.KeyValue) metric.ObserveOption {
 		return metric.WithAttributes(append(append([]attribute.KeyValue(nil), base...), more...)...)
 	}
-	modeAttr := metric.WithAttributes(attrSamplingMode.String(s.orDefault().String()))
+	modeAttr := metric.WithAttributes(attrSamplingMode.String(s.String()))
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		st := stats()
 		o.ObserveInt64(processed.Inst(), st.Batch.Accepted-st.Batch.Pending, with(procAttrs))

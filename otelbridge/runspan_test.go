@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // runWithEveryKindOfCall runs, on one run of ex's agent "coder", an
@@ -71,7 +72,7 @@ func TestRunSpanUnderSampling(t *testing.T) {
 		t.Run(tc.sampling, func(t *testing.T) {
 			ctx := context.Background()
 			mem := tracetest.NewInMemoryExporter()
-			p, err := Setup(ctx, Config{Sampling: MustParseSampling(tc.sampling)}, WithSpanExporter(mem))
+			p, err := Setup(ctx, Config{Sampling: sampling.Config{Setting: sampling.MustParse(tc.sampling)}, Exporter: mem})
 			require.NoError(t, err)
 			ex, err := executor.New(bashAndDeploy(t), executor.WithTracerProvider(p), executor.WithGates(noRm))
 			require.NoError(t, err)
@@ -180,7 +181,7 @@ func TestRunSpanParentEndedFirst(t *testing.T) {
 	for _, mode := range []string{"decisions", "all"} {
 		t.Run(mode, func(t *testing.T) {
 			mem := tracetest.NewInMemoryExporter()
-			p, err := Setup(context.Background(), Config{Sampling: MustParseSampling(mode)}, WithSpanExporter(mem))
+			p, err := Setup(context.Background(), Config{Sampling: sampling.Config{Setting: sampling.MustParse(mode)}, Exporter: mem})
 			require.NoError(t, err)
 			ex, err := executor.New(bashAndDeploy(t), executor.WithTracerProvider(p))
 			require.NoError(t, err)

@@ -12,11 +12,10 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/grpc/credentials"
-)
 
-// EnvSampling is the environment variable [Setup] reads the sampling
-// setting from when Config.Sampling is zero (text form of [Sampling]).
-const EnvSampling = "TOOLGATE_SAMPLING"
+	"github.com/toolgate/toolgate/otelbridge/bridge"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
+)
 
 // Provider is the tracer provider [Setup] returns. It embeds the SDK's
 // *sdktrace.TracerProvider (so it is a trace.TracerProvider) and adds the
@@ -24,16 +23,16 @@ const EnvSampling = "TOOLGATE_SAMPLING"
 type Provider struct {
 	*sdktrace.TracerProvider
 
-	sampling  *SamplingProcessor
+	sampling  *sampling.Processor
 	batch     *BatchProcessor
-	toolCalls *ToolCallIndex
+	toolCalls *bridge.ToolCallIndex
 	meters    *sdkmetric.MeterProvider // nil unless Config.Metrics
 	diagnose  *diagnosingExporter      // nil unless the OTLP exporter is ours
 }
 
 // Stats are the pipeline's counters, in spans.
 type Stats struct {
-	Sampling SamplingStats
+	Sampling sampling.Stats
 	Batch    BatchStats
 }
 
@@ -43,11 +42,12 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() }
 
 // Setup builds the trace pipeline
 //
-//	spans -> SamplingProcessor(cfg.Sampling) -> BatchProcessor -> otlptracegrpc
+//	spans -> sampling.Processor(cfg.Sampling) -> BatchProcessor(cfg.Batch) -> otlptracegrpc
 //
 // with a resource (service.name, service.version, host.name, process and
-// SDK attributes, OTEL_RESOURCE_ATTRIBUTES) and the ID generator [Bridge]
-// needs. It does not install the provider globally; call
+// SDK attributes, OTEL_RESOURCE_ATTRIBUTES), the ID generator and the
+// tool-call index the event bridge needs (bridge.IDGenerator,
+// bridge.ToolCallIndex; make the bridge with bridge.New(p, bridge.Config{})). It does not install the provider globally; call
 // otel.SetTracerProvider if wanted.
 //
 // Setup first runs [Check] against the collector (at most
@@ -58,47 +58,41 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() }
 // (ErrNotGRPC), or a collector that refuses the exporter's credentials
 // (ErrUnauthenticated: no or a wrong bearer token). An unreachable collector is not an error here (it may
 // start later; spans queue and retry) but shows in Stats (ExportFailed,
-// QueueDropped). [WithoutCheck] skips the check; with [WithSpanExporter]
-// or [WithExporterOptions] it does not run. A failed export's error (the
-// one [WithErrorHandler] receives and Shutdown returns) carries the
+// QueueDropped). Config.SkipCheck skips the check; with Config.Exporter
+// or Config.ExporterOptions it does not run. A failed export's error (the
+// one Config.Batch.ErrorHandler receives and Shutdown returns) carries the
 // result of a new check, so it names the cause and the fix too.
 // Other errors: an invalid Config, or an exporter, resource or metrics
 // set-up failure.
 //
 // Spans are exported in batches, in the background: a program must call
 // [Provider.Shutdown] before it exits, or the spans still queued (up to
-// BatchTimeout, 5 s by default, of them) are lost without a trace.
+// Config.Batch.BatchTimeout, 5 s by default, of them) are lost without a trace.
 // Shutdown flushes: it exports every queued span (bounded by its context)
 // and returns the export error, if any.
-func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
-	if cfg.Sampling == (Sampling{}) {
-		if v := os.Getenv(EnvSampling); v != "" {
-			s, err := ParseSampling(v)
-			if err != nil {
-				return nil, fmt.Errorf("otelbridge: %s: %w", EnvSampling, err)
-			}
-			cfg.Sampling = s
-		}
+func Setup(ctx context.Context, cfg Config) (*Provider, error) {
+	// TOOLGATE_SAMPLING is read (and refused when invalid) before
+	// anything connects.
+	sc, err := cfg.Sampling.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("otelbridge: %w", err)
 	}
+	cfg.Sampling = sc
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	exp := o.exporter
+	exp := cfg.Exporter
 	var diagnose *diagnosingExporter
 	if exp == nil {
 		// The check and the diagnosis know the exporter's endpoint and
 		// transport only when no raw exporter options can change them.
-		known := len(o.exporterOpts) == 0
-		if known && !o.noCheck {
+		known := len(cfg.ExporterOptions) == 0
+		if known && !cfg.SkipCheck {
 			if err := Check(ctx, cfg); definite(err) {
 				return nil, err
 			}
 		}
-		e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), o.exporterOpts...)...)
+		e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), cfg.ExporterOptions...)...)
 		if err != nil {
 			return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
 		}
@@ -108,43 +102,41 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 			exp = diagnose
 		}
 	}
-	res, err := newResource(ctx, cfg, o.resourceAttrs)
+	res, err := newResource(ctx, cfg, cfg.ResourceAttributes)
 	if err != nil {
 		return nil, err
 	}
-	batch, err := NewBatchProcessor(exp,
-		WithQueueSize(cfg.QueueSize), WithBatchSize(cfg.BatchSize),
-		WithBatchTimeout(cfg.BatchTimeout), WithExportTimeout(cfg.ExportTimeout), WithExportErrorHandler(o.onError))
+	batch, err := NewBatchProcessor(exp, cfg.Batch)
 	if err != nil {
 		return nil, err
 	}
-	sampling, err := NewSamplingProcessor(batch, cfg.Sampling, o.samplingOpts...)
+	sampler, err := sampling.NewProcessor(batch, cfg.Sampling)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("otelbridge: %w", err)
 	}
-	toolCalls := NewToolCallIndex(0)
+	toolCalls := bridge.NewToolCallIndex(0)
 	tpOpts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(res),
-		sdktrace.WithIDGenerator(NewIDGenerator()),
+		sdktrace.WithIDGenerator(bridge.NewIDGenerator()),
 		sdktrace.WithSpanProcessor(toolCalls),
 	}
-	for _, p := range o.processors {
+	for _, p := range cfg.SpanProcessors {
 		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(p))
 	}
-	tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sampling))
+	tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sampler))
 	switch {
-	case o.sampler != nil:
-		tpOpts = append(tpOpts, sdktrace.WithSampler(o.sampler))
+	case cfg.Sampler != nil:
+		tpOpts = append(tpOpts, sdktrace.WithSampler(cfg.Sampler))
 	case os.Getenv("OTEL_TRACES_SAMPLER") == "":
 		// Record everything, whatever an upstream service decided: a
 		// remote parent with the sampled flag off (traceparent ...-00)
 		// must not erase gate decisions. Sampling happens at span end.
 		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
-	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls,
+	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampler, batch: batch, toolCalls: toolCalls,
 		diagnose: diagnose}
 
-	mp := o.meterProvider
+	mp := cfg.MeterProvider
 	if cfg.Metrics {
 		mexp, err := otlpmetricgrpc.New(ctx, metricExporterOptions(cfg)...)
 		if err != nil {
@@ -166,7 +158,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 	if mp != nil {
 		// The callback stays registered after Shutdown, so that a last
 		// collection reports the final counts.
-		if _, err := RegisterMetrics(mp, p.Stats, sampling.Sampling()); err != nil {
+		if _, err := RegisterMetrics(mp, p.Stats, sampler.Setting()); err != nil {
 			_ = p.Shutdown(ctx)
 			return nil, err
 		}
@@ -179,12 +171,14 @@ func (p *Provider) Stats() Stats {
 	return Stats{Sampling: p.sampling.Stats(), Batch: p.batch.Stats()}
 }
 
-// ToolCalls returns the index of live tool calls that keeps a [Bridge] on
-// this provider from duplicating the executor's spans.
-func (p *Provider) ToolCalls() *ToolCallIndex { return p.toolCalls }
+// ToolCalls returns the index of live tool calls that keeps a bridge on
+// this provider (bridge.New(p, ...) finds it) from duplicating the
+// executor's spans.
+func (p *Provider) ToolCalls() *bridge.ToolCallIndex { return p.toolCalls }
 
-// Sampling returns the sampling setting in force.
-func (p *Provider) Sampling() Sampling { return p.sampling.Sampling() }
+// Sampling returns the sampling setting in force (Config.Sampling.Setting,
+// else TOOLGATE_SAMPLING, else the default).
+func (p *Provider) Sampling() sampling.Setting { return p.sampling.Setting() }
 
 // MeterProvider returns the metrics provider Config.Metrics set up, or nil.
 func (p *Provider) MeterProvider() *sdkmetric.MeterProvider { return p.meters }

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 func receivedNames(r *receiver) []string {
@@ -36,8 +38,8 @@ func TestSetupOTLPRoundTrip(t *testing.T) {
 		Headers:        map[string]string{"x-tenant": "t1"},
 		ServiceName:    "toolgate-test",
 		ServiceVersion: "1.2.3",
-		BatchTimeout:   time.Hour, // nothing leaves before Shutdown
-		Sampling:       MustParseSampling("deny-only"),
+		Batch:          BatchConfig{BatchTimeout: time.Hour}, // nothing leaves before Shutdown
+		Sampling:       sampling.Config{Setting: sampling.MustParse("deny-only")},
 	})
 	require.NoError(t, err)
 	emitRuns(p.Tracer("test"))
@@ -120,16 +122,13 @@ func TestSetupEndpointDownCountsLosses(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	ctx := context.Background()
 	p, err := Setup(ctx, Config{
-		Endpoint:     closedPort(t),
-		Insecure:     true,
-		QueueSize:    8,
-		BatchSize:    4,
-		BatchTimeout: 10 * time.Millisecond,
-		Timeout:      300 * time.Millisecond,
+		Endpoint: closedPort(t),
+		Insecure: true,
+		Batch:    BatchConfig{QueueSize: 8, BatchSize: 4, BatchTimeout: 10 * time.Millisecond},
+		Timeout:  300 * time.Millisecond,
 		Retry: &otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: 10 * time.Millisecond,
 			MaxInterval: 50 * time.Millisecond, MaxElapsedTime: 200 * time.Millisecond},
-		Sampling: MustParseSampling("all"),
-	}, WithMeterProvider(mp))
+		Sampling: sampling.Config{Setting: sampling.MustParse("all")}, MeterProvider: mp})
 	require.NoError(t, err)
 	tr := p.Tracer("test")
 	const n = 200
@@ -203,14 +202,14 @@ func TestSetupSamplingFromEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.env+"/"+tt.cfg, func(t *testing.T) {
-			t.Setenv(EnvSampling, tt.env)
-			var s Sampling
+			t.Setenv(sampling.Env, tt.env)
+			var s sampling.Config
 			if tt.cfg != "" {
-				s = MustParseSampling(tt.cfg)
+				s.Setting = sampling.MustParse(tt.cfg)
 			}
-			p, err := Setup(context.Background(), Config{Sampling: s}, WithSpanExporter(discard{}))
+			p, err := Setup(context.Background(), Config{Sampling: s, Exporter: discard{}})
 			if tt.wantErr {
-				require.ErrorIs(t, err, ErrInvalidSampling)
+				require.ErrorIs(t, err, sampling.ErrInvalid)
 				return
 			}
 			require.NoError(t, err)
@@ -225,7 +224,7 @@ func TestSetupRecordsUnderUnsampledRemoteParent(t *testing.T) {
 	// the gate decision below is recorded and exported all the same.
 	mem := tracetest.NewInMemoryExporter()
 	ctx := context.Background()
-	p, err := Setup(ctx, Config{}, WithSpanExporter(mem))
+	p, err := Setup(ctx, Config{Exporter: mem})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Shutdown(ctx) })
 	remote := trace.NewSpanContext(trace.SpanContextConfig{
@@ -243,8 +242,9 @@ func TestSetupRejectsBadConfig(t *testing.T) {
 	}{
 		{"insecure and TLS", Config{Insecure: true, TLS: tlsConfig()}},
 		{"compression", Config{Compression: "zstd"}},
-		{"negative queue", Config{QueueSize: -1}},
-		{"sampling", Config{Sampling: Sampling{Mode: "most"}}},
+		{"negative queue", Config{Batch: BatchConfig{QueueSize: -1}}},
+		{"negative batch timeout", Config{Batch: BatchConfig{BatchTimeout: -time.Second}}},
+		{"sampling", Config{Sampling: sampling.Config{Setting: sampling.Setting{Mode: "most"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

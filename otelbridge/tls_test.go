@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // selfSigned is a certificate for 127.0.0.1 and a pool that trusts it.
@@ -40,7 +41,7 @@ func startTLSReceiver(t *testing.T) (*receiver, *x509.CertPool) {
 
 // TestSetupTLS exports over TLS to a receiver with a self-signed
 // certificate: a trusted CA delivers; an unknown CA makes Setup refuse to
-// start (ErrCertificate, naming the fix), and with WithoutCheck the
+// start (ErrCertificate, naming the fix), and with SkipCheck the
 // handshake fails at export: the span is lost, counted, and the error
 // names the certificate too.
 func TestSetupTLS(t *testing.T) {
@@ -48,21 +49,21 @@ func TestSetupTLS(t *testing.T) {
 	tests := []struct {
 		name    string
 		tls     *tls.Config
-		opts    []Option
+		skip    bool  // Config.SkipCheck
 		wantErr error // from Setup; nil: Setup succeeds
 		wantOK  bool  // the span arrives
 	}{
-		{"trusted CA", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil, nil, true},
-		{"unknown CA", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}, nil, ErrCertificate, false},
-		{"unknown CA, WithoutCheck", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12},
-			[]Option{WithoutCheck()}, nil, false},
+		{"trusted CA", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, false, nil, true},
+		{"unknown CA", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12}, false, ErrCertificate, false},
+		{"unknown CA, SkipCheck", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12},
+			true, nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			before := len(r.spans())
 			p, err := Setup(ctx, Config{Endpoint: r.addr, TLS: tt.tls, Timeout: 2 * time.Second,
-				Sampling: MustParseSampling("all")}, tt.opts...)
+				Sampling: sampling.Config{Setting: sampling.MustParse("all")}, SkipCheck: tt.skip})
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				assert.Contains(t, err.Error(), "OTEL_EXPORTER_OTLP_CERTIFICATE")

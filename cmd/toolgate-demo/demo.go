@@ -15,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 	"github.com/toolgate/toolgate/replay"
 )
 
@@ -22,7 +23,7 @@ import (
 // checks ClickHouse and Jaeger against the replay before printing the
 // summary.
 func demo(ctx context.Context, o options, out, errw io.Writer) error {
-	sampling, err := otelbridge.ParseSampling(o.sampling)
+	setting, err := sampling.Parse(o.sampling)
 	if err != nil {
 		return err
 	}
@@ -47,9 +48,8 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 		Endpoint:       o.endpoint,
 		ServiceName:    "toolgate-demo",
 		ServiceVersion: "replay",
-		Sampling:       sampling,
-		QueueSize:      16384,
-		BatchTimeout:   200 * time.Millisecond,
+		Sampling:       sampling.Config{Setting: setting},
+		Batch:          otelbridge.BatchConfig{QueueSize: 16384, BatchTimeout: 200 * time.Millisecond},
 	})
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -86,11 +86,11 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 		return fmt.Errorf("telemetry: %d spans were lost on the way to the collector at %s", lost, o.endpoint)
 	}
 
-	rep := report{Summary: sum, Sampling: sampling.String(), Endpoint: o.endpoint, Policy: policyName, JaegerURL: strings.TrimRight(o.jaegerURL, "/")}
+	rep := report{Summary: sum, Sampling: setting.String(), Endpoint: o.endpoint, Policy: policyName, JaegerURL: strings.TrimRight(o.jaegerURL, "/")}
 	if o.verify {
 		// Every decision is exported in "all" and "decisions"; otherwise
 		// only denials are certain to be, and only they are checked.
-		allKept := sampling.AllowRatio == 1
+		allKept := setting.AllowRatio == 1
 		if err := verifyClickHouse(ctx, o, start, sum, allKept, &rep, errw); err != nil {
 			return err
 		}

@@ -198,7 +198,7 @@ func TestOTLPRequiresToken(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer "+col.Token)
 	const service = "prod-authenticated"
 	p, err := otelbridge.Setup(ctx, otelbridge.Config{Endpoint: col.GRPCEndpoint, Insecure: true, ServiceName: service,
-		BatchTimeout: 100 * time.Millisecond})
+		Batch: otelbridge.BatchConfig{BatchTimeout: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	tr := p.Tracer("production_test")
 	const n = 5

@@ -163,7 +163,7 @@ func TestTLSOverlay(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", p.clientCert)
 	t.Setenv("OTEL_EXPORTER_OTLP_CLIENT_KEY", p.clientKey)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer "+col.Token)
-	bp, err := otelbridge.Setup(ctx, otelbridge.Config{ServiceName: "prod-tls-env", BatchTimeout: 50 * time.Millisecond})
+	bp, err := otelbridge.Setup(ctx, otelbridge.Config{ServiceName: "prod-tls-env", Batch: otelbridge.BatchConfig{BatchTimeout: 50 * time.Millisecond}})
 	require.NoError(t, err)
 	_, span := bp.Tracer("tls_test").Start(ctx, "execute_tool bash", trace.WithAttributes(
 		semconv.GenAIOperationNameExecuteTool, gate.AttrGated.Bool(true), gate.AttrAction.String(string(gate.ActionAllow))))

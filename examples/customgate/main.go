@@ -108,11 +108,11 @@ func attrText(v attribute.Value) string {
 func run(ctx context.Context, out io.Writer) (err error) {
 	// Tracing: to the collector the OTEL_EXPORTER_OTLP_* variables name;
 	// without one, the spans are only printed.
-	opts := []otelbridge.Option{otelbridge.WithSpanProcessor(spanPrinter{out})}
+	cfg := otelbridge.Config{ServiceName: "customgate", SpanProcessors: []sdktrace.SpanProcessor{spanPrinter{out}}}
 	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-		opts = append(opts, otelbridge.WithSpanExporter(tracetest.NewNoopExporter()))
+		cfg.Exporter = tracetest.NewNoopExporter()
 	}
-	tp, err := otelbridge.Setup(ctx, otelbridge.Config{ServiceName: "customgate"}, opts...)
+	tp, err := otelbridge.Setup(ctx, cfg)
 	if err != nil {
 		return err // e.g. a TLS/plaintext mismatch with the collector, with its fix
 	}

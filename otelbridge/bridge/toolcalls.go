@@ -1,4 +1,4 @@
-package otelbridge
+package bridge
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func DecisionKey(attrs []attribute.KeyValue) string {
 // ToolCallIndex remembers the execute_tool spans — made live by toolgate's
 // executor, or by [Bridge] itself — by their [ToolCallKey], so that a
 // Bridge does not make a second span for the same call. It is an
-// sdktrace.SpanProcessor: register it on the provider (Setup does). It
+// sdktrace.SpanProcessor: register it on the provider (otelbridge.Setup does). It
 // records a span at its start when the span carries its agent there (a
 // bridged span), and at its end (the executor sets the agent and run when
 // the call ends; the call's after-the-fact event can only come later).

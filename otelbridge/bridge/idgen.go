@@ -1,4 +1,4 @@
-package otelbridge
+package bridge
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // IDGenerator is an sdktrace.IDGenerator that returns random IDs, except
 // for a span started with a context from [withPresetIDs]: that span gets
 // the preset IDs. [Bridge] uses this to give a parent span the span ID its
-// children, bridged earlier, already point to. Setup installs it; a
+// children, bridged earlier, already point to. otelbridge.Setup installs it; a
 // provider built elsewhere needs sdktrace.WithIDGenerator(NewIDGenerator())
 // for the bridge's out-of-order parentage.
 type IDGenerator struct{}

@@ -1,4 +1,4 @@
-package otelbridge
+package bridge
 
 import (
 	"container/list"
@@ -15,8 +15,15 @@ import (
 	"github.com/toolgate/toolgate/gate"
 )
 
-// DefaultBridgeRuns is how many runs a [Bridge] keeps parentage state for.
-const DefaultBridgeRuns = 1024
+// DefaultMaxRuns is how many runs a [Bridge] keeps parentage state for
+// when [Config].MaxRuns is zero.
+const DefaultMaxRuns = 1024
+
+// ScopeName is the instrumentation scope of the spans a [Bridge] makes.
+// Its value predates this package (the bridge was part of package
+// otelbridge) and is kept, so that stored and queried spans keep their
+// scope across versions.
+const ScopeName = "github.com/toolgate/toolgate/otelbridge"
 
 // closedPerScope is how many ended agent (or task) spans per agent and task
 // a run remembers, to parent events that arrive after their parent.
@@ -38,7 +45,7 @@ const closedPerScope = 8
 // arrives before its agent event, because an agent run ends after its
 // calls: the bridge then chooses the agent span's ID in advance, emits the
 // child under it at once, and gives the agent span that ID when its event
-// arrives (with [IDGenerator], which Setup installs). A child arriving after
+// arrives (with [IDGenerator], which otelbridge.Setup installs). A child arriving after
 // its agent event is matched to the ended agent span whose time range
 // contains it. Nothing is buffered, so a lost parent event leaves its
 // children pointing at a span that never comes, and the children of two
@@ -52,7 +59,7 @@ const closedPerScope = 8
 // agent, run, tool, toolCallId and decision (a [ToolCallKey]: the ID is
 // the model's, reused across runs and within one) the [ToolCallIndex] saw
 // on an execute_tool span (the executor's, or one bridged before: a
-// repeated delivery) — is counted in BridgeStats.Duplicates and not
+// repeated delivery) — is counted in Stats.Duplicates and not
 // emitted. A report with another decision under a reused ID is another
 // call and is emitted; one that carries no decision at all matches any
 // report of its call (it drops no decision). A tool_call event without a
@@ -60,7 +67,7 @@ const closedPerScope = 8
 // it runs its calls through toolgate's executor, which sets SpanID anyway.
 //
 // A Bridge is safe for concurrent use. State is bounded by the number of
-// runs (WithMaxRuns; least recently used runs are forgotten first) and,
+// runs (Config.MaxRuns; least recently used runs are forgotten first) and,
 // per run, by the agents and tasks in it; [Bridge.EndRun] frees a run.
 type Bridge struct {
 	tracer   trace.Tracer
@@ -75,51 +82,57 @@ type Bridge struct {
 	events, spans, dups, invalid, evicted, misparented atomic.Int64
 }
 
-// BridgeOption configures a [Bridge].
-type BridgeOption func(*Bridge)
+// Config configures a [Bridge]; every zero field means its default.
+// There are no environment variables for the bridge.
+type Config struct {
+	// ProviderName is gen_ai.provider.name (e.g. "anthropic", "openai") on
+	// chat spans; events do not carry it. Zero: not recorded.
+	ProviderName string
+	// MaxRuns bounds the runs whose parentage state is kept; the least
+	// recently used are forgotten first (counted in Stats.RunsEvicted).
+	// Zero or negative: [DefaultMaxRuns] (1,024).
+	MaxRuns int
+	// ToolCalls is the index of tool calls checked against duplicates.
+	// Zero: the tracer provider's own when it has one (a method
+	// ToolCalls() *ToolCallIndex, as *otelbridge.Provider has), else a new
+	// index with [DefaultToolCallCapacity]. An index of your own must be
+	// registered on the provider (sdktrace.WithSpanProcessor(index)) to
+	// see the executor's spans.
+	ToolCalls *ToolCallIndex
+}
 
-// WithToolCallIndex sets the index of tool calls used against duplicates.
-// NewBridge uses the Provider's when given a *Provider, else a new one;
-// register it on the provider (sdktrace.WithSpanProcessor(b.ToolCalls()))
-// so that it sees the executor's spans.
-func WithToolCallIndex(x *ToolCallIndex) BridgeOption { return func(b *Bridge) { b.index = x } }
+// toolCallIndexer is a tracer provider that carries a tool-call index
+// (*otelbridge.Provider).
+type toolCallIndexer interface{ ToolCalls() *ToolCallIndex }
 
-// WithProviderName sets gen_ai.provider.name (e.g. "anthropic", "openai")
-// on chat spans; events do not carry it.
-func WithProviderName(name string) BridgeOption { return func(b *Bridge) { b.provider = name } }
-
-// WithMaxRuns bounds the runs whose parentage state is kept (default
-// DefaultBridgeRuns; values below 1 mean the default).
-func WithMaxRuns(n int) BridgeOption { return func(b *Bridge) { b.maxRuns = n } }
-
-// NewBridge returns a bridge emitting spans through tp under the
-// instrumentation scope [ScopeName]. tp must use [IDGenerator] for
-// out-of-order parentage (a *Provider from Setup does); spans whose preset
-// ID was not honoured are counted in BridgeStats.Misparented.
-func NewBridge(tp trace.TracerProvider, opts ...BridgeOption) *Bridge {
+// New returns a bridge emitting spans through tp under the
+// instrumentation scope [ScopeName], configured by cfg. tp must use
+// [IDGenerator] for out-of-order parentage (a *otelbridge.Provider does);
+// spans whose preset ID was not honoured are counted in
+// Stats.Misparented.
+func New(tp trace.TracerProvider, cfg Config) *Bridge {
 	b := &Bridge{
-		tracer:  tp.Tracer(ScopeName),
-		maxRuns: DefaultBridgeRuns,
-		runs:    make(map[string]*runState),
-		lru:     list.New(),
+		tracer:   tp.Tracer(ScopeName),
+		index:    cfg.ToolCalls,
+		provider: cfg.ProviderName,
+		maxRuns:  cfg.MaxRuns,
+		runs:     make(map[string]*runState),
+		lru:      list.New(),
 	}
-	if p, ok := tp.(*Provider); ok {
-		b.index = p.toolCalls
-	}
-	for _, o := range opts {
-		o(b)
+	if p, ok := tp.(toolCallIndexer); ok && b.index == nil {
+		b.index = p.ToolCalls()
 	}
 	if b.index == nil {
 		b.index = NewToolCallIndex(0)
 	}
 	if b.maxRuns < 1 {
-		b.maxRuns = DefaultBridgeRuns
+		b.maxRuns = DefaultMaxRuns
 	}
 	return b
 }
 
-// BridgeStats counts a Bridge's work since it was made.
-type BridgeStats struct {
+// Stats counts a Bridge's work since it was made.
+type Stats struct {
 	Events      int64 // events handled (valid or not)
 	Spans       int64 // spans emitted
 	Duplicates  int64 // tool_call events not emitted: the call already has a span
@@ -129,8 +142,8 @@ type BridgeStats struct {
 }
 
 // Stats returns the counters.
-func (b *Bridge) Stats() BridgeStats {
-	return BridgeStats{
+func (b *Bridge) Stats() Stats {
+	return Stats{
 		Events: b.events.Load(), Spans: b.spans.Load(), Duplicates: b.dups.Load(),
 		Invalid: b.invalid.Load(), RunsEvicted: b.evicted.Load(), Misparented: b.misparented.Load(),
 	}

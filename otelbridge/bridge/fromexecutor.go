@@ -1,4 +1,4 @@
-package otelbridge
+package bridge
 
 import "github.com/toolgate/toolgate/executor"
 

@@ -1,4 +1,4 @@
-package otelbridge
+package bridge
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ const (
 
 // ErrInvalidEvent is wrapped by the errors of [ParseEvent], [Event.Validate]
 // and [Bridge.Handle] for events that cannot become a span.
-var ErrInvalidEvent = errors.New("otelbridge: invalid trace event")
+var ErrInvalidEvent = errors.New("bridge: invalid trace event")
 
 // TokenUsage is token accounting for one LLM call or one agent run.
 type TokenUsage struct {

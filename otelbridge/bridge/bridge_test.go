@@ -1,10 +1,11 @@
-package otelbridge
+package bridge
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // t0 is the run's start, in epoch ms.
@@ -47,18 +49,40 @@ func runEvents(run string) []Event {
 	}
 }
 
-// bridged returns a bridge on a Setup provider (sampling "all") recording
-// into memory.
-func bridged(t *testing.T, s Sampling, opts ...BridgeOption) (*Bridge, *Provider, *tracetest.InMemoryExporter) {
-	t.Helper()
-	mem := tracetest.NewInMemoryExporter()
-	p, err := Setup(context.Background(), Config{Sampling: s}, WithSpanExporter(mem))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	return NewBridge(p, opts...), p, mem
+// testProvider is the tracer provider otelbridge.Setup builds, without
+// the export part: the bridge's ID generator and tool-call index, then the
+// sampling processor, recording into memory. Like *otelbridge.Provider it
+// has a ToolCalls method, which New finds.
+type testProvider struct {
+	*sdktrace.TracerProvider
+	index *ToolCallIndex
 }
 
-func flushed(t *testing.T, p *Provider, mem *tracetest.InMemoryExporter) tracetest.SpanStubs {
+func (p *testProvider) ToolCalls() *ToolCallIndex { return p.index }
+
+// bridged returns a bridge (configured by cfg) on a testProvider with
+// sampling setting s, recording into memory.
+func bridged(t *testing.T, s sampling.Setting, cfg ...Config) (*Bridge, *testProvider, *tracetest.InMemoryExporter) {
+	t.Helper()
+	mem := tracetest.NewInMemoryExporter()
+	sp, err := sampling.NewProcessor(sdktrace.NewSimpleSpanProcessor(mem), sampling.Config{Setting: s})
+	require.NoError(t, err)
+	index := NewToolCallIndex(0)
+	p := &testProvider{index: index, TracerProvider: sdktrace.NewTracerProvider(
+		sdktrace.WithIDGenerator(NewIDGenerator()),
+		sdktrace.WithSpanProcessor(index),
+		sdktrace.WithSpanProcessor(sp),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+	)}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	var c Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	return New(p, c), p, mem
+}
+
+func flushed(t *testing.T, p *testProvider, mem *tracetest.InMemoryExporter) tracetest.SpanStubs {
 	t.Helper()
 	require.NoError(t, p.ForceFlush(context.Background()))
 	return mem.GetSpans()
@@ -103,7 +127,7 @@ func attrMap(kvs []attribute.KeyValue) map[attribute.Key]attribute.Value {
 }
 
 func TestBridgeSpanShape(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"), WithProviderName("anthropic"))
+	b, p, mem := bridged(t, sampling.MustParse("all"), Config{ProviderName: "anthropic"})
 	for _, ev := range runEvents("r1") {
 		require.NoError(t, b.Handle(context.Background(), ev))
 	}
@@ -168,7 +192,7 @@ func TestBridgeSpanShape(t *testing.T) {
 	for _, s := range spans {
 		assert.True(t, attrMap(s.Attributes)[AttrBridged].AsBool())
 	}
-	assert.Equal(t, BridgeStats{Events: 6, Spans: 6}, b.Stats())
+	assert.Equal(t, Stats{Events: 6, Spans: 6}, b.Stats())
 }
 
 func TestBridgeParentageAnyOrder(t *testing.T) {
@@ -190,7 +214,7 @@ func TestBridgeParentageAnyOrder(t *testing.T) {
 	}
 	for name, evs := range orders {
 		t.Run(name, func(t *testing.T) {
-			b, p, mem := bridged(t, MustParseSampling("all"))
+			b, p, mem := bridged(t, sampling.MustParse("all"))
 			for _, ev := range evs {
 				require.NoError(t, b.Handle(context.Background(), ev))
 			}
@@ -230,7 +254,7 @@ func TestBridgeRetriesGetTheirOwnAgentSpan(t *testing.T) {
 	}
 	for name, evs := range orders {
 		t.Run(name, func(t *testing.T) {
-			b, p, mem := bridged(t, MustParseSampling("all"))
+			b, p, mem := bridged(t, sampling.MustParse("all"))
 			for _, ev := range evs {
 				require.NoError(t, b.Handle(context.Background(), ev))
 			}
@@ -255,7 +279,7 @@ func TestBridgeRetriesGetTheirOwnAgentSpan(t *testing.T) {
 }
 
 func TestBridgeNeverDuplicatesExecutorSpans(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	ctx := context.Background()
 	// The executor's live span for call-1, attributes at start and end as
 	// in executor/execute.go; its ToolCallTrace event arrives afterwards.
@@ -308,7 +332,7 @@ func TestBridgeNeverDuplicatesExecutorSpans(t *testing.T) {
 }
 
 func TestBridgeRunUnderCallerSpan(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	ctx, parent := p.Tracer("app").Start(context.Background(), "POST /runs")
 	for _, ev := range runEvents("r1") {
 		require.NoError(t, b.Handle(ctx, ev))
@@ -325,7 +349,7 @@ func TestBridgeRunUnderCallerSpan(t *testing.T) {
 func TestBridgeDenyOnlyKeepsAgentAndTask(t *testing.T) {
 	// Through the sampling processor: the bridged agent and task spans end
 	// after their calls, so deny-only keeps the denial with its context.
-	b, p, mem := bridged(t, MustParseSampling("deny-only"))
+	b, p, mem := bridged(t, sampling.MustParse("deny-only"))
 	for _, ev := range runEvents("r1") {
 		require.NoError(t, b.Handle(context.Background(), ev))
 	}
@@ -363,7 +387,7 @@ func TestBridgeRejectsInvalidEvents(t *testing.T) {
 		{"negative tokens", mut(func(e *Event) { e.Tokens = &TokenUsage{InputTokens: -1} })},
 		{"negative calls", mut(func(e *Event) { e.Calls = -1 })},
 	}
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			require.ErrorIs(t, b.Handle(context.Background(), tt.ev), ErrInvalidEvent)
@@ -375,7 +399,7 @@ func TestBridgeRejectsInvalidEvents(t *testing.T) {
 }
 
 func TestBridgeBoundsRuns(t *testing.T) {
-	b, _, _ := bridged(t, MustParseSampling("all"), WithMaxRuns(2))
+	b, _, _ := bridged(t, sampling.MustParse("all"), Config{MaxRuns: 2})
 	for _, run := range []string{"a", "b", "c", "a"} {
 		require.NoError(t, b.Handle(context.Background(), runEvents(run)[0]))
 	}
@@ -390,7 +414,7 @@ func TestBridgeBoundsRuns(t *testing.T) {
 func TestBridgeCountsMisparentingWithoutIDGenerator(t *testing.T) {
 	mem := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem)) // the SDK's random IDs
-	b := NewBridge(tp)
+	b := New(tp, Config{})
 	for _, ev := range runEvents("r") {
 		require.NoError(t, b.Handle(context.Background(), ev))
 	}
@@ -408,7 +432,7 @@ func TestParseEventOpenMultiAgentJSON(t *testing.T) {
 		`{"runId":"run-1","type":"agent","startMs":1764000000000,"endMs":1764000001000,"durationMs":1000,"agent":"coder","turns":1,"tokens":{"input_tokens":10,"output_tokens":5},"toolCalls":1}`,
 		`{"runId":"run-1","type":"task","startMs":1764000000000,"endMs":1764000001000,"durationMs":1000,"agent":"coder","taskId":"t-1","taskTitle":"fix","success":false,"retries":2,"unknownField":1}`,
 	}
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	for _, l := range lines {
 		require.NoError(t, b.HandleJSON(context.Background(), []byte(l)))
 	}
@@ -453,7 +477,7 @@ func FuzzParseEvent(f *testing.F) {
 }
 
 func TestBridgeConcurrentRuns(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	const workers, runs = 8, 40
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -487,4 +511,13 @@ func TestBridgeConcurrentRuns(t *testing.T) {
 		assert.Equal(t, attrMap(s.Attributes)[gate.AttrRunID], attrMap(parent.Attributes)[gate.AttrRunID], "same run")
 	}
 	assert.Zero(t, b.Stats().Misparented)
+}
+
+func names(spans tracetest.SpanStubs) []string {
+	out := make([]string, 0, len(spans))
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	sort.Strings(out)
+	return out
 }

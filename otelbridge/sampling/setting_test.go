@@ -1,4 +1,4 @@
-package otelbridge
+package sampling
 
 import (
 	"encoding/binary"
@@ -10,38 +10,38 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-func TestParseSampling(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    Sampling
+		want    Setting
 		wantErr bool
 	}{
-		{"", Sampling{ModeDecisions, 1}, false},
-		{"decisions", Sampling{ModeDecisions, 1}, false},
-		{" Deny-Only ", Sampling{ModeDenyOnly, 0}, false},
-		{"all", Sampling{ModeAll, 1}, false},
-		{"ratio:0.25", Sampling{ModeRatio, 0.25}, false},
-		{"ratio: 1", Sampling{ModeRatio, 1}, false},
-		{"ratio:0", Sampling{ModeRatio, 0}, false},
-		{"ratio:1.5", Sampling{}, true},
-		{"ratio:-0.1", Sampling{}, true},
-		{"ratio:NaN", Sampling{}, true},
-		{"ratio:", Sampling{}, true},
-		{"ratio", Sampling{}, true},
-		{"deny", Sampling{}, true},
-		{"sometimes", Sampling{}, true},
+		{"", Setting{ModeDecisions, 1}, false},
+		{"decisions", Setting{ModeDecisions, 1}, false},
+		{" Deny-Only ", Setting{ModeDenyOnly, 0}, false},
+		{"all", Setting{ModeAll, 1}, false},
+		{"ratio:0.25", Setting{ModeRatio, 0.25}, false},
+		{"ratio: 1", Setting{ModeRatio, 1}, false},
+		{"ratio:0", Setting{ModeRatio, 0}, false},
+		{"ratio:1.5", Setting{}, true},
+		{"ratio:-0.1", Setting{}, true},
+		{"ratio:NaN", Setting{}, true},
+		{"ratio:", Setting{}, true},
+		{"ratio", Setting{}, true},
+		{"deny", Setting{}, true},
+		{"sometimes", Setting{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseSampling(tt.in)
+			got, err := Parse(tt.in)
 			if tt.wantErr {
-				require.ErrorIs(t, err, ErrInvalidSampling)
+				require.ErrorIs(t, err, ErrInvalid)
 				return
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 			// The text form round-trips.
-			back, err := ParseSampling(got.String())
+			back, err := Parse(got.String())
 			require.NoError(t, err)
 			assert.Equal(t, got, back)
 		})
@@ -50,32 +50,32 @@ func TestParseSampling(t *testing.T) {
 
 func TestSamplingValidate(t *testing.T) {
 	tests := []struct {
-		s  Sampling
+		s  Setting
 		ok bool
 	}{
-		{Sampling{}, true},
-		{Sampling{ModeAll, 1}, true},
-		{Sampling{ModeAll, 0.5}, false},
-		{Sampling{ModeDecisions, 0}, false},
-		{Sampling{ModeDenyOnly, 1}, false},
-		{Sampling{ModeRatio, math.NaN()}, false},
-		{Sampling{"often", 1}, false},
-		{Sampling{"", 0.3}, false},
+		{Setting{}, true},
+		{Setting{ModeAll, 1}, true},
+		{Setting{ModeAll, 0.5}, false},
+		{Setting{ModeDecisions, 0}, false},
+		{Setting{ModeDenyOnly, 1}, false},
+		{Setting{ModeRatio, math.NaN()}, false},
+		{Setting{"often", 1}, false},
+		{Setting{"", 0.3}, false},
 	}
 	for _, tt := range tests {
 		err := tt.s.Validate()
 		if tt.ok {
 			assert.NoError(t, err, "%+v", tt.s)
 		} else {
-			assert.ErrorIs(t, err, ErrInvalidSampling, "%+v", tt.s)
+			assert.ErrorIs(t, err, ErrInvalid, "%+v", tt.s)
 		}
 	}
-	var s Sampling
+	var s Setting
 	require.NoError(t, s.Set("deny-only"))
 	assert.Equal(t, ModeDenyOnly, s.Mode)
 	require.Error(t, s.Set("nope"))
 	assert.Equal(t, ModeDenyOnly, s.Mode, "a bad value leaves the setting unchanged")
-	assert.Equal(t, "decisions", Sampling{}.String())
+	assert.Equal(t, "decisions", Setting{}.String())
 }
 
 func TestKeepsTraceRatio(t *testing.T) {

@@ -1,4 +1,4 @@
-package otelbridge
+package bridge
 
 import "go.opentelemetry.io/otel/attribute"
 

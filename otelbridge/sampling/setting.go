@@ -1,4 +1,4 @@
-package otelbridge
+package sampling
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Mode is a sampling mode: which finished spans the [SamplingProcessor]
+// Mode is a sampling mode: which finished spans the [Processor]
 // forwards to the exporter.
 type Mode string
 
@@ -40,19 +40,19 @@ const (
 	ModeRatio Mode = "ratio"
 )
 
-// DefaultSampling returns the default setting: [ModeDecisions].
-func DefaultSampling() Sampling { return Sampling{Mode: ModeDecisions, AllowRatio: 1} }
+// Default returns the default setting: [ModeDecisions].
+func Default() Setting { return Setting{Mode: ModeDecisions, AllowRatio: 1} }
 
-// ErrInvalidSampling is wrapped by the errors of [ParseSampling] and
-// [Sampling.Validate].
-var ErrInvalidSampling = errors.New("otelbridge: invalid sampling setting")
+// ErrInvalid is wrapped by the errors of [Parse], [Setting.Validate],
+// [Config.Resolve] and [NewProcessor] for an invalid setting.
+var ErrInvalid = errors.New("invalid sampling setting")
 
-// Sampling is the one sampling setting. Its text form is "all",
+// Setting is the one sampling setting. Its text form is "all",
 // "decisions", "deny-only" or "ratio:R" with R in [0, 1], the fraction of
 // traces whose allowed calls are kept ("ratio:1" keeps every decision like
 // "decisions" but keeps agent spans only as ancestors of kept calls;
-// "ratio:0" is "deny-only"). The zero value means [DefaultSampling]().
-type Sampling struct {
+// "ratio:0" is "deny-only"). The zero value means [Default]().
+type Setting struct {
 	Mode Mode
 	// AllowRatio is the fraction of traces, in [0, 1], whose allowed
 	// decision spans are kept. It is 1 for ModeAll and ModeDecisions and 0
@@ -60,35 +60,35 @@ type Sampling struct {
 	AllowRatio float64
 }
 
-// ParseSampling parses the text form described at [Sampling]. Surrounding
+// Parse parses the text form described at [Setting]. Surrounding
 // space is ignored and mode names are case-insensitive; "" gives
-// [DefaultSampling](). Errors wrap [ErrInvalidSampling].
-func ParseSampling(s string) (Sampling, error) {
+// [Default](). Errors wrap [ErrInvalid].
+func Parse(s string) (Setting, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	switch Mode(s) {
 	case "":
-		return DefaultSampling(), nil
+		return Default(), nil
 	case ModeAll:
-		return Sampling{Mode: ModeAll, AllowRatio: 1}, nil
+		return Setting{Mode: ModeAll, AllowRatio: 1}, nil
 	case ModeDecisions:
-		return DefaultSampling(), nil
+		return Default(), nil
 	case ModeDenyOnly:
-		return Sampling{Mode: ModeDenyOnly}, nil
+		return Setting{Mode: ModeDenyOnly}, nil
 	}
 	if r, ok := strings.CutPrefix(s, string(ModeRatio)+":"); ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
 		if err != nil {
-			return Sampling{}, fmt.Errorf("%w: ratio %q: %w", ErrInvalidSampling, r, err)
+			return Setting{}, fmt.Errorf("%w: ratio %q: %w", ErrInvalid, r, err)
 		}
-		out := Sampling{Mode: ModeRatio, AllowRatio: f}
+		out := Setting{Mode: ModeRatio, AllowRatio: f}
 		return out, out.Validate()
 	}
-	return Sampling{}, fmt.Errorf("%w: %q (want all, decisions, deny-only or ratio:R with 0 <= R <= 1)", ErrInvalidSampling, s)
+	return Setting{}, fmt.Errorf("%w: %q (want all, decisions, deny-only or ratio:R with 0 <= R <= 1)", ErrInvalid, s)
 }
 
-// MustParseSampling is ParseSampling for constants; it panics on error.
-func MustParseSampling(s string) Sampling {
-	out, err := ParseSampling(s)
+// MustParse is Parse for constants; it panics on error.
+func MustParse(s string) Setting {
+	out, err := Parse(s)
 	if err != nil {
 		panic(err)
 	}
@@ -96,41 +96,41 @@ func MustParseSampling(s string) Sampling {
 }
 
 // Validate reports whether s is a known mode with a ratio that fits it.
-func (s Sampling) Validate() error {
+func (s Setting) Validate() error {
 	switch s.Mode {
 	case "":
 		if s.AllowRatio != 0 {
-			return fmt.Errorf("%w: ratio %v without a mode", ErrInvalidSampling, s.AllowRatio)
+			return fmt.Errorf("%w: ratio %v without a mode", ErrInvalid, s.AllowRatio)
 		}
 	case ModeAll, ModeDecisions:
 		if s.AllowRatio != 1 {
-			return fmt.Errorf("%w: mode %s keeps every allowed call (ratio 1, got %v)", ErrInvalidSampling, s.Mode, s.AllowRatio)
+			return fmt.Errorf("%w: mode %s keeps every allowed call (ratio 1, got %v)", ErrInvalid, s.Mode, s.AllowRatio)
 		}
 	case ModeDenyOnly:
 		if s.AllowRatio != 0 {
-			return fmt.Errorf("%w: mode deny-only keeps no allowed call (ratio 0, got %v)", ErrInvalidSampling, s.AllowRatio)
+			return fmt.Errorf("%w: mode deny-only keeps no allowed call (ratio 0, got %v)", ErrInvalid, s.AllowRatio)
 		}
 	case ModeRatio:
 		// The negated form also rejects NaN.
 		if !(s.AllowRatio >= 0 && s.AllowRatio <= 1) {
-			return fmt.Errorf("%w: ratio %v out of [0, 1]", ErrInvalidSampling, s.AllowRatio)
+			return fmt.Errorf("%w: ratio %v out of [0, 1]", ErrInvalid, s.AllowRatio)
 		}
 	default:
-		return fmt.Errorf("%w: unknown mode %q", ErrInvalidSampling, s.Mode)
+		return fmt.Errorf("%w: unknown mode %q", ErrInvalid, s.Mode)
 	}
 	return nil
 }
 
-// orDefault returns DefaultSampling for the zero value.
-func (s Sampling) orDefault() Sampling {
+// orDefault returns Default() for the zero value.
+func (s Setting) orDefault() Setting {
 	if s.Mode == "" {
-		return DefaultSampling()
+		return Default()
 	}
 	return s
 }
 
-// String returns the text form ParseSampling accepts.
-func (s Sampling) String() string {
+// String returns the text form Parse accepts.
+func (s Setting) String() string {
 	s = s.orDefault()
 	if s.Mode == ModeRatio {
 		return string(ModeRatio) + ":" + strconv.FormatFloat(s.AllowRatio, 'g', -1, 64)
@@ -139,11 +139,11 @@ func (s Sampling) String() string {
 }
 
 // MarshalText implements encoding.TextMarshaler.
-func (s Sampling) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+func (s Setting) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// UnmarshalText implements encoding.TextUnmarshaler with ParseSampling.
-func (s *Sampling) UnmarshalText(b []byte) error {
-	v, err := ParseSampling(string(b))
+// UnmarshalText implements encoding.TextUnmarshaler with Parse.
+func (s *Setting) UnmarshalText(b []byte) error {
+	v, err := Parse(string(b))
 	if err != nil {
 		return err
 	}
@@ -151,11 +151,11 @@ func (s *Sampling) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Set implements flag.Value (and spf13/pflag.Value) with ParseSampling.
-func (s *Sampling) Set(v string) error { return s.UnmarshalText([]byte(v)) }
+// Set implements flag.Value (and spf13/pflag.Value) with Parse.
+func (s *Setting) Set(v string) error { return s.UnmarshalText([]byte(v)) }
 
 // Type implements spf13/pflag.Value.
-func (*Sampling) Type() string { return "sampling" }
+func (*Setting) Type() string { return "sampling" }
 
 // ratioBound converts a ratio into the 63-bit bound used by keepsTrace.
 func ratioBound(r float64) uint64 {

@@ -1,4 +1,4 @@
-package otelbridge
+package bridge
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	bashclassify "github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/otelbridge/sampling"
 )
 
 // TestToolCallIndexKeysOnTheWholeCall: the red team's reproduction. Run
@@ -22,7 +23,7 @@ import (
 // event of run B (another agent, another tool, a denial) that carries the
 // same ID is a different call and is emitted, not dropped as a duplicate.
 func TestToolCallIndexKeysOnTheWholeCall(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	ctx := context.Background()
 	runA := Event{Type: EventToolCall, RunID: "runA", Agent: "coder", StartMs: t0, EndMs: t0 + 1, Tool: "nosuch", ToolCallID: "call_1",
 		GateAction: "deny", GateSource: "executor", GateStage: "registry", GateError: "tool_not_found", IsError: true}
@@ -96,7 +97,7 @@ func TestToolCallIndexNeverCollapsesDistinctCalls(t *testing.T) {
 // B (agent other, tool deploy, denied) with the same ID is emitted, while
 // run A's own event for its call is still a duplicate.
 func TestToolCallIndexExecutorIDReuse(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	ctx := context.Background()
 	var traced []executor.ToolCallTrace
 	ex, err := executor.New(bashAndDeploy(t), executor.WithTracerProvider(p),
@@ -132,7 +133,7 @@ func TestToolCallIndexExecutorIDReuse(t *testing.T) {
 // refusal) records gate.calls on its span through gate.Record.Attributes;
 // one call (0 or 1) records none. The JSON field is "calls".
 func TestBridgedEventCarriesCalls(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	ctx := context.Background()
 	var ev Event
 	require.NoError(t, json.Unmarshal([]byte(`{"type":"tool_call","runId":"r","agent":"a","startMs":1700000000000,"endMs":1700000000001,
@@ -172,7 +173,7 @@ func TestBridgedEventCarriesCalls(t *testing.T) {
 // span's IDs cleared, as its doc allows). Both calls get a span; a
 // repeated delivery of either is still a duplicate.
 func TestBridgeReusedCallIDKeepsTheDenial(t *testing.T) {
-	b, p, mem := bridged(t, MustParseSampling("all"))
+	b, p, mem := bridged(t, sampling.MustParse("all"))
 	ctx := context.Background()
 	bash, err := bashclassify.BashGate()
 	require.NoError(t, err)
@@ -219,7 +220,7 @@ func TestBridgeReusedCallIDKeepsTheDenial(t *testing.T) {
 func TestBridgeNeverCollapsesDifferentDecisions(t *testing.T) {
 	text := rapid.StringMatching(`[a-z ~/.-]{1,24}`)
 	rapid.Check(t, func(rt *rapid.T) {
-		b, p, mem := bridged(t, MustParseSampling("all"))
+		b, p, mem := bridged(t, sampling.MustParse("all"))
 		ctx := context.Background()
 		first := Event{Type: EventToolCall, RunID: "r", Agent: "a", StartMs: t0, EndMs: t0 + 1, Tool: "bash", ToolCallID: "call_1",
 			Gated: true, GateAction: rapid.SampledFrom([]string{"allow", "deny"}).Draw(rt, "action"),
@@ -261,4 +262,14 @@ func TestBridgeNeverCollapsesDifferentDecisions(t *testing.T) {
 			rt.Fatalf("%d duplicates, want %d", got, 2-want)
 		}
 	})
+}
+
+func bashAndDeploy(t *testing.T) *executor.Registry {
+	t.Helper()
+	ok := func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil }
+	reg, err := executor.NewRegistry(
+		executor.Tool{Name: "bash", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`), Execute: ok},
+		executor.Tool{Name: "deploy", Execute: ok})
+	require.NoError(t, err)
+	return reg
 }

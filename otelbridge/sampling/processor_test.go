@@ -1,9 +1,10 @@
-package otelbridge
+package sampling
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,10 +20,10 @@ import (
 
 // sampled builds a provider whose spans pass the sampling processor into an
 // in-memory exporter.
-func sampled(t testing.TB, s Sampling, opts ...SamplingOption) (trace.Tracer, *tracetest.InMemoryExporter, *SamplingProcessor) {
+func sampled(t testing.TB, s Setting, capacity int) (trace.Tracer, *tracetest.InMemoryExporter, *Processor) {
 	t.Helper()
 	mem := tracetest.NewInMemoryExporter()
-	sp, err := NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(mem), s, opts...)
+	sp, err := NewProcessor(sdktrace.NewSimpleSpanProcessor(mem), Config{Setting: s, AncestorCapacity: capacity})
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
@@ -107,7 +108,7 @@ func TestSamplingModesKeepExactly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sampling, func(t *testing.T) {
-			tr, mem, sp := sampled(t, MustParseSampling(tt.sampling))
+			tr, mem, sp := sampled(t, MustParse(tt.sampling), 0)
 			emitRuns(tr)
 			assert.Equal(t, tt.want, names(mem.GetSpans()))
 			st := sp.Stats()
@@ -120,7 +121,7 @@ func TestSamplingModesKeepExactly(t *testing.T) {
 }
 
 func TestSamplingKeptSpansAreUnchanged(t *testing.T) {
-	tr, mem, _ := sampled(t, MustParseSampling("deny-only"))
+	tr, mem, _ := sampled(t, MustParse("deny-only"), 0)
 	emitRuns(tr)
 	var rm, planner tracetest.SpanStub
 	for _, s := range mem.GetSpans() {
@@ -137,7 +138,7 @@ func TestSamplingKeptSpansAreUnchanged(t *testing.T) {
 }
 
 func TestSamplingRatioKeepsWholeTraces(t *testing.T) {
-	tr, mem, _ := sampled(t, MustParseSampling("ratio:0.3"))
+	tr, mem, _ := sampled(t, MustParse("ratio:0.3"), 0)
 	const runs = 2000
 	for i := range runs {
 		ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
@@ -176,7 +177,7 @@ func TestSamplingRatioKeepsWholeTraces(t *testing.T) {
 }
 
 func TestSamplingLateChildCannotResurrectParent(t *testing.T) {
-	tr, mem, _ := sampled(t, MustParseSampling("deny-only"))
+	tr, mem, _ := sampled(t, MustParse("deny-only"), 0)
 	ctx, agent := tr.Start(context.Background(), "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
 	_, call := tr.Start(ctx, "execute_tool rm", trace.WithAttributes(toolAttrs("rm", denied...)...))
 	agent.End() // the agent ends first: nothing under it was denied yet
@@ -185,7 +186,7 @@ func TestSamplingLateChildCannotResurrectParent(t *testing.T) {
 }
 
 func TestSamplingAncestorCapacity(t *testing.T) {
-	tr, mem, sp := sampled(t, MustParseSampling("deny-only"), WithAncestorCapacity(4))
+	tr, mem, sp := sampled(t, MustParse("deny-only"), 4)
 	// Ten agents open at once, each with a denial: only the last four marks
 	// survive until their agents end.
 	type open struct {
@@ -213,7 +214,7 @@ func TestSamplingAncestorCapacity(t *testing.T) {
 
 func TestSamplingUnsampledSpansPassThrough(t *testing.T) {
 	mem := tracetest.NewInMemoryExporter()
-	sp, err := NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(mem), MustParseSampling("deny-only"))
+	sp, err := NewProcessor(sdktrace.NewSimpleSpanProcessor(mem), Config{Setting: MustParse("deny-only")})
 	require.NoError(t, err)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp), sdktrace.WithSampler(sdktrace.NeverSample()))
 	_, s := tp.Tracer("t").Start(context.Background(), "x")
@@ -222,9 +223,45 @@ func TestSamplingUnsampledSpansPassThrough(t *testing.T) {
 	assert.Empty(t, mem.GetSpans())
 }
 
-func TestNewSamplingProcessorErrors(t *testing.T) {
-	_, err := NewSamplingProcessor(nil, Sampling{})
+func TestNewProcessorErrors(t *testing.T) {
+	_, err := NewProcessor(nil, Config{})
 	require.Error(t, err)
-	_, err = NewSamplingProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewInMemoryExporter()), Sampling{Mode: "x"})
-	require.ErrorIs(t, err, ErrInvalidSampling)
+	_, err = NewProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewInMemoryExporter()), Config{Setting: Setting{Mode: "x"}})
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// TestSamplingKeepForcesSpans: a span Config.Keep selects is kept in every
+// mode, like a denial (its ancestors too), and Keep selects nothing else.
+func TestSamplingKeepForcesSpans(t *testing.T) {
+	for _, mode := range []string{"deny-only", "ratio:0", "decisions"} {
+		t.Run(mode, func(t *testing.T) {
+			var mu sync.Mutex
+			forced := map[trace.SpanID]bool{}
+			mem := tracetest.NewInMemoryExporter()
+			sp, err := NewProcessor(sdktrace.NewSimpleSpanProcessor(mem), Config{Setting: MustParse(mode),
+				Keep: func(sc trace.SpanContext) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					return forced[sc.SpanID()]
+				}})
+			require.NoError(t, err)
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp))
+			tr := tp.Tracer("test")
+			ctx, req := tr.Start(context.Background(), "POST /run")
+			actx, agent := tr.Start(ctx, "invoke_agent a", trace.WithAttributes(agentAttrs("a")...))
+			_, committed := tr.Start(actx, "execute_tool deploy", trace.WithAttributes(toolAttrs("deploy", allowed...)...))
+			mu.Lock()
+			forced[committed.SpanContext().SpanID()] = true
+			mu.Unlock()
+			committed.End()
+			leaf(actx, tr, "execute_tool ls", toolAttrs("ls", allowed...)...)
+			agent.End()
+			req.End()
+			got := names(mem.GetSpans())
+			assert.Subset(t, got, []string{"POST /run", "execute_tool deploy", "invoke_agent a"}, "the forced call and its ancestors")
+			if mode != "decisions" {
+				assert.NotContains(t, got, "execute_tool ls", "Keep selects only its own spans")
+			}
+		})
+	}
 }
