@@ -53,7 +53,7 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	var conds []string
 	if q.RunID != "" {
 		conds = append(conds, "RunId = {run:String}")
-		p["run"] = q.RunID
+		p["run"] = escapeParam(q.RunID)
 	}
 	if !q.Since.IsZero() {
 		conds = append(conds, "Timestamp >= fromUnixTimestamp64Nano({since:Int64})")
@@ -153,17 +153,25 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	return out, nil
 }
 
+// escapeParam escapes a String query parameter's value: ClickHouse reads
+// parameter values in its escaped text format, so a backslash or a
+// control character (a model-chosen run ID may hold any) is written as
+// its escape sequence, and a quote for values inside an array.
+func escapeParam(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\t", `\t`, "\r", `\r`, "\x00", `\0`,
+		"\b", `\b`, "\f", `\f`, `'`, `\'`).Replace(s)
+}
+
 // arrayParam renders ss as a ClickHouse Array(String) query parameter
-// value: ['a','b'] with quotes and backslashes escaped.
+// value: ['a','b'], each element escaped (escapeParam).
 func arrayParam(ss []string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, s := range ss {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("'" + r.Replace(s) + "'")
+		b.WriteString("'" + escapeParam(s) + "'")
 	}
 	b.WriteByte(']')
 	return b.String()

@@ -80,11 +80,12 @@ type Decision struct {
 	// schema version 8; "" and 0 for rows of older producers and bridged
 	// events): the chain's ID, the 1-based position, the previous
 	// position's hash and this one's (lowercase hex SHA-256; see
-	// gate.Link and `auditq verify`).
-	ChainID   string `json:"chain_id"`
-	ChainSeq  uint64 `json:"chain_seq"`
-	ChainPrev string `json:"chain_prev"`
-	ChainHash string `json:"chain_hash"`
+	// gate.Link and `auditq verify`, which reports on them; not in
+	// auditq decisions' output fields).
+	ChainID   string `json:"-"`
+	ChainSeq  uint64 `json:"-"`
+	ChainPrev string `json:"-"`
+	ChainHash string `json:"-"`
 }
 
 // scanDecision reads one row selected with selectList().
