@@ -70,7 +70,7 @@ func TestVerifyFindsDeletedAndEditedDecisions(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(ctx) })
 	reg, err := executor.NewRegistry(executor.Tool{Name: "bash",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`),
-		Execute: func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil }})
+		Execute:     func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil }})
 	require.NoError(t, err)
 	deny := gate.Func(func(_ context.Context, c gate.ToolCallContext) (gate.Decision, error) {
 		cmd, _ := c.Input["command"].(string)
