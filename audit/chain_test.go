@@ -194,7 +194,7 @@ func TestChainHashSurvivesTheStore(t *testing.T) {
 			Approval: gate.ApprovalOutcome(hostileString(rt, "approval")), Approver: hostileString(rt, "approver"),
 			Rewritten: rapid.Bool().Draw(rt, "rewritten"), RewrittenBy: hostileString(rt, "rewrittenBy"),
 			OriginalInputHash: hostileString(rt, "originalHash"), Rounds: rapid.IntRange(0, 5).Draw(rt, "rounds"),
-			Verdicts: verdicts, Duration: time.Duration(rapid.Int64Range(0, 1<<40).Draw(rt, "duration")),
+			Verdicts: verdicts, Duration: time.Duration(rapid.Int64Range(-1<<40, 1<<40).Draw(rt, "duration")),
 			Stage: rapid.SampledFrom(stages).Draw(rt, "stage"), Calls: rapid.Int64Range(0, 70).Draw(rt, "calls"),
 		}
 		if !rec.Stored() {
@@ -247,4 +247,69 @@ func TestChainHashSurvivesTheStore(t *testing.T) {
 		d.ChainID, d.ChainSeq, d.ChainPrev, d.ChainHash = link.ID, uint64(link.Seq), link.Prev, link.Hash
 		assert.Equal(rt, d, *row, "the producer's reading of the attributes is the stored row")
 	})
+}
+
+// chainedSpans is one run of n chained decisions, as the executor records
+// them (gate.Record.Attributes with its Link), for the store.
+func chainedSpans(traceID string, n int) []audittest.Span {
+	spans := make([]audittest.Span, n)
+	prev := ""
+	base := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	for i := range spans {
+		rec := gate.Record{Gated: true, Action: gate.ActionAllow, Source: "classify.bash", Reason: fmt.Sprint("call ", i+1), Stage: gate.StageGate}
+		ids := []attribute.KeyValue{semconv.GenAIToolName("bash"), semconv.GenAIToolCallID(fmt.Sprint("call_", i+1)),
+			semconv.GenAIAgentName("chained"), gate.AttrRunID.String("run-chained")}
+		attrs := rec.Attributes(ids, 0)
+		d := gate.StoredDecision{TraceID: traceID, SpanID: fmt.Sprintf("%016x", 0xc4a1<<16+i)}
+		d.ReadAttributes(attrs)
+		d.Defaults()
+		rec.Chain = gate.Link{ID: "00c4a1", Seq: int64(i + 1), Prev: prev}
+		rec.Chain.Hash = gate.LinkHash(rec.Chain.ID, uint64(i+1), prev, d.Digest())
+		prev = rec.Chain.Hash
+		spans[i] = audittest.Span{Timestamp: base.Add(time.Duration(i) * time.Second), TraceID: traceID, SpanID: d.SpanID,
+			Name: "execute_tool bash", Service: "chained", Attrs: audittest.SpanAttrs(rec.Chain.Attributes(attrs))}
+	}
+	return spans
+}
+
+// A database at schema version 7 that already holds chained decisions
+// (the producer was upgraded first) is upgraded by migration 8: the chain
+// columns are added, the view records them from then on, the rows already
+// copied are repaired, and the chain verifies complete.
+func TestMigrateUpgradesVersion7(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	const db = "upgrade7"
+	opts := []audit.Option{audit.WithDatabase(db)}
+	require.NoError(t, audittest.CreateAtVersion(ctx, env.Writer, db, 7))
+	traceID := strings.Repeat("c4", 16)
+	spans := chainedSpans(traceID, 5)
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, db, append(audittest.Fixture(), spans[:3]...)))
+
+	st, err := audit.Open(ctx, env.CH.ReaderDSN, opts...)
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Chains(ctx, audit.ChainQuery{RunID: "run-chained"})
+	require.ErrorIs(t, err, audit.ErrNotMigrated)
+
+	res, err := audit.Migrate(ctx, env.Writer, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, []int{8}, res.Applied)
+	freshCols, freshView := schemaOf(t, ctx, env.Writer, env.Database)
+	cols, view := schemaOf(t, ctx, env.Writer, db)
+	assert.Equal(t, freshCols, cols, "same schema as a fresh install")
+	assert.Equal(t, freshView, view)
+
+	// The rest of the run arrives through the new view.
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, db, spans[3:]))
+	chains, err := st.Chains(ctx, audit.ChainQuery{RunID: "run-chained"})
+	require.NoError(t, err)
+	require.Len(t, chains.Rows, 5, "repaired and new rows, each once")
+	reps := audit.Verify(chains)
+	require.Len(t, reps, 1)
+	assert.True(t, reps[0].Complete, "%+v", reps[0].Problems)
+	// The fixture's decisions carry no chain.
+	all, err := st.Chains(ctx, audit.ChainQuery{Since: audittest.FixtureBase.Add(-time.Hour)})
+	require.NoError(t, err)
+	assert.EqualValues(t, audittest.FixtureDecisions, all.Unchained)
 }
