@@ -161,35 +161,43 @@ func (d *StoredDecision) Columns() []StoredColumn {
 }
 
 // AppendContent appends the canonical encoding of d's content (every
-// column but the chain's) to dst: the field ChainVersion, then for each
-// content column the field of its name and its value — a string as one
-// field, a bool as the field "true" or "false", an int as the field of its
-// decimal digits, a list as the field of its length in decimal then one
-// field per element —, where a field is its length in bytes in decimal,
-// ':', and its bytes. Every value is length-prefixed and the columns are
-// fixed, so two different contents never share an encoding, whatever
+// column but the chain's) to dst: the field ChainVersion, then each
+// content column's value in Columns order — a string as one field, a bool
+// as the field "true" or "false", an int as the field of its decimal
+// digits, a list as the field of its length in decimal then one field per
+// element —, where a field is its length in bytes in decimal, ':', and its
+// bytes. Every value is length-prefixed and the columns are fixed by the
+// version, so two different contents never share an encoding, whatever
 // bytes ('|', ':', NUL, invalid UTF-8) their strings hold.
 func (d *StoredDecision) AppendContent(dst []byte) []byte {
 	dst = appendField(dst, ChainVersion)
-	cs := d.columns()
-	for i := range cs[:contentColumns] {
-		c := &cs[i]
-		dst = appendField(dst, c.Name)
-		switch p := c.Ptr.(type) {
-		case *string:
-			dst = appendField(dst, *p)
-		case *bool:
-			dst = appendField(dst, strconv.FormatBool(*p))
-		case *uint64:
-			dst = appendUint(dst, *p)
-		case *[]string:
-			dst = appendUint(dst, uint64(len(*p)))
-			for _, s := range *p {
-				dst = appendField(dst, s)
-			}
-		}
+	for _, s := range [...]*string{&d.TraceID, &d.SpanID, &d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID} {
+		dst = appendField(dst, *s)
 	}
-	return dst
+	dst = appendBool(dst, d.Gated)
+	dst = appendBool(dst, d.OptOut)
+	for _, s := range [...]*string{&d.Action, &d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind} {
+		dst = appendField(dst, *s)
+	}
+	dst = appendUint(dst, d.GateDuration)
+	dst = appendBool(dst, d.Rewritten)
+	dst = appendField(dst, d.RewrittenBy)
+	dst = appendField(dst, d.OriginalInputHash)
+	dst = appendUint(dst, d.Rounds)
+	dst = appendUint(dst, uint64(len(d.Verdicts)))
+	for _, v := range d.Verdicts {
+		dst = appendField(dst, v)
+	}
+	dst = appendField(dst, d.Stage)
+	dst = appendField(dst, d.Rule)
+	return appendUint(dst, d.Calls)
+}
+
+func appendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, "4:true"...)
+	}
+	return append(dst, "5:false"...)
 }
 
 // Digest is the SHA-256 of d's content (AppendContent).
@@ -230,7 +238,10 @@ func appendField(dst []byte, s string) []byte {
 
 func appendUint(dst []byte, n uint64) []byte {
 	var b [20]byte
-	return appendField(dst, string(strconv.AppendUint(b[:0], n, 10)))
+	digits := strconv.AppendUint(b[:0], n, 10)
+	dst = strconv.AppendInt(dst, int64(len(digits)), 10)
+	dst = append(dst, ':')
+	return append(dst, digits...)
 }
 
 // ReadAttributes sets d's columns from span attributes as the audit store

@@ -41,10 +41,6 @@ func decodeContent(b []byte) (gate.StoredDecision, error) {
 		if c.Chain {
 			continue
 		}
-		name, err := field()
-		if err != nil || name != c.Name {
-			return d, errors.New("column " + c.Name)
-		}
 		s, err := field()
 		if err != nil {
 			return d, err
