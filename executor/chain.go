@@ -92,9 +92,12 @@ func (r *Run) chainLink(sc trace.SpanContext, ids, attrs []attribute.KeyValue) g
 // attributes at the end) and identified by toolName and callID (its start
 // attributes; callID "" for none), its chain position when the store
 // keeps it (gate.Record.Stored) and the span records, and returns attrs
-// with the gate.chain.* attributes appended.
+// with the gate.chain.* attributes appended. A record that already has
+// its link (sealed earlier, e.g. before a write-ahead commit of the span:
+// then attrs, built by gate.Record.Attributes, carry it) keeps it: a
+// decision takes one position.
 func (r *Run) sealSpan(span trace.Span, rec *gate.Record, named bool, toolName, callID string, attrs []attribute.KeyValue) []attribute.KeyValue {
-	if !rec.Stored() || !span.IsRecording() {
+	if rec.Chain.ID != "" || !rec.Stored() || !span.IsRecording() {
 		return attrs
 	}
 	var ids [2]attribute.KeyValue
