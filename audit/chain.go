@@ -196,6 +196,9 @@ const (
 	// ProblemHead: the run span's gate.chain.head differs from the stored
 	// hash of the row at its gate.chain.length.
 	ProblemHead = "head_mismatch"
+	// ProblemUnverified: a keyed chain (gate.KeyedChain) verified without
+	// its key: positions and links were checked, the hashes were not.
+	ProblemUnverified = "key_needed"
 )
 
 // ChainProblem is one finding in a chain.
@@ -233,8 +236,14 @@ type ChainReport struct {
 // stored columns (gate.StoredDecision.Hash), each link to the row
 // before, the positions from 1 to the last stored one (or to the length
 // the run span recorded, when stored, so that a lost tail is found), and
-// duplicates. Reports are ordered by agent, run and chain ID.
-func Verify(c Chains) []ChainReport {
+// duplicates. Reports are ordered by agent, run and chain ID. Keyed
+// chains are reported ProblemUnverified: use VerifyKeyed.
+func Verify(c Chains) []ChainReport { return VerifyKeyed(c, nil) }
+
+// VerifyKeyed is Verify with the key of the keyed chains
+// (executor.WithChainKey): their hashes are recomputed as HMAC-SHA256
+// under key (gate.StoredDecision.HashKeyed); unkeyed chains as by Verify.
+func VerifyKeyed(c Chains, key []byte) []ChainReport {
 	var out []ChainReport
 	for start := 0; start < len(c.Rows); {
 		end := start
@@ -242,7 +251,7 @@ func Verify(c Chains) []ChainReport {
 			end++
 		}
 		e, ok := c.Ends[c.Rows[start].ChainID]
-		out = append(out, verifyChain(c.Rows[start:end], e, ok))
+		out = append(out, verifyChain(c.Rows[start:end], e, ok, key))
 		start = end
 	}
 	slices.SortFunc(out, func(a, b ChainReport) int {
@@ -258,9 +267,18 @@ func Verify(c Chains) []ChainReport {
 }
 
 // verifyChain checks the rows of one chain (ordered by ChainSeq).
-func verifyChain(rows []gate.StoredDecision, end ChainEnd, hasEnd bool) ChainReport {
+func verifyChain(rows []gate.StoredDecision, end ChainEnd, hasEnd bool, key []byte) ChainReport {
 	r := ChainReport{ChainID: rows[0].ChainID, Agent: rows[0].Agent, RunID: rows[0].RunID,
 		Rows: uint64(len(rows)), Last: rows[len(rows)-1].ChainSeq, RunSpan: hasEnd, Length: end.Length, Problems: []ChainProblem{}}
+	keyed := gate.KeyedChain(r.ChainID)
+	if !keyed {
+		key = nil
+	}
+	checkHashes := !keyed || len(key) > 0
+	if !checkHashes {
+		r.Problems = append(r.Problems, ChainProblem{Kind: ProblemUnverified, Seq: rows[0].ChainSeq,
+			Detail: "a keyed chain (HMAC-SHA256): its hashes cannot be checked without the key (auditq verify --chain-key-file); positions and links were checked"})
+	}
 	missing := func(from, to uint64) {
 		if from > to {
 			return
@@ -275,7 +293,7 @@ func verifyChain(rows []gate.StoredDecision, end ChainEnd, hasEnd bool) ChainRep
 	next := uint64(1)
 	for i := range rows {
 		row := &rows[i]
-		if got := row.Hash(); got != row.ChainHash {
+		if got := row.HashKeyed(key); checkHashes && got != row.ChainHash {
 			r.Problems = append(r.Problems, ChainProblem{Kind: ProblemEdited, Seq: row.ChainSeq, SpanID: row.SpanID,
 				Detail: "stored hash " + short(row.ChainHash) + " but the row's columns hash to " + short(got) + " (the row was changed after it was recorded)"})
 		}

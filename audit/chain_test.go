@@ -313,3 +313,48 @@ func TestMigrateUpgradesVersion7(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, audittest.FixtureDecisions, all.Unchained)
 }
+
+// A keyed chain (executor.WithChainKey) is checked with its key; without
+// it, only its positions and links; and a store writer who re-chains an
+// edit without the key is caught at every row they rehashed.
+func TestVerifyKeyed(t *testing.T) {
+	key := []byte("auditor's secret")
+	keyedRows := func() []gate.StoredDecision {
+		rows := chainRows(gate.KeyedChainPrefix+"c", 5)
+		prev := ""
+		for i := range rows {
+			rows[i].ChainPrev = prev
+			rows[i].ChainHash = rows[i].HashKeyed(key)
+			prev = rows[i].ChainHash
+		}
+		return rows
+	}
+	kinds := func(r audit.ChainReport) []string {
+		var out []string
+		for _, p := range r.Problems {
+			out = append(out, fmt.Sprint(p.Kind, "@", p.Seq))
+		}
+		return out
+	}
+	reps := audit.VerifyKeyed(audit.Chains{Rows: keyedRows()}, key)
+	require.Len(t, reps, 1)
+	assert.True(t, reps[0].Complete, kinds(reps[0]))
+
+	reps = audit.Verify(audit.Chains{Rows: keyedRows()})
+	assert.Equal(t, []string{"key_needed@1"}, kinds(reps[0]), "without the key: not complete, nothing else wrong")
+
+	reps = audit.VerifyKeyed(audit.Chains{Rows: keyedRows()}, []byte("wrong key"))
+	assert.Len(t, reps[0].Problems, 5, "a wrong key fails every row")
+
+	// The writer edits position 2 and re-chains 2..5 with the public,
+	// unkeyed hash: every rehashed row fails its keyed hash.
+	rows := keyedRows()
+	rows[1].Reason = "forged"
+	rehash(rows, 1)
+	reps = audit.VerifyKeyed(audit.Chains{Rows: rows}, key)
+	assert.Equal(t, []string{"edited@2", "edited@3", "edited@4", "edited@5"}, kinds(reps[0]))
+
+	// Unkeyed chains verify as before when a key is given.
+	reps = audit.VerifyKeyed(audit.Chains{Rows: chainRows("plain", 3)}, key)
+	assert.True(t, reps[0].Complete)
+}

@@ -24,18 +24,22 @@ type chainState struct {
 }
 
 // next gives the next position to a record whose stored form has content
-// digest: under the lock, position seq+1 chained to the head.
-func (c *chainState) next(digest [sha256.Size]byte) gate.Link {
+// digest: under the lock, position seq+1 chained to the head, its hash
+// keyed with key when set (WithChainKey).
+func (c *chainState) next(digest [sha256.Size]byte, key []byte) gate.Link {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.id == "" {
 		var b [16]byte
 		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 		c.id = hex.EncodeToString(b[:])
+		if len(key) > 0 {
+			c.id = gate.KeyedChainPrefix + c.id
+		}
 	}
 	c.seq++
 	l := gate.Link{ID: c.id, Seq: c.seq, Prev: c.head}
-	l.Hash = gate.LinkHash(l.ID, uint64(l.Seq), l.Prev, digest)
+	l.Hash = gate.KeyedLinkHash(key, l.ID, uint64(l.Seq), l.Prev, digest)
 	c.head = l.Hash
 	return l
 }
@@ -85,7 +89,7 @@ func (r *Run) chainLink(sc trace.SpanContext, ids, attrs []attribute.KeyValue) g
 		*buf = content[:0]
 		contentPool.Put(buf)
 	}
-	return r.state.chain.next(digest)
+	return r.state.chain.next(digest, r.agent.ex.cfg.chainKey)
 }
 
 // sealSpan gives the decision rec, recorded on span with attrs (its

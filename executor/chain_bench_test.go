@@ -24,7 +24,19 @@ func BenchmarkChainRatio(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	tr := tp.Tracer("bench")
 	ctx := context.Background()
-	r := &Run{state: &runState{}}
+	reg, err := NewRegistry()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex, err := New(reg, WithTracerProvider(tp))
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := ex.Agent("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := a.Run("run-1")
 	rec := gate.Record{Gated: true, Action: gate.ActionAllow, Source: "a", Duration: 120, Stage: gate.StageGate}
 	attrs := rec.Attributes([]attribute.KeyValue{semconv.GenAIToolType("function"), semconv.GenAIAgentName("bench"),
 		semconv.GenAIConversationID("run-1"), gate.AttrRunID.String("run-1"), gate.AttrTaskID.String("task-1")}, 0)

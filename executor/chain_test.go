@@ -150,3 +150,32 @@ func TestChainScope(t *testing.T) {
 	assert.NotEqual(t, resA.Gate.Chain.ID, resB.Gate.Chain.ID, "another Run value, another chain")
 	assert.Len(t, resA.Gate.Chain.ID, 32)
 }
+
+// With WithChainKey the run's chain is keyed: its ID says so and each
+// hash is HMAC-SHA256 under the key over the same stored form — not the
+// public SHA-256 a store writer could recompute.
+func TestChainKeyed(t *testing.T) {
+	key := []byte("k3y")
+	h := newHarness(t, executor.WithGates(gate.DenyTools("policy", "deploy")), executor.WithChainKey(key))
+	a := h.agent(t, executor.AgentAllow("bash", "deploy"))
+	run := a.Run("keyed")
+	for i, tool := range []string{"bash", "deploy", "nosuch"} {
+		run.Execute(context.Background(), call(fmt.Sprint("k", i), tool, `{"command":"x"}`))
+	}
+	run.End()
+	_, calls := spansByName(h.spans.GetSpans())
+	require.Len(t, calls, 3)
+	prev := ""
+	for i, s := range calls {
+		var d gate.StoredDecision
+		d.TraceID, d.SpanID = s.SpanContext.TraceID().String(), s.SpanContext.SpanID().String()
+		d.ReadAttributes(s.Attributes)
+		d.Defaults()
+		assert.True(t, gate.KeyedChain(d.ChainID), d.ChainID)
+		assert.EqualValues(t, i+1, d.ChainSeq)
+		assert.Equal(t, prev, d.ChainPrev)
+		assert.Equal(t, d.HashKeyed(key), d.ChainHash)
+		assert.NotEqual(t, d.Hash(), d.ChainHash, "not the unkeyed hash")
+		prev = d.ChainHash
+	}
+}

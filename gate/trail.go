@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -208,9 +209,48 @@ func (d *StoredDecision) Digest() [sha256.Size]byte {
 // Hash recomputes d's link hash from its columns: LinkHash(ChainId,
 // ChainSeq, ChainPrev, Digest()). A row whose Hash differs from its
 // ChainHash was changed after it was recorded (or was recorded by a
-// producer with another encoding).
+// producer with another encoding, or with a key: KeyedChain).
 func (d *StoredDecision) Hash() string {
 	return LinkHash(d.ChainID, d.ChainSeq, d.ChainPrev, d.Digest())
+}
+
+// HashKeyed is Hash for a keyed chain (KeyedChain): KeyedLinkHash with
+// key; Hash when key is empty.
+func (d *StoredDecision) HashKeyed(key []byte) string {
+	return KeyedLinkHash(key, d.ChainID, d.ChainSeq, d.ChainPrev, d.Digest())
+}
+
+// KeyedChainPrefix starts the ID of a keyed chain: one whose link hashes
+// are HMAC-SHA256 under a secret key (KeyedLinkHash), so that only a
+// holder of the key — the producer and the auditor, not the store — can
+// compute them.
+const KeyedChainPrefix = "hmac-"
+
+// KeyedChain reports whether chainID names a keyed chain.
+func KeyedChain(chainID string) bool { return strings.HasPrefix(chainID, KeyedChainPrefix) }
+
+// KeyedLinkHash is LinkHash under a secret key: the lowercase hex
+// HMAC-SHA256 (crypto/hmac) of the same preimage; LinkHash when key is
+// empty. Whoever lacks the key cannot make a row's hash match its
+// content, so a store writer cannot re-chain an edit.
+func KeyedLinkHash(key []byte, chainID string, seq uint64, prev string, digest [sha256.Size]byte) string {
+	if len(key) == 0 {
+		return LinkHash(chainID, seq, prev, digest)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(linkPreimage(make([]byte, 0, 256), chainID, seq, prev, digest))
+	var sum [sha256.Size]byte
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], m.Sum(sum[:0]))
+	return string(h[:])
+}
+
+func linkPreimage(b []byte, chainID string, seq uint64, prev string, digest [sha256.Size]byte) []byte {
+	b = appendField(b, ChainVersion)
+	b = appendField(b, chainID)
+	b = appendUint(b, seq)
+	b = appendField(b, prev)
+	return appendField(b, string(digest[:]))
 }
 
 // LinkHash is a decision's gate.chain.hash: the lowercase hex SHA-256 of
@@ -219,12 +259,7 @@ func (d *StoredDecision) Hash() string {
 // as in AppendContent.
 func LinkHash(chainID string, seq uint64, prev string, digest [sha256.Size]byte) string {
 	var buf [512]byte
-	b := appendField(buf[:0], ChainVersion)
-	b = appendField(b, chainID)
-	b = appendUint(b, seq)
-	b = appendField(b, prev)
-	b = appendField(b, string(digest[:]))
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(linkPreimage(buf[:0], chainID, seq, prev, digest))
 	var h [2 * sha256.Size]byte
 	hex.Encode(h[:], sum[:])
 	return string(h[:])

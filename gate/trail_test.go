@@ -209,3 +209,18 @@ func TestReadAttributes(t *testing.T) {
 	assert.Equal(t, gate.StoredDecision{Gated: true, Stage: "gate", Calls: 1}, e)
 	assert.True(t, reflect.DeepEqual(e.Verdicts, []string(nil)))
 }
+
+// The keyed link hash is LinkHash without a key, and under a key neither
+// that nor the hash under another key.
+func TestKeyedLinkHash(t *testing.T) {
+	var dg [32]byte
+	dg[0] = 1
+	plain := gate.LinkHash("c", 1, "", dg)
+	assert.Equal(t, plain, gate.KeyedLinkHash(nil, "c", 1, "", dg))
+	k1, k2 := gate.KeyedLinkHash([]byte("a"), "c", 1, "", dg), gate.KeyedLinkHash([]byte("b"), "c", 1, "", dg)
+	assert.NotEqual(t, plain, k1)
+	assert.NotEqual(t, k1, k2)
+	assert.Len(t, k1, 64)
+	assert.True(t, gate.KeyedChain(gate.KeyedChainPrefix+"x"))
+	assert.False(t, gate.KeyedChain("x"))
+}

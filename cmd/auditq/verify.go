@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +47,7 @@ func newVerifyCmd(io stdio) *cobra.Command {
 		out          outFlags
 		run          string
 		since, until string
+		keyFile      string
 	)
 	formats := []string{formatTable, formatJSON}
 	cmd := &cobra.Command{
@@ -66,6 +69,8 @@ run --run), all of its rows, and reports per chain (with its agent and run):
                  before it: a decision deleted, inserted or reordered
   duplicate      two rows (spans) at one position with different content
   head_mismatch  the run span's head is not the hash of the last position
+  key_needed     a keyed chain (executor.WithChainKey: HMAC-SHA256) verified
+                 without --chain-key-file: positions and links checked only
 
 Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
 1 error, 2 bad usage. See docs/durability.md for what this proves and what not.`,
@@ -93,6 +98,16 @@ Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
 			if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
 				return usagef("verify: --since must be before --until")
 			}
+			var key []byte
+			if keyFile != "" {
+				if key, err = os.ReadFile(keyFile); err != nil {
+					return usagef("--chain-key-file: %v (give the file holding the key the executor was given with WithChainKey)", err)
+				}
+				key = bytes.TrimSuffix(bytes.TrimSuffix(key, []byte("\n")), []byte("\r"))
+				if len(key) == 0 {
+					return usagef("--chain-key-file %s is empty: give the file holding the key the executor was given with WithChainKey", keyFile)
+				}
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), conn.timeout)
 			defer cancel()
 			st, err := conn.open(ctx)
@@ -104,7 +119,7 @@ Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
 			if err != nil {
 				return explain(err, conn.database)
 			}
-			res := verifyResult{Unchained: chains.Unchained, Reports: audit.Verify(chains)}
+			res := verifyResult{Unchained: chains.Unchained, Reports: audit.VerifyKeyed(chains, key)}
 			if res.Reports == nil {
 				res.Reports = []audit.ChainReport{}
 			}
@@ -130,6 +145,7 @@ Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
 	f.StringVar(&run, "run", "", "verify the chains of this run (toolgate.run.id)")
 	f.StringVar(&since, "since", "", "chains with a decision at or after this time: a duration before now (24h, 7d) or RFC 3339")
 	f.StringVar(&until, "until", "", "chains with a decision before this time: a duration before now or RFC 3339")
+	f.StringVar(&keyFile, "chain-key-file", "", "file holding the key of keyed chains (executor.WithChainKey; one trailing newline ignored)")
 	return cmd
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -175,4 +177,50 @@ func TestVerifyUsage(t *testing.T) {
 		code, stderr := execAuditq(t, context.Background(), &out, args...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 	}
+}
+
+// A keyed chain (executor.WithChainKey) stored in the real engine:
+// without --chain-key-file verify cannot check its hashes (key_needed,
+// exit 3); with the key it is complete (exit 0); after a row is edited it
+// names the edit.
+func TestVerifyKeyedChain(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	key := "the auditor's key"
+	keyFile := t.TempDir() + "/chain.key"
+	require.NoError(t, os.WriteFile(keyFile, []byte(key+"\n"), 0o600))
+
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(ctx) })
+	reg, err := executor.NewRegistry(executor.Tool{Name: "bash",
+		Execute: func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil }})
+	require.NoError(t, err)
+	ex, err := executor.New(reg, executor.WithTracerProvider(tp), executor.WithGates(gate.DenyTools("policy", "nosuch")),
+		executor.WithChainKey([]byte(key)))
+	require.NoError(t, err)
+	a, err := ex.Agent("keyed", executor.AgentAllow("bash"))
+	require.NoError(t, err)
+	run := a.Run("run-keyed")
+	for i := range 4 {
+		run.Execute(ctx, executor.ToolCall{ID: fmt.Sprint("k", i), Name: "bash", Input: json.RawMessage(`{}`)})
+	}
+	run.End()
+	storeSpans(t, ctx, env, exp.GetSpans())
+
+	code, res, out := verifyRun(t, ctx, env, "run-keyed")
+	require.Equal(t, exitProblems, code, out)
+	require.Len(t, res.Reports, 1)
+	require.Len(t, res.Reports[0].Problems, 1)
+	assert.Equal(t, audit.ProblemUnverified, res.Reports[0].Problems[0].Kind)
+
+	code, res, out = verifyRun(t, ctx, env, "run-keyed", "-o", "json", "--chain-key-file", keyFile)
+	require.Equal(t, 0, code, out)
+
+	writer := clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"mutations_sync": 2}))
+	require.NoError(t, env.Writer.Exec(writer, "ALTER TABLE otel.gate_decisions UPDATE Source = 'forged' WHERE ChainSeq = 2 AND RunId = 'run-keyed'"))
+	code, _, out = verifyRun(t, ctx, env, "run-keyed", "-o", "json", "--chain-key-file", keyFile)
+	require.Equal(t, exitProblems, code, out)
+	assert.Contains(t, out, `"kind": "edited"`)
+	assert.Contains(t, out, `"seq": 2`)
 }
