@@ -112,12 +112,9 @@ type StoredColumn struct {
 	Chain bool
 }
 
-// storedColumns is the number of StoredDecision columns; the first
-// contentColumns are the content, in encoding order.
-const (
-	storedColumns  = 29
-	contentColumns = storedColumns - 4
-)
+// storedColumns is the number of StoredDecision columns: the content
+// columns in encoding order (AppendContent), then the four chain columns.
+const storedColumns = 29
 
 func (d *StoredDecision) columns() [storedColumns]StoredColumn {
 	return [storedColumns]StoredColumn{
