@@ -173,7 +173,7 @@ func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
 		if r.RunSpan {
 			length += "/" + strconv.FormatUint(r.Length, 10)
 		}
-		t.add(oneLine(r.Agent), oneLine(r.RunID), r.ChainID, length, status)
+		t.add(oneLine(r.Agent), oneLine(r.RunID), oneLine(r.ChainID), length, status)
 	}
 	if err := t.render(w, term); err != nil {
 		return err
@@ -185,7 +185,7 @@ func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
 			if pr.Last > pr.Seq {
 				seq += "-" + strconv.FormatUint(pr.Last, 10)
 			}
-			p.add(r.ChainID, seq, pr.Kind, pr.SpanID, oneLine(pr.Detail))
+			p.add(oneLine(r.ChainID), seq, pr.Kind, oneLine(pr.SpanID), oneLine(pr.Detail))
 		}
 	}
 	if len(p.rows) > 0 {
