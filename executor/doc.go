@@ -51,8 +51,12 @@
 // result's Gate.Chain carries the same link. Run.End records the chain's
 // length and head on the run span (gate.chain.length, gate.chain.head).
 // Spans that do not record (sampled out at their start) take no position.
-// Cost per chained call: one allocation (the hash string) and two
-// SHA-256 computations; see docs/durability.md for what the chain proves.
+// WithChainKey keys the hashes (HMAC-SHA256), so that a writer of the
+// audit store cannot recompute them. Cost per chained call: one
+// allocation (the hash string; one more when the span carries
+// gate.verdicts, and crypto/hmac's own with a key) and two SHA-256
+// computations, about 2 bare recording spans (BenchmarkChainRatio); see
+// docs/durability.md for what the chain proves.
 //
 // Order of checks for one call: context (gate.stage cancelled) and run
 // state (gate.stage run: aborted); registry lookup
