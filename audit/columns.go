@@ -268,6 +268,13 @@ func buildColumns(fields []gate.Field) ([]column, []error) {
 		// the executor's grouped refusals; 1 for every other span and
 		// for older rows).
 		g.take(gate.AttrCalls, 7),
+		// Version 8: the decision's place in its run's verifiable chain
+		// (gate.chain.*: empty for older spans and bridged events, which
+		// no chain holds).
+		g.take(gate.AttrChainID, 8),
+		g.take(gate.AttrChainSeq, 8),
+		g.take(gate.AttrChainPrev, 8),
+		g.take(gate.AttrChainHash, 8),
 	} {
 		cols = append(cols, cs...)
 	}

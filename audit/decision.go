@@ -76,6 +76,16 @@ type Decision struct {
 	// aborted run's calls past its refusal budget, one span per up to 64
 	// calls). Stats counts calls: a grouped row counts Calls times.
 	Calls uint64 `json:"calls"`
+	// The decision's place in its run's verifiable chain (gate.chain.*,
+	// schema version 8; "" and 0 for rows of older producers and bridged
+	// events): the chain's ID, the 1-based position, the previous
+	// position's hash and this one's (lowercase hex SHA-256; see
+	// gate.Link and `auditq verify`, which reports on them; not in
+	// auditq decisions' output fields).
+	ChainID   string `json:"-"`
+	ChainSeq  uint64 `json:"-"`
+	ChainPrev string `json:"-"`
+	ChainHash string `json:"-"`
 }
 
 // scanDecision reads one row selected with selectList().
@@ -85,7 +95,8 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 		&d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID, &d.Gated, &d.OptOut, &d.Action,
 		&d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind, &d.ErrorType,
 		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input,
-		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage, &d.Rule, &d.Calls)
+		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage, &d.Rule, &d.Calls,
+		&d.ChainID, &d.ChainSeq, &d.ChainPrev, &d.ChainHash)
 	if d.Verdicts == nil {
 		d.Verdicts = []string{}
 	}

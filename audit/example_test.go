@@ -28,6 +28,7 @@ func ExampleMigrations() {
 	// 5 stage: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 	// 6 rule: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 	// 7 calls: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
+	// 8 chain: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 }
 
 // Count the last day's decisions by action, as `auditq stats` does, then

@@ -76,7 +76,20 @@ func (c config) migrations() []Migration {
 		c.stageDefaults(c.upgrade(5, "stage")),
 		c.upgrade(6, "rule"),
 		c.upgrade(7, "calls"),
+		c.chainIndexes(c.upgrade(8, "chain")),
 	}
+}
+
+// chainIndexes adds to migration 8 (last, after its ADD COLUMN) the skip
+// indexes `auditq verify` reads chains by: bloom filters on ChainId (a
+// chain's rows, wherever its run's days fall) and RunId (--run). They
+// index the parts written from then on (older rows hold no chain).
+func (c config) chainIndexes(m Migration) Migration {
+	index := "ALTER TABLE " + c.table(DecisionsTable) + c.onCluster() +
+		"\n    ADD INDEX IF NOT EXISTS idx_chain_id ChainId TYPE bloom_filter(0.001) GRANULARITY 1," +
+		"\n    ADD INDEX IF NOT EXISTS idx_run_id RunId TYPE bloom_filter(0.01) GRANULARITY 1"
+	m.Statements = append(m.Statements, index)
+	return m
 }
 
 // stageDefaults adds to migration 5 (after its ADD COLUMN, before the

@@ -29,10 +29,16 @@ const (
 	// executorOwnAllocs: the call's state (the tool's context, the
 	// record's verdicts), plus one for stray allocations of other
 	// goroutines during the run. The span's start options are pooled.
-	executorOwnAllocs = 1 + 1
+	executorOwnAllocs = 1 + 1 + chainAllocs
+	// chainAllocs: the decision's chain hash (gate.chain.hash, the one
+	// string a chained decision needs; its stored form is encoded in a
+	// pooled buffer and hashed on the stack).
+	chainAllocs = 1
 	// verdictAllocs: encoding gate.verdicts when the span carries it (one
-	// string for every entry, the slice of entries, the attribute value).
-	verdictAllocs = 3
+	// string for every entry, the slice of entries, the attribute value),
+	// and reading the list back for the chain's digest
+	// (attribute.Value.AsStringSlice copies it).
+	verdictAllocs = 3 + 1
 )
 
 // TestExecuteAllocations guards the executor's per-call allocations, with

@@ -41,6 +41,23 @@
 // WithRunSpan(false) turns it off (when you start invoke_agent yourself);
 // Run.Context gives your own spans the run span as their parent.
 //
+// Verifiable chain: each Run value (with its Task views) chains its
+// decisions (gate.Link). Every call the audit store keeps as a decision
+// (gate.Record.Stored: gated, refused before the gate, opted out; each
+// grouped-refusals span too) takes the run's next position when its span
+// ends, under the run's lock, and records gate.chain.id, gate.chain.seq,
+// gate.chain.prev and gate.chain.hash (SHA-256 over the previous hash and
+// the decision as the store will hold it, gate.StoredDecision); the
+// result's Gate.Chain carries the same link. Run.End records the chain's
+// length and head on the run span (gate.chain.length, gate.chain.head).
+// Spans that do not record (sampled out at their start) take no position.
+// WithChainKey keys the hashes (HMAC-SHA256), so that a writer of the
+// audit store cannot recompute them. Cost per chained call: one
+// allocation (the hash string; one more when the span carries
+// gate.verdicts, and crypto/hmac's own with a key) and two SHA-256
+// computations, about 2 bare recording spans (BenchmarkChainRatio); see
+// docs/durability.md for what the chain proves.
+//
 // Order of checks for one call: context (gate.stage cancelled) and run
 // state (gate.stage run: aborted); registry lookup
 // (ErrUnknownTool); reachability (ErrNotReachable — an unreachable tool

@@ -79,7 +79,7 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	}
 	ss.attrs = [3]attribute.KeyValue{} // pin no call's strings in the pool
 	spanStarts.Put(ss)
-	cs := &callState{calls: agg}
+	cs := &callState{calls: agg, toolName: toolName}
 	defer e.finish(ctx, span, r, call, &res, start, toolType, cs)
 	defer func() {
 		if p := recover(); p != nil {
@@ -114,6 +114,7 @@ type callState struct {
 	verdicts [4]gate.Verdict // backing store of the record's verdicts
 	ran      []byte          // the input that ran, when a gate rewrote it
 	calls    int64           // > 0: the aggregated refusals the span records
+	toolName string          // gen_ai.tool.name as the span's start recorded it
 }
 
 // maxMessage caps the executor's own model-facing messages (a schema error

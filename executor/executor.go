@@ -252,6 +252,7 @@ type runState struct {
 	aborted atomic.Pointer[error] // checked twice per call: no lock
 	span    runSpan               // the run's invoke_agent span (runspan.go)
 	refused refusals              // the run's refusal budget (refusals.go)
+	chain   chainState            // the run's verifiable chain (chain.go)
 }
 
 // Run starts a run with the given ID. Grants are kept in the executor's

@@ -57,6 +57,8 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	if span.IsRecording() {
 		buf := e.attrPool.Get().(*[]attribute.KeyValue)
 		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
+		// The record is final: its chain position (chain.go).
+		attrs = r.sealSpan(span, g, true, cs.toolName, gate.SafeText(call.ID, gate.MaxNameBytes), attrs)
 		span.SetAttributes(attrs...) // the SDK copies them
 		clear(attrs)
 		*buf = attrs[:0]

@@ -36,6 +36,7 @@ type config struct {
 	maxRewrites     int
 	onError         func(error)
 	refusalBudget   int
+	chainKey        []byte // WithChainKey; nil: unkeyed chains
 }
 
 // WithTracerProvider sets where execute_tool spans go (default
@@ -121,6 +122,18 @@ func WithOptOut(agents ...string) Option {
 // default: a call no gate applies to runs ungated.
 func WithRequireGated() Option {
 	return func(c *config) { c.requireGated = true }
+}
+
+// WithChainKey keys the runs' verifiable chains (docs/durability.md):
+// each link hash is HMAC-SHA256 under key (gate.KeyedLinkHash) instead of
+// SHA-256, and chain IDs start with gate.KeyedChainPrefix, so that a
+// writer of the audit store, who lacks the key, cannot recompute the
+// hashes after editing, deleting or inserting a decision; `auditq verify
+// --chain-key-file` checks them. Keep the key out of the store and the
+// agent's model context; an empty key leaves the chain unkeyed (the
+// default). The executor keeps its own copy of key.
+func WithChainKey(key []byte) Option {
+	return func(c *config) { c.chainKey = append([]byte(nil), key...) }
 }
 
 // WithAbortOnDeny makes a denied call abort its run: later calls of the run

@@ -216,6 +216,11 @@ func (r *Run) emitGroup(g refusalGroup, n int64) {
 	attrs = rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
 	attrs = append(attrs, semconv.ErrorTypeKey.String(ErrorTypeRunAborted))
 	_, span := e.tracer.Start(ctx, g.spanName, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	if link := r.sealSpan(span, &rec, g.named, g.toolName, "", attrs)[len(attrs):]; len(link) > 0 {
+		// The span's identity is known once it started: its chain
+		// position is set right after.
+		span.SetAttributes(link...)
+	}
 	span.SetStatus(codes.Error, ErrorTypeRunAborted)
 	span.End()
 }

@@ -174,6 +174,9 @@ func (r *Run) End() {
 
 // endSpan ends the run span with the run's outcome.
 func (r *Run) endSpan(s *startedSpan) {
+	if attrs := r.chainEnd(); attrs != nil {
+		s.span.SetAttributes(attrs...)
+	}
 	if err := r.Err(); err != nil {
 		s.span.SetAttributes(semconv.ErrorTypeKey.String(ErrorTypeRunAborted))
 		s.span.SetStatus(codes.Error, ErrorTypeRunAborted)

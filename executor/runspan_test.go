@@ -60,12 +60,26 @@ func TestRunIsOneTrace(t *testing.T) {
 	assert.Equal(t, sc, r.SpanContext)
 	assert.False(t, r.Parent.IsValid(), "a root: ctx carried no span")
 	assert.Equal(t, trace.SpanKindInternal, r.SpanKind)
+	// The run's chain at End: every call is a position (the Task view's
+	// too); the head is the hash of the last.
+	var chainID, head string
+	for _, c := range calls {
+		m := attrMap(c.Attributes)
+		chainID = m[gate.AttrChainID].AsString()
+		if m[gate.AttrChainSeq].AsInt64() == 7 {
+			head = m[gate.AttrChainHash].AsString()
+		}
+	}
+	require.NotEmpty(t, head)
 	assert.Equal(t, map[attribute.Key]attribute.Value{
 		semconv.GenAIOperationNameKey:  attribute.StringValue("invoke_agent"),
 		semconv.GenAIAgentNameKey:      attribute.StringValue("tester"),
 		semconv.GenAIConversationIDKey: attribute.StringValue("run-7"),
 		gate.AttrRunID:                 attribute.StringValue("run-7"),
 		gate.AttrTaskID:                attribute.StringValue("task-1"),
+		gate.AttrChainID:               attribute.StringValue(chainID),
+		gate.AttrChainLength:           attribute.Int64Value(7),
+		gate.AttrChainHead:             attribute.StringValue(head),
 	}, attrMap(r.Attributes))
 	assert.Equal(t, codes.Unset, r.Status.Code)
 	for _, c := range calls {

@@ -78,6 +78,32 @@ const (
 	// records one call, so the sum of gate.calls (1 when absent) over
 	// execute_tool spans is the number of calls made.
 	AttrCalls attribute.Key = "gate.calls"
+	// AttrChainID (string) names the decision's chain (see Link): one per
+	// executor Run value, random. Recorded with the other gate.chain.*
+	// keys when the producer chains its decisions.
+	AttrChainID attribute.Key = "gate.chain.id"
+	// AttrChainSeq (int) is the decision's 1-based position in its chain.
+	AttrChainSeq attribute.Key = "gate.chain.seq"
+	// AttrChainPrev (string, hex SHA-256) is the previous decision's
+	// gate.chain.hash; absent ("") for position 1.
+	AttrChainPrev attribute.Key = "gate.chain.prev"
+	// AttrChainHash (string, hex SHA-256) is the decision's link hash:
+	// LinkHash over its chain ID, position, gate.chain.prev and the digest
+	// of its stored form (StoredDecision.Digest).
+	AttrChainHash attribute.Key = "gate.chain.hash"
+)
+
+// Keys the executor records on a run's invoke_agent span when the run
+// ends (not decision fields: the run span is not a decision), so that a
+// verifier can tell a chain whose last positions were lost from a complete
+// one.
+const (
+	// AttrChainLength (int) is how many decisions the run's chain held
+	// when the run ended.
+	AttrChainLength attribute.Key = "gate.chain.length"
+	// AttrChainHead (string, hex SHA-256) is the gate.chain.hash of the
+	// chain's last decision when the run ended.
+	AttrChainHead attribute.Key = "gate.chain.head"
 )
 
 // Run and task identifiers recorded on every execute_tool span. The run is

@@ -73,6 +73,14 @@
 // grants ("always allow this exact command in this run") are kept by
 // run ID in a [GrantStore] ([MemoryGrants] by default).
 //
+// # Verifiable trail
+//
+// A decision's [Link] is its place in its run's hash chain (gate.chain.*):
+// [LinkHash] over the previous hash and the digest of the decision as the
+// audit store holds it, [StoredDecision] (the one canonical encoding,
+// version [ChainVersion], computed alike by the producer from the span's
+// attributes and by a verifier from the stored row).
+//
 // gate imports neither executor nor classify, nor os or a terminal
 // library.
 package gate

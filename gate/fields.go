@@ -52,5 +52,9 @@ func Fields() []Field {
 		{Key: AttrStage, Name: "Stage", Type: FieldEnum, Default: string(StageGate)},
 		{AttrRule, "Rule", FieldEnum, ""},
 		{Key: AttrCalls, Name: "Calls", Type: FieldInt, Default: "1"},
+		{AttrChainID, "ChainId", FieldString, ""},
+		{AttrChainSeq, "ChainSeq", FieldInt, ""},
+		{AttrChainPrev, "ChainPrev", FieldString, ""},
+		{AttrChainHash, "ChainHash", FieldString, ""},
 	}
 }

@@ -93,6 +93,10 @@ type Record struct {
 	// Stage StageRun). Encoded as gate.calls when greater than 1; audit
 	// reads a span without it as 1 call.
 	Calls int64 `json:"calls,omitempty"`
+	// Chain is the decision's place in its run's verifiable chain (see
+	// Link); zero when the producer does not chain its decisions (bridged
+	// events, ungated calls the store does not keep).
+	Chain Link `json:"chain,omitzero"`
 }
 
 // Attributes appends r's span attributes (the gate.* keys of
@@ -109,7 +113,8 @@ type Record struct {
 // neither gated nor refused before the gate (Stage.PreGate) records only
 // gate.gated, gate.opt_out, gate.stage and gate.calls; a pre-gate refusal records its
 // action, source, reason and error kind like a gated decision (no
-// gate.duration_ns: no gate ran).
+// gate.duration_ns: no gate ran). The gate.chain.* keys are recorded when
+// Chain is set (Link.Attributes).
 func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attribute.KeyValue {
 	attrs = append(attrs, AttrGated.Bool(r.Gated))
 	if r.OptOut {
@@ -121,6 +126,7 @@ func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attri
 	if r.Calls > 1 {
 		attrs = append(attrs, AttrCalls.Int64(r.Calls))
 	}
+	attrs = r.Chain.Attributes(attrs)
 	preGate := r.Stage.PreGate()
 	if !r.Gated && !preGate {
 		return attrs

@@ -20,6 +20,7 @@ func full() gate.Record {
 		OptOut: true, Rewritten: true, RewrittenBy: "normalise", OriginalInputHash: gate.InputHash([]byte(`{}`)), Rounds: 2,
 		Verdicts: []gate.Verdict{{Gate: "normalise", Action: gate.ActionAllow, Rewrote: true}, {Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "rm.root"}},
 		Duration: 1500 * time.Nanosecond, Stage: gate.StageGate, Calls: 3,
+		Chain: gate.Link{ID: "chain-1", Seq: 2, Prev: "prev", Hash: "hash"},
 	}
 }
 

@@ -51,7 +51,7 @@ func newRootCmd(io stdio) *cobra.Command {
 		newVersionCmd(io),
 		newServeCmd(io),
 		newDecisionsCmd(io), newStatsCmd(io), newTraceCmd(io), newTailCmd(io), newExportCmd(io), newMigrateCmd(io),
-		newClassifyCmd(io), newDoctorCmd(io),
+		newClassifyCmd(io), newDoctorCmd(io), newVerifyCmd(io),
 	)
 	return root
 }
@@ -68,6 +68,10 @@ func run(ctx context.Context, args []string, io stdio) int {
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return 2
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
 	}
 	return 1
 }

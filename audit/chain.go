@@ -1,0 +1,351 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// ChainQuery selects the chains to verify: every chain (gate.chain.id)
+// with at least one decision in the window and, when RunID is set, of
+// that run. All rows of a selected chain are read, also those outside
+// the window, so a chain that crosses the window's edge is verified
+// whole. Zero fields do not filter.
+type ChainQuery struct {
+	RunID string    // toolgate.run.id
+	Since time.Time // Timestamp >= Since
+	Until time.Time // Timestamp < Until
+}
+
+// ChainEnd is what a run's invoke_agent span recorded of its chain at the
+// run's End (gate.chain.length, gate.chain.head).
+type ChainEnd struct {
+	Length uint64
+	Head   string
+}
+
+// Chains is the stored state of the selected chains.
+type Chains struct {
+	// Rows are the chained decisions (schema version 8 columns read as
+	// gate.StoredDecision), ordered by ChainId, ChainSeq, SpanId.
+	Rows []gate.StoredDecision
+	// Ends are the chains' run-span records, by chain ID, for the chains
+	// whose run span is stored.
+	Ends map[string]ChainEnd
+	// Unchained counts the decisions in the window (and of the run) that
+	// carry no chain: rows of older producers or of bridged events.
+	Unchained uint64
+}
+
+// Chains reads the chains q selects: their rows from gate_decisions
+// (FINAL: one row per span; ordered by chain and position) and their
+// ends from the run spans in the traces table. It fails with
+// ErrNotMigrated before schema version 8.
+func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
+	p := clickhouse.Parameters{}
+	var conds []string
+	if q.RunID != "" {
+		conds = append(conds, "RunId = {run:String}")
+		p["run"] = escapeParam(q.RunID)
+	}
+	if !q.Since.IsZero() {
+		conds = append(conds, "Timestamp >= fromUnixTimestamp64Nano({since:Int64})")
+		p["since"] = strconv.FormatInt(q.Since.UnixNano(), 10)
+	}
+	if !q.Until.IsZero() {
+		conds = append(conds, "Timestamp < fromUnixTimestamp64Nano({until:Int64})")
+		p["until"] = strconv.FormatInt(q.Until.UnixNano(), 10)
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	table := s.cfg.table(DecisionsTable)
+	var out Chains
+	// The chains in the window, and the unchained decisions there.
+	rows, err := s.query(ctx, "verify", "SELECT ChainId, count() FROM "+table+" FINAL"+where+" GROUP BY ChainId", p)
+	if err != nil {
+		return out, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		var n uint64
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return out, s.wrap("verify", err)
+		}
+		if id == "" {
+			out.Unchained = n
+			continue
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, s.wrap("verify", err)
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	slices.Sort(ids)
+	var d gate.StoredDecision
+	cols := d.Columns()
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	// Every row of those chains (the bloom filter on ChainId skips the
+	// granules of other chains).
+	cp := clickhouse.Parameters{"chains": arrayParam(ids)}
+	rows, err = s.query(ctx, "verify", "SELECT "+strings.Join(names, ", ")+" FROM "+table+" FINAL"+
+		" WHERE ChainId IN {chains:Array(String)} ORDER BY ChainId, ChainSeq, SpanId", cp)
+	if err != nil {
+		return out, err
+	}
+	for rows.Next() {
+		var d gate.StoredDecision
+		cols := d.Columns()
+		ptrs := make([]any, len(cols))
+		for i, c := range cols {
+			ptrs[i] = c.Ptr
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			rows.Close()
+			return out, s.wrap("verify", err)
+		}
+		out.Rows = append(out.Rows, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, s.wrap("verify", err)
+	}
+	// The run spans that recorded those chains' ends.
+	rows, err = s.query(ctx, "verify", "SELECT SpanAttributes['"+string(gate.AttrChainID)+"'] AS id,"+
+		" max(toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS length,"+
+		" argMax(SpanAttributes['"+string(gate.AttrChainHead)+"'], toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS head"+
+		" FROM "+s.cfg.table(s.cfg.tracesTable)+
+		" WHERE SpanAttributes['"+string(gate.AttrChainID)+"'] IN {chains:Array(String)} AND mapContains(SpanAttributes, '"+string(gate.AttrChainLength)+"')"+
+		" GROUP BY id", cp)
+	if err != nil {
+		return out, err
+	}
+	defer rows.Close()
+	out.Ends = map[string]ChainEnd{}
+	for rows.Next() {
+		var id string
+		var e ChainEnd
+		if err := rows.Scan(&id, &e.Length, &e.Head); err != nil {
+			return out, s.wrap("verify", err)
+		}
+		out.Ends[id] = e
+	}
+	if err := rows.Err(); err != nil {
+		return out, s.wrap("verify", err)
+	}
+	return out, nil
+}
+
+// escapeParam escapes a String query parameter's value: ClickHouse reads
+// parameter values in its escaped text format, so a backslash or a
+// control character (a model-chosen run ID may hold any) is written as
+// its escape sequence, and a quote for values inside an array.
+func escapeParam(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\t", `\t`, "\r", `\r`, "\x00", `\0`,
+		"\b", `\b`, "\f", `\f`, `'`, `\'`).Replace(s)
+}
+
+// arrayParam renders ss as a ClickHouse Array(String) query parameter
+// value: ['a','b'], each element escaped (escapeParam).
+func arrayParam(ss []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("'" + escapeParam(s) + "'")
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// Problem kinds of a chain (ChainProblem.Kind).
+const (
+	// ProblemMissing: positions no stored row holds (lost or deleted
+	// decisions): between the first and last stored position, before the
+	// first, or after the last up to the length the run span recorded.
+	ProblemMissing = "missing"
+	// ProblemEdited: a row whose recomputed hash differs from its stored
+	// gate.chain.hash: a covered column was changed after it was recorded.
+	ProblemEdited = "edited"
+	// ProblemBrokenLink: a row whose gate.chain.prev differs from the
+	// stored hash of the row before it (position 1: is not empty): a
+	// decision was deleted, inserted or reordered and the chain re-joined.
+	ProblemBrokenLink = "broken_link"
+	// ProblemDuplicate: two rows (two spans) at one position, with
+	// different content.
+	ProblemDuplicate = "duplicate"
+	// ProblemHead: the run span's gate.chain.head differs from the stored
+	// hash of the row at its gate.chain.length.
+	ProblemHead = "head_mismatch"
+	// ProblemUnverified: a keyed chain (gate.KeyedChain) verified without
+	// its key: positions and links were checked, the hashes were not.
+	ProblemUnverified = "key_needed"
+)
+
+// ChainProblem is one finding in a chain.
+type ChainProblem struct {
+	Kind string `json:"kind"` // Problem*
+	// Seq is the position (the first of a range of missing ones).
+	Seq uint64 `json:"seq"`
+	// Last is the last missing position of a range (= Seq for one).
+	Last uint64 `json:"last,omitempty"`
+	// SpanID is the row's span (for missing positions, empty).
+	SpanID string `json:"span_id,omitempty"`
+	// Detail says what differs.
+	Detail string `json:"detail"`
+}
+
+// ChainReport is the verification of one chain.
+type ChainReport struct {
+	ChainID string `json:"chain_id"`
+	Agent   string `json:"agent"`
+	RunID   string `json:"run_id"`
+	// Rows is how many rows the store holds of the chain; Last the
+	// highest position among them.
+	Rows uint64 `json:"rows"`
+	Last uint64 `json:"last_seq"`
+	// Length is the chain's length at the run's End when the run span is
+	// stored (RunSpan true): positions up to it must all be there.
+	Length  uint64 `json:"length,omitempty"`
+	RunSpan bool   `json:"run_span"`
+	// Complete: no problem found.
+	Complete bool           `json:"complete"`
+	Problems []ChainProblem `json:"problems"`
+}
+
+// Verify checks every chain of c: each row's hash recomputed from its
+// stored columns (gate.StoredDecision.Hash), each link to the row
+// before, the positions from 1 to the last stored one (or to the length
+// the run span recorded, when stored, so that a lost tail is found), and
+// duplicates. Reports are ordered by agent, run and chain ID. Keyed
+// chains are reported ProblemUnverified: use VerifyKeyed.
+func Verify(c Chains) []ChainReport { return VerifyKeyed(c, nil) }
+
+// VerifyKeyed is Verify with the key of the keyed chains
+// (executor.WithChainKey): their hashes are recomputed as HMAC-SHA256
+// under key (gate.StoredDecision.HashKeyed); unkeyed chains as by Verify.
+func VerifyKeyed(c Chains, key []byte) []ChainReport {
+	var out []ChainReport
+	for start := 0; start < len(c.Rows); {
+		end := start
+		for end < len(c.Rows) && c.Rows[end].ChainID == c.Rows[start].ChainID {
+			end++
+		}
+		e, ok := c.Ends[c.Rows[start].ChainID]
+		out = append(out, verifyChain(c.Rows[start:end], e, ok, key))
+		start = end
+	}
+	slices.SortFunc(out, func(a, b ChainReport) int {
+		if n := strings.Compare(a.Agent, b.Agent); n != 0 {
+			return n
+		}
+		if n := strings.Compare(a.RunID, b.RunID); n != 0 {
+			return n
+		}
+		return strings.Compare(a.ChainID, b.ChainID)
+	})
+	return out
+}
+
+// verifyChain checks the rows of one chain (ordered by ChainSeq).
+func verifyChain(rows []gate.StoredDecision, end ChainEnd, hasEnd bool, key []byte) ChainReport {
+	r := ChainReport{ChainID: rows[0].ChainID, Agent: rows[0].Agent, RunID: rows[0].RunID,
+		Rows: uint64(len(rows)), Last: rows[len(rows)-1].ChainSeq, RunSpan: hasEnd, Length: end.Length, Problems: []ChainProblem{}}
+	keyed := gate.KeyedChain(r.ChainID)
+	if !keyed {
+		key = nil
+	}
+	checkHashes := !keyed || len(key) > 0
+	if !checkHashes {
+		r.Problems = append(r.Problems, ChainProblem{Kind: ProblemUnverified, Seq: rows[0].ChainSeq,
+			Detail: "a keyed chain (HMAC-SHA256): its hashes cannot be checked without the key (auditq verify --chain-key-file); positions and links were checked"})
+	}
+	missing := func(from, to uint64) {
+		if from > to {
+			return
+		}
+		d := "position " + strconv.FormatUint(from, 10) + " is not stored"
+		if to > from {
+			d = "positions " + strconv.FormatUint(from, 10) + " to " + strconv.FormatUint(to, 10) + " are not stored"
+		}
+		r.Problems = append(r.Problems, ChainProblem{Kind: ProblemMissing, Seq: from, Last: to, Detail: d + " (decisions lost or deleted)"})
+	}
+	var prev *gate.StoredDecision // the last row of the previous position
+	next := uint64(1)
+	for i := range rows {
+		row := &rows[i]
+		if got := row.HashKeyed(key); checkHashes && got != row.ChainHash {
+			r.Problems = append(r.Problems, ChainProblem{Kind: ProblemEdited, Seq: row.ChainSeq, SpanID: row.SpanID,
+				Detail: "stored hash " + short(row.ChainHash) + " but the row's columns hash to " + short(got) + " (the row was changed after it was recorded)"})
+		}
+		if prev != nil && row.ChainSeq == prev.ChainSeq {
+			if row.ChainHash != prev.ChainHash || row.SpanID != prev.SpanID {
+				r.Problems = append(r.Problems, ChainProblem{Kind: ProblemDuplicate, Seq: row.ChainSeq, SpanID: row.SpanID,
+					Detail: "position also held by span " + prev.SpanID + " with other content"})
+			}
+			continue
+		}
+		if row.ChainSeq == 0 {
+			r.Problems = append(r.Problems, ChainProblem{Kind: ProblemBrokenLink, Seq: 0, SpanID: row.SpanID, Detail: "position 0: not a valid position"})
+			continue
+		}
+		missing(next, row.ChainSeq-1)
+		switch {
+		case row.ChainSeq == 1 && row.ChainPrev != "":
+			r.Problems = append(r.Problems, ChainProblem{Kind: ProblemBrokenLink, Seq: 1, SpanID: row.SpanID,
+				Detail: "position 1 links to " + short(row.ChainPrev) + ", not to nothing"})
+		case prev != nil && prev.ChainSeq == row.ChainSeq-1 && row.ChainPrev != prev.ChainHash:
+			r.Problems = append(r.Problems, ChainProblem{Kind: ProblemBrokenLink, Seq: row.ChainSeq, SpanID: row.SpanID,
+				Detail: "links to " + short(row.ChainPrev) + " but position " + strconv.FormatUint(prev.ChainSeq, 10) +
+					" (span " + prev.SpanID + ") has hash " + short(prev.ChainHash) + " (a decision was deleted, inserted or reordered)"})
+		}
+		prev, next = row, row.ChainSeq+1
+	}
+	if hasEnd {
+		missing(next, end.Length)
+		if prev != nil && end.Length == prev.ChainSeq && end.Head != prev.ChainHash {
+			r.Problems = append(r.Problems, ChainProblem{Kind: ProblemHead, Seq: end.Length, SpanID: prev.SpanID,
+				Detail: "the run span recorded head " + short(end.Head) + " but position " + strconv.FormatUint(end.Length, 10) + " has hash " + short(prev.ChainHash)})
+		}
+	}
+	r.Complete = len(r.Problems) == 0
+	return r
+}
+
+// short is a hash's first 16 hex digits ("(none)" when empty).
+func short(h string) string {
+	if h == "" {
+		return "(none)"
+	}
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return h
+}
+
+// String is a one-line summary of r.
+func (r ChainReport) String() string {
+	if r.Complete {
+		return fmt.Sprintf("chain %s: complete (%d decisions)", r.ChainID, r.Rows)
+	}
+	return fmt.Sprintf("chain %s: %d problems", r.ChainID, len(r.Problems))
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/audit"
+)
+
+// exitProblems is verify's exit code when a chain is not complete.
+const exitProblems = 3
+
+// exitError carries an exit code other than 1 for an error that is a
+// result, not a failure (verify found problems).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
+// verifyResult is verify's json output.
+type verifyResult struct {
+	// Complete: every chain verified is complete.
+	Complete bool `json:"complete"`
+	// Chains verified, and of them complete.
+	Chains         int `json:"chains"`
+	CompleteChains int `json:"complete_chains"`
+	// Unchained is how many decisions in the window carry no chain
+	// (older producers, bridged events): not verifiable.
+	Unchained uint64              `json:"unchained"`
+	Reports   []audit.ChainReport `json:"reports"`
+}
+
+func newVerifyCmd(io stdio) *cobra.Command {
+	var (
+		conn         connFlags
+		out          outFlags
+		run          string
+		since, until string
+		keyFile      string
+	)
+	formats := []string{formatTable, formatJSON}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the decisions' hash chains: complete, missing positions, edited or re-linked rows",
+		Long: `verify checks the verifiable trail: the executor gives every decision of a
+run a position in its run's chain (gate.chain.seq) and a hash (gate.chain.hash,
+SHA-256 over the previous position's hash and the decision as stored). verify
+reads every chain with a decision in the window (--since, --until; and of the
+run --run), all of its rows, and reports per chain (with its agent and run):
+
+  complete       every position from 1 to the last is stored, each row hashes
+                 to its stored hash and links to the one before it
+  missing        positions no row holds: decisions lost on the way or deleted
+                 (up to the length the run's invoke_agent span recorded at
+                 End, when that span is stored: a lost tail is found too)
+  edited         a row whose columns no longer hash to its stored hash
+  broken_link    a row whose previous hash is not the stored hash of the row
+                 before it: a decision deleted, inserted or reordered
+  duplicate      two rows (spans) at one position with different content
+  head_mismatch  the run span's head is not the hash of the last position
+  key_needed     a keyed chain (executor.WithChainKey: HMAC-SHA256) verified
+                 without --chain-key-file: positions and links checked only
+
+Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
+1 error, 2 bad usage. See docs/durability.md for what this proves and what not.`,
+		Example: `  auditq verify --since 24h
+  auditq verify --run run-42 --format json
+  auditq verify --since 2026-11-28T00:00:00Z --until 2026-11-29T00:00:00Z || echo "trail damaged"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(formats...); err != nil {
+				return err
+			}
+			now := time.Now()
+			var q audit.ChainQuery
+			var err error
+			if q.Since, err = parseTimeFlag("since", since, now); err != nil {
+				return err
+			}
+			if q.Until, err = parseTimeFlag("until", until, now); err != nil {
+				return err
+			}
+			q.RunID = run
+			if q.RunID == "" && q.Since.IsZero() && q.Until.IsZero() {
+				return usagef("verify: say which chains: --run ID, or a window with --since (and --until)")
+			}
+			if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+				return usagef("verify: --since must be before --until")
+			}
+			var key []byte
+			if keyFile != "" {
+				if key, err = os.ReadFile(keyFile); err != nil {
+					return usagef("--chain-key-file: %v (give the file holding the key the executor was given with WithChainKey)", err)
+				}
+				key = bytes.TrimSuffix(bytes.TrimSuffix(key, []byte("\n")), []byte("\r"))
+				if len(key) == 0 {
+					return usagef("--chain-key-file %s is empty: give the file holding the key the executor was given with WithChainKey", keyFile)
+				}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), conn.timeout)
+			defer cancel()
+			st, err := conn.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			chains, err := st.Chains(ctx, q)
+			if err != nil {
+				return explain(err, conn.database)
+			}
+			res := verifyResult{Unchained: chains.Unchained, Reports: audit.VerifyKeyed(chains, key)}
+			if res.Reports == nil {
+				res.Reports = []audit.ChainReport{}
+			}
+			res.Chains = len(res.Reports)
+			for _, r := range res.Reports {
+				if r.Complete {
+					res.CompleteChains++
+				}
+			}
+			res.Complete = res.CompleteChains == res.Chains
+			if err := writeVerify(io.out, io.err, out, res); err != nil {
+				return err
+			}
+			if !res.Complete {
+				return exitError{exitProblems, fmt.Errorf("verify: %d of %d chains are not complete", res.Chains-res.CompleteChains, res.Chains)}
+			}
+			return nil
+		},
+	}
+	conn.add(cmd)
+	out.add(cmd, formats...)
+	f := cmd.Flags()
+	f.StringVar(&run, "run", "", "verify the chains of this run (toolgate.run.id)")
+	f.StringVar(&since, "since", "", "chains with a decision at or after this time: a duration before now (24h, 7d) or RFC 3339")
+	f.StringVar(&until, "until", "", "chains with a decision before this time: a duration before now or RFC 3339")
+	f.StringVar(&keyFile, "chain-key-file", "", "file holding the key of keyed chains (executor.WithChainKey; one trailing newline ignored)")
+	return cmd
+}
+
+// writeVerify prints res: json as verifyResult; a table of one line per
+// chain then one line per problem.
+func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
+	if o.format == formatJSON {
+		return writeJSON(w, res)
+	}
+	if len(res.Reports) == 0 {
+		fmt.Fprintln(errw, "auditq: no chained decisions match")
+		if res.Unchained > 0 {
+			fmt.Fprintf(errw, "auditq: %d decisions in the window carry no chain (older producers or bridged events)\n", res.Unchained)
+		}
+		return nil
+	}
+	term := detectTerminal(w, o.noColor)
+	t := &table{header: []string{"AGENT", "RUN", "CHAIN", "ROWS", "STATUS"}, shrink: []string{"AGENT", "RUN"}}
+	for _, r := range res.Reports {
+		status := "complete"
+		if !r.Complete {
+			status = strconv.Itoa(len(r.Problems)) + " problems"
+		}
+		length := strconv.FormatUint(r.Rows, 10)
+		if r.RunSpan {
+			length += "/" + strconv.FormatUint(r.Length, 10)
+		}
+		t.add(oneLine(r.Agent), oneLine(r.RunID), oneLine(r.ChainID), length, status)
+	}
+	if err := t.render(w, term); err != nil {
+		return err
+	}
+	p := &table{header: []string{"CHAIN", "SEQ", "PROBLEM", "SPAN", "DETAIL"}, shrink: []string{"DETAIL"}}
+	for _, r := range res.Reports {
+		for _, pr := range r.Problems {
+			seq := strconv.FormatUint(pr.Seq, 10)
+			if pr.Last > pr.Seq {
+				seq += "-" + strconv.FormatUint(pr.Last, 10)
+			}
+			p.add(oneLine(r.ChainID), seq, pr.Kind, oneLine(pr.SpanID), oneLine(pr.Detail))
+		}
+	}
+	if len(p.rows) > 0 {
+		fmt.Fprintln(w)
+		if err := p.render(w, term); err != nil {
+			return err
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d chains complete", res.CompleteChains, res.Chains)
+	if res.Unchained > 0 {
+		fmt.Fprintf(&b, "; %d decisions carry no chain (older producers or bridged events)", res.Unchained)
+	}
+	fmt.Fprintln(errw, "auditq: "+b.String())
+	return nil
+}
