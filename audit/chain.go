@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
-
 	"github.com/toolgate/toolgate/gate"
 )
 
@@ -49,19 +47,19 @@ type Chains struct {
 // ends from the run spans in the traces table. It fails with
 // ErrNotMigrated before schema version 8.
 func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
-	p := clickhouse.Parameters{}
+	var p Params
 	var conds []string
 	if q.RunID != "" {
 		conds = append(conds, "RunId = {run:String}")
-		p["run"] = escapeParam(q.RunID)
+		p.String("run", q.RunID)
 	}
 	if !q.Since.IsZero() {
 		conds = append(conds, "Timestamp >= fromUnixTimestamp64Nano({since:Int64})")
-		p["since"] = strconv.FormatInt(q.Since.UnixNano(), 10)
+		p.Int64("since", q.Since.UnixNano())
 	}
 	if !q.Until.IsZero() {
 		conds = append(conds, "Timestamp < fromUnixTimestamp64Nano({until:Int64})")
-		p["until"] = strconv.FormatInt(q.Until.UnixNano(), 10)
+		p.Int64("until", q.Until.UnixNano())
 	}
 	where := ""
 	if len(conds) > 0 {
@@ -70,7 +68,7 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	table := s.cfg.table(DecisionsTable)
 	var out Chains
 	// The chains in the window, and the unchained decisions there.
-	rows, err := s.query(ctx, "verify", "SELECT ChainId, count() FROM "+table+" FINAL"+where+" GROUP BY ChainId", p)
+	rows, err := s.query(ctx, "verify", "SELECT ChainId, count() FROM "+table+" FINAL"+where+" GROUP BY ChainId", &p)
 	if err != nil {
 		return out, err
 	}
@@ -104,9 +102,10 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	}
 	// Every row of those chains (the bloom filter on ChainId skips the
 	// granules of other chains).
-	cp := clickhouse.Parameters{"chains": arrayParam(ids)}
+	var cp Params
+	cp.Strings("chains", ids)
 	rows, err = s.query(ctx, "verify", "SELECT "+strings.Join(names, ", ")+" FROM "+table+" FINAL"+
-		" WHERE ChainId IN {chains:Array(String)} ORDER BY ChainId, ChainSeq, SpanId", cp)
+		" WHERE ChainId IN {chains:Array(String)} ORDER BY ChainId, ChainSeq, SpanId", &cp)
 	if err != nil {
 		return out, err
 	}
@@ -133,7 +132,7 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 		" argMax(SpanAttributes['"+string(gate.AttrChainHead)+"'], toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS head"+
 		" FROM "+s.cfg.table(s.cfg.tracesTable)+
 		" WHERE SpanAttributes['"+string(gate.AttrChainID)+"'] IN {chains:Array(String)} AND mapContains(SpanAttributes, '"+string(gate.AttrChainLength)+"')"+
-		" GROUP BY id", cp)
+		" GROUP BY id", &cp)
 	if err != nil {
 		return out, err
 	}
@@ -151,30 +150,6 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 		return out, s.wrap("verify", err)
 	}
 	return out, nil
-}
-
-// escapeParam escapes a String query parameter's value: ClickHouse reads
-// parameter values in its escaped text format, so a backslash or a
-// control character (a model-chosen run ID may hold any) is written as
-// its escape sequence, and a quote for values inside an array.
-func escapeParam(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\t", `\t`, "\r", `\r`, "\x00", `\0`,
-		"\b", `\b`, "\f", `\f`, `'`, `\'`).Replace(s)
-}
-
-// arrayParam renders ss as a ClickHouse Array(String) query parameter
-// value: ['a','b'], each element escaped (escapeParam).
-func arrayParam(ss []string) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, s := range ss {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("'" + escapeParam(s) + "'")
-	}
-	b.WriteByte(']')
-	return b.String()
 }
 
 // Problem kinds of a chain (ChainProblem.Kind).

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
@@ -127,21 +126,21 @@ type Filter struct {
 }
 
 // where renders f as a WHERE clause over gate_decisions, with parameters.
-func (f Filter) where(p clickhouse.Parameters) string {
+func (f Filter) where(p *Params) string {
 	var conds []string
 	add := func(cond, name, value string) {
 		if value != "" {
 			conds = append(conds, cond)
-			p[name] = value
+			p.String(name, value)
 		}
 	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "Timestamp >= fromUnixTimestamp64Nano({since:Int64})")
-		p["since"] = strconv.FormatInt(f.Since.UnixNano(), 10)
+		p.Int64("since", f.Since.UnixNano())
 	}
 	if !f.Until.IsZero() {
 		conds = append(conds, "Timestamp < fromUnixTimestamp64Nano({until:Int64})")
-		p["until"] = strconv.FormatInt(f.Until.UnixNano(), 10)
+		p.Int64("until", f.Until.UnixNano())
 	}
 	add("Agent = {agent:String}", "agent", f.Agent)
 	add("ToolName = {tool:String}", "tool", f.Tool)
@@ -269,8 +268,8 @@ func (s *Store) Decisions(ctx context.Context, f Filter, pg Page) (DecisionPage,
 // decisionsPage runs one page query; n is the number of rows read (up to
 // limit+1).
 func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limit int) (DecisionPage, int, error) {
-	p := clickhouse.Parameters{}
-	where := f.where(p)
+	var p Params
+	where := f.where(&p)
 	if after != nil {
 		cond := "(Timestamp, SpanId) < (fromUnixTimestamp64Nano({after_ts:Int64}), {after_span:String})"
 		if where == "" {
@@ -278,13 +277,13 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 		} else {
 			where += "\n  AND " + cond
 		}
-		p["after_ts"] = strconv.FormatInt(after.Timestamp.UnixNano(), 10)
-		p["after_span"] = after.SpanID
+		p.Int64("after_ts", after.Timestamp.UnixNano())
+		p.String("after_span", after.SpanID)
 	}
-	p["limit"] = strconv.Itoa(limit + 1)
+	p.Int64("limit", int64(limit)+1)
 	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + where +
 		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}"
-	rows, err := s.query(ctx, "decisions", sql, p)
+	rows, err := s.query(ctx, "decisions", sql, &p)
 	if err != nil {
 		return DecisionPage{}, 0, err
 	}

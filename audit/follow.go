@@ -3,10 +3,7 @@ package audit
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
-
-	"github.com/ClickHouse/clickhouse-go/v2"
 )
 
 // Follower reports new decisions as they reach gate_decisions, each once,
@@ -91,20 +88,20 @@ func (f *Follower) Poll(ctx context.Context) ([]Decision, error) {
 	var out []Decision
 	curTS, curSpan := lo, ""
 	for {
-		p := clickhouse.Parameters{}
-		where := f.filter.where(p)
+		var p Params
+		where := f.filter.where(&p)
 		cond := "(InsertedAt, SpanId) > (fromUnixTimestamp64Nano({cur_ts:Int64}), {cur_span:String})"
 		if where == "" {
 			where = "\nWHERE " + cond
 		} else {
 			where += "\n  AND " + cond
 		}
-		p["cur_ts"] = strconv.FormatInt(curTS.UnixNano(), 10)
-		p["cur_span"] = curSpan
-		p["limit"] = strconv.Itoa(f.batch)
+		p.Int64("cur_ts", curTS.UnixNano())
+		p.String("cur_span", curSpan)
+		p.Int64("limit", int64(f.batch))
 		sql := "SELECT " + selectList() + "\nFROM " + f.s.cfg.table(DecisionsTable) + " FINAL" + where +
 			"\nORDER BY InsertedAt, SpanId\nLIMIT {limit:UInt32}"
-		rows, err := f.s.query(ctx, "follow", sql, p)
+		rows, err := f.s.query(ctx, "follow", sql, &p)
 		if err != nil {
 			return out, err
 		}

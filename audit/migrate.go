@@ -332,9 +332,9 @@ func (c config) migrate(ctx context.Context, conn driver.Conn) (MigrationResult,
 				return res, fmt.Errorf("audit: migration %d (%s) statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
-		err := conn.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
-			"v": fmt.Sprint(m.Version), "n": m.Name, "c": released[m.Version],
-		})), "INSERT INTO "+c.table(MigrationsTable)+" (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
+		var p Params
+		p.Int64("v", int64(m.Version)).String("n", m.Name).String("c", released[m.Version])
+		err := conn.Exec(p.Context(ctx), "INSERT INTO "+c.table(MigrationsTable)+" (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
 		if err != nil {
 			return res, fmt.Errorf("audit: migration %d (%s): record: %w", m.Version, m.Name, err)
 		}
@@ -439,9 +439,9 @@ func Status(ctx context.Context, conn driver.Conn, opts ...Option) ([]MigrationS
 // when it cannot be read.
 func (c config) liveRetentionDays(ctx context.Context, conn driver.Conn) (days int, ok bool) {
 	var engine string
-	row := conn.QueryRow(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
-		"db": c.database, "t": DecisionsTable,
-	})), "SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = {t:String}")
+	var p Params
+	p.String("db", c.database).String("t", DecisionsTable)
+	row := conn.QueryRow(p.Context(ctx), "SELECT engine_full FROM system.tables WHERE database = {db:String} AND name = {t:String}")
 	if row.Scan(&engine) != nil {
 		return 0, false
 	}

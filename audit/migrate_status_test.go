@@ -2,11 +2,9 @@ package audit_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -83,8 +81,8 @@ func TestStatusIsIndependentOfOptions(t *testing.T) {
 func record(t *testing.T, env *audittest.Env, database string, version int, name, sum string) {
 	t.Helper()
 	time.Sleep(2 * time.Millisecond) // a later AppliedAt wins in ReplacingMergeTree(AppliedAt)
-	err := env.Writer.Exec(clickhouse.Context(context.Background(), clickhouse.WithParameters(clickhouse.Parameters{
-		"v": strconv.Itoa(version), "n": name, "c": sum,
-	})), "INSERT INTO `"+database+"`.`schema_migrations` (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
+	var p audit.Params
+	p.Int64("v", int64(version)).String("n", name).String("c", sum)
+	err := env.Writer.Exec(p.Context(context.Background()), "INSERT INTO `"+database+"`.`schema_migrations` (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
 	require.NoError(t, err)
 }

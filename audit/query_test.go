@@ -396,9 +396,9 @@ func TestFollowerOverlap(t *testing.T) {
 	ctx := context.Background()
 	insert := func(span string, insertedAt time.Time) {
 		t.Helper()
-		require.NoError(t, env.Writer.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
-			"span": span, "at": fmt.Sprint(insertedAt.UnixNano()),
-		})), "INSERT INTO otel.gate_decisions (Timestamp, InsertedAt, TraceId, SpanId, Action) "+
+		var p audit.Params
+		p.String("span", span).Int64("at", insertedAt.UnixNano())
+		require.NoError(t, env.Writer.Exec(p.Context(ctx), "INSERT INTO otel.gate_decisions (Timestamp, InsertedAt, TraceId, SpanId, Action) "+
 			"SELECT now64(9), fromUnixTimestamp64Nano({at:Int64}), 'ff', {span:String}, 'deny'"))
 	}
 	// A decision that arrived just before following started is not new.

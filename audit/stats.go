@@ -3,11 +3,8 @@ package audit
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/toolgate/toolgate/gate"
 )
@@ -163,7 +160,7 @@ type Stats struct {
 // a call once per gate).
 func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 	out := Stats{By: q.By, Every: q.Every}
-	p := clickhouse.Parameters{}
+	var p Params
 	var sel, group []string
 	if q.Every != 0 {
 		if q.Every < time.Second || q.Every%time.Second != 0 {
@@ -182,8 +179,8 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		if loc == nil {
 			loc = time.UTC
 		}
-		p["every"] = strconv.FormatInt(int64(n), 10)
-		p["tz"] = zoneName(loc)
+		p.Int64("every", int64(n))
+		p.String("tz", zoneName(loc))
 		sel = append(sel, "toInt64(toUnixTimestamp(toStartOfInterval(toDateTime(Timestamp, {tz:String}), toInterval"+unit+"({every:UInt32}), {tz:String}))) AS Bucket")
 		group = append(group, "Bucket")
 	}
@@ -196,7 +193,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		group = append(group, col)
 	}
 	sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied")
-	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + q.Filter.where(p)
+	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + q.Filter.where(&p)
 	order := []string{"Count DESC"}
 	if len(group) > 0 {
 		sql += "\nGROUP BY " + strings.Join(group, ", ")
@@ -208,7 +205,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		}
 	}
 	sql += "\nORDER BY " + strings.Join(order, ", ")
-	rows, err := s.query(ctx, "stats", sql, p)
+	rows, err := s.query(ctx, "stats", sql, &p)
 	if err != nil {
 		return out, err
 	}

@@ -133,8 +133,8 @@ func (s *Store) Migrate(ctx context.Context) (MigrationResult, error) {
 }
 
 // query runs sql with server-side parameters and wraps errors.
-func (s *Store) query(ctx context.Context, what, sql string, params clickhouse.Parameters) (driver.Rows, error) {
-	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithParameters(params)), sql)
+func (s *Store) query(ctx context.Context, what, sql string, params *Params) (driver.Rows, error) {
+	rows, err := s.conn.Query(params.Context(ctx), sql)
 	if err != nil {
 		return nil, s.wrap(what, err)
 	}

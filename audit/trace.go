@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 )
 
@@ -53,12 +52,13 @@ const MaxTraceSpans = 10000
 // trace becomes a root.
 func (s *Store) Trace(ctx context.Context, traceID string) (*TraceTree, error) {
 	traceID = strings.ToLower(strings.TrimSpace(traceID))
-	p := clickhouse.Parameters{"trace": traceID, "max": fmt.Sprint(MaxTraceSpans)}
+	var p Params
+	p.String("trace", traceID).Int64("max", MaxTraceSpans)
 	sql := "SELECT Timestamp, SpanId, ParentSpanId, SpanName, SpanKind, ServiceName, Duration, StatusCode, StatusMessage, " +
 		attr(semconv.GenAIOperationNameKey) + ", " + attr(semconv.GenAIAgentNameKey) + ", " + attr(semconv.GenAIToolNameKey) +
 		"\nFROM " + s.cfg.table(s.cfg.tracesTable) + "\nWHERE TraceId = {trace:String}" +
 		"\nORDER BY Timestamp, SpanId\nLIMIT 1 BY SpanId\nLIMIT {max:UInt32}"
-	rows, err := s.query(ctx, "trace", sql, p)
+	rows, err := s.query(ctx, "trace", sql, &p)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ import (
 // with the database name taken out.
 func schemaOf(t *testing.T, ctx context.Context, conn driver.Conn, db string) (columns []string, view string) {
 	t.Helper()
-	p := clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{"db": db}))
+	p := new(audit.Params).String("db", db).Context(ctx)
 	rows, err := conn.Query(p, "SELECT name, type, default_kind, default_expression, compression_codec FROM system.columns "+
 		"WHERE database = {db:String} AND table = 'gate_decisions' ORDER BY position")
 	require.NoError(t, err)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -349,7 +348,7 @@ func (d dupExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlyS
 
 // withParam binds the server-side query parameter {name:String}.
 func withParam(ctx context.Context, name, value string) context.Context {
-	return clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{name: value}))
+	return new(audit.Params).String(name, value).Context(ctx)
 }
 
 func short() bool { return os.Getenv("TOOLGATE_E2E_SHORT") == "1" }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -107,9 +106,9 @@ func CreateAtVersion(ctx context.Context, conn driver.Conn, database string, v i
 				return fmt.Errorf("audittest: create at version %d: migration %d: %w", v, m.Version, err)
 			}
 		}
-		err := conn.Exec(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{
-			"v": strconv.Itoa(m.Version), "n": m.Name, "c": m.Checksum(),
-		})), "INSERT INTO "+db+".`schema_migrations` (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
+		var p audit.Params
+		p.Int64("v", int64(m.Version)).String("n", m.Name).String("c", m.Checksum())
+		err := conn.Exec(p.Context(ctx), "INSERT INTO "+db+".`schema_migrations` (Version, Name, Checksum) SELECT {v:UInt32}, {n:String}, {c:String}")
 		if err != nil {
 			return fmt.Errorf("audittest: create at version %d: record %d: %w", v, m.Version, err)
 		}

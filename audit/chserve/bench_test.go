@@ -20,6 +20,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/column"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/audit/chdb"
 	"github.com/toolgate/toolgate/audit/chserve"
 	"github.com/toolgate/toolgate/internal/testenv"
@@ -322,7 +323,8 @@ func BenchmarkQueryLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	ctx := clickhouse.Context(context.Background(), clickhouse.WithParameters(clickhouse.Parameters{"tool": "bash", "action": "deny"}))
+	var p audit.Params
+	ctx := p.String("tool", "bash").String("action", "deny").Context(context.Background())
 	shapes := []struct{ name, sql string }{
 		{"count", "SELECT count() FROM decisions WHERE ToolName = {tool:String} AND Action = {action:String}"},
 		{"group", "SELECT ToolName, Action, count() FROM decisions GROUP BY ToolName, Action ORDER BY ToolName, Action"},

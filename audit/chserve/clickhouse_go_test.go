@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -72,7 +73,7 @@ func TestClickHouseGo(t *testing.T) {
 				attrs map[string]string
 				tags  []string
 			)
-			require.NoError(t, r.QueryRow(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{"n": "4242"})),
+			require.NoError(t, r.QueryRow(new(audit.Params).Int64("n", 4242).Context(ctx),
 				"SELECT ts, name, attrs, tags FROM "+table+" WHERE n = {n:UInt64}").Scan(&ts, &name, &attrs, &tags))
 			assert.True(t, base.Add(4242*time.Millisecond).Equal(ts), "ts %v", ts)
 			assert.Equal(t, "tool-0", name)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -325,7 +326,7 @@ func TestGoneClientNotExecuted(t *testing.T) {
 // clickhouse-go its columns and types, as a server's header block does.
 func TestEmptyResultColumns(t *testing.T) {
 	ch := testenv.StartClickHouse(t)
-	ctx := clickhouse.Context(context.Background(), clickhouse.WithParameters(clickhouse.Parameters{"n": "5"}))
+	ctx := new(audit.Params).Int64("n", 5).Context(context.Background())
 	for _, compression := range []string{"", "lz4"} {
 		c := open(t, ch.DSN(ch.Reader, "default", "compress="+compression))
 		rows, err := c.Query(ctx, "SELECT number AS n, toString(number) AS s, map('k', 'v') AS m FROM numbers(10) WHERE number > {n:UInt64} * 100")

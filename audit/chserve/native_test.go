@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/testenv"
 )
 
@@ -64,7 +64,7 @@ func TestNativeTypes(t *testing.T) {
 			ev  []string
 			at  []time.Time
 		)
-		require.NoError(t, r.QueryRow(clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{"id": "3"})),
+		require.NoError(t, r.QueryRow(new(audit.Params).Int64("id", 3).Context(ctx),
 			"SELECT lc, nlc, m, ev.Name, ev.At FROM typed WHERE id = {id:UInt64}").Scan(&lc, &nlc, &m, &ev, &at))
 		assert.Equal(t, "tool-0", lc)
 		require.NotNil(t, nlc)

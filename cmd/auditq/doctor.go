@@ -587,7 +587,8 @@ func checkDecision(ctx context.Context, st *audit.Store, f *doctorFlags, otlp ta
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	q := fmt.Sprintf("SELECT count() FROM `%s`.`%s` WHERE RunId = {run:String} AND Agent = {agent:String}", st.Database(), audit.DecisionsTable)
-	qctx := clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{"run": runID, "agent": doctorAgent}))
+	var p audit.Params
+	qctx := p.String("run", runID).String("agent", doctorAgent).Context(ctx)
 	var lastErr error
 	for {
 		var n uint64

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -110,7 +109,7 @@ func export(ctx context.Context, t *testing.T, endpoint string, headers map[stri
 // IDs) and its decisions in gate_decisions (FINAL).
 func stored(ctx context.Context, t *testing.T, r *audit.Store, service string) (rows, spans, decisions uint64) {
 	t.Helper()
-	ctx = clickhouse.Context(ctx, clickhouse.WithParameters(clickhouse.Parameters{"s": service}))
+	ctx = new(audit.Params).String("s", service).Context(ctx)
 	require.NoError(t, r.Conn().QueryRow(ctx,
 		"SELECT count(), uniqExact(SpanId) FROM otel.otel_traces WHERE ServiceName = {s:String}").Scan(&rows, &spans))
 	require.NoError(t, r.Conn().QueryRow(ctx,
