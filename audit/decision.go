@@ -103,7 +103,11 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 }
 
 // Filter selects decisions. Zero fields do not filter. String fields match
-// exactly, except Reason, a case-insensitive substring.
+// the stored value exactly, byte for byte, except Reason, a
+// case-insensitive substring of it. Any bytes may be given (they are bound
+// as escaped query parameters, see Params); the stored value is what the
+// producer recorded: gate.SafeText's form (an invalid byte as the text
+// \xNN, names cut at gate.MaxNameBytes), control characters kept.
 type Filter struct {
 	Since time.Time // Timestamp >= Since
 	Until time.Time // Timestamp < Until
