@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +45,8 @@ func argString(t *rapid.T, label string) string {
 // it: gate.SafeText) that a command line can carry, run through the
 // binary; and what json prints round-trips: the agent, tool and reason
 // it prints, passed back as --agent, --tool and --reason, find that
-// decision again (and not a decoy whose values extend them).
+// decision again (and not a decoy whose values extend them). stats and
+// export take --run the same way.
 func TestDecisionsFilterRoundTripsHostileValues(t *testing.T) {
 	env := audittest.Start(t)
 	bin := testenv.AuditqBinary(t)
@@ -105,10 +108,25 @@ func TestDecisionsFilterRoundTripsHostileValues(t *testing.T) {
 		require.Len(rt, again, 1, "--agent %q --tool %q --reason %q", d.Agent, d.ToolName, d.Reason)
 		assert.Equal(rt, want, again[0].SpanID)
 
+		// stats counts it, export writes it, under the same filter.
+		stats := exec.CommandContext(ctx, bin, "stats", "--run", run, "--dsn", env.ReaderDSN, "--since", "1h", "-o", "csv")
+		out, err := stats.Output()
+		require.NoError(rt, err)
+		assert.Equal(rt, "action,count,denied\ndeny,1,1\n", string(out), "stats --run %q", run)
+		file := filepath.Join(t.TempDir(), fmt.Sprint("export-", n, ".jsonl"))
+		export := exec.CommandContext(ctx, bin, "export", "--run", run, "--dsn", env.ReaderDSN, "--since", "1h", "--format", "jsonl", "--output", file)
+		require.NoError(rt, export.Run())
+		exported, err := os.ReadFile(file)
+		require.NoError(rt, err)
+		var rec record
+		require.Equal(rt, 1, bytes.Count(exported, []byte("\n")), "export --run %q: one line", run)
+		require.NoError(rt, json.Unmarshal(exported, &rec))
+		assert.Equal(rt, want, rec.SpanID)
+
 		// The table, for reading, exits 0 too and keeps control bytes off
 		// the terminal.
 		cmd := exec.CommandContext(ctx, bin, "decisions", "--run", run, "--dsn", env.ReaderDSN, "--since", "1h", "--no-color")
-		out, err := cmd.Output()
+		out, err = cmd.Output()
 		require.NoError(rt, err)
 		for _, c := range strings.TrimSuffix(string(out), "\n") {
 			if c != '\n' && (c < 0x20 || c == 0x7f) {
