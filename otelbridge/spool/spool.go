@@ -45,7 +45,7 @@ type Spool struct {
 	synced  atomic.Uint64 // last index fsynced
 
 	spooled, committed, sent, dropped, refused, refusedCommits atomic.Int64
-	torn, interrupted, uploadFailed                             atomic.Int64
+	torn, interrupted, uploadFailed                            atomic.Int64
 
 	wake        chan struct{}
 	stopping    chan struct{}

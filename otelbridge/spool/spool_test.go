@@ -207,7 +207,9 @@ func TestBudget(t *testing.T) {
 	}
 }
 
-func name(i int) string { return "span-" + string(rune('A'+i/26/26%26)) + string(rune('A'+i/26%26)) + string(rune('A'+i%26)) }
+func name(i int) string {
+	return "span-" + string(rune('A'+i/26/26%26)) + string(rune('A'+i/26%26)) + string(rune('A'+i%26))
+}
 
 func dirSize(t *testing.T, dir string) int64 {
 	var n int64
