@@ -97,7 +97,7 @@ func Open(ctx context.Context, cfg Config, client otlptrace.Client, opts ...Opti
 	if client == nil {
 		return nil, errors.New("spool: Open: nil otlptrace.Client")
 	}
-	o := options{batchSpans: 1024, uploadTimeout: 10 * time.Second, maxBackoff: time.Second}
+	o := options{batchSpans: 1024, uploadTimeout: 10 * time.Second, maxBackoff: 500 * time.Millisecond}
 	for _, opt := range opts {
 		opt(&o)
 	}
