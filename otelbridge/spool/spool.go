@@ -44,6 +44,18 @@ type Spool struct {
 	syncMu  sync.Mutex
 	synced  atomic.Uint64 // last index fsynced
 
+	// The log's tail segment (tidwall/wal syncs a segment when it closes
+	// it, and rewrites it when truncating): its first index, bytes, and a
+	// generation bumped whenever it is replaced. Guarded by mu.
+	tailStart uint64
+	tailFill  int64
+	tailGen   uint64
+	// syncFile is our own handle on the tail, fsynced without holding the
+	// log's lock (so that appends go on during an fsync and the next one
+	// covers them all). Guarded by syncMu.
+	syncFile *os.File
+	syncGen  uint64
+
 	spooled, committed, sent, dropped, refused, refusedCommits atomic.Int64
 	torn, interrupted, uploadFailed                            atomic.Int64
 
@@ -152,6 +164,10 @@ func (s *Spool) recover() error {
 	if err != nil {
 		return fmt.Errorf("spool: open log %s: %w", walDir, err)
 	}
+	if s.tailStart, s.tailFill, err = tailSegment(walDir); err != nil {
+		return err
+	}
+	s.tailGen = 1
 	first, err1 := s.log.FirstIndex()
 	last, err2 := s.log.LastIndex()
 	if err := errors.Join(err1, err2); err != nil {
@@ -293,6 +309,15 @@ func (s *Spool) writeLocked(kind byte, spans int, t int64, data []byte) (uint64,
 		return 0, fmt.Errorf("spool: write to %s: %w", s.cfg.Dir, err)
 	}
 	m := recMeta{size: entrySize(len(data)), t: t, spans: int32(spans), state: stUnsent}
+	// Mirror tidwall/wal's segment cycling (writeBatch): a full tail is
+	// closed before the write, or right after it when the write fills it.
+	if s.tailFill > s.segSize {
+		s.tailStart, s.tailFill, s.tailGen = idx, 0, s.tailGen+1
+	}
+	s.tailFill += m.size
+	if s.tailFill >= s.segSize {
+		s.tailStart, s.tailFill, s.tailGen = idx+1, 0, s.tailGen+1
+	}
 	if kind == kindPending {
 		m.state = stPending
 		s.committed.Add(int64(spans))
@@ -409,6 +434,13 @@ func (s *Spool) truncateLocked() {
 	s.recs = append([]recMeta(nil), s.recs[n:]...)
 	s.first = floor
 	s.disk -= dead
+	if floor >= s.tailStart { // the tail was rewritten from floor on
+		var fill int64
+		for _, m := range s.recs {
+			fill += m.size
+		}
+		s.tailStart, s.tailFill, s.tailGen = floor, fill, s.tailGen+1
+	}
 }
 
 // moveLocked copies pending record idx to the log's end.
@@ -442,11 +474,27 @@ func (s *Spool) syncTo(idx uint64) error {
 	if s.synced.Load() >= idx {
 		return nil
 	}
-	w := s.written.Load()
-	if err := s.log.Sync(); err != nil {
+	s.mu.Lock()
+	w, gen, start := s.written.Load(), s.tailGen, s.tailStart
+	if gen != s.syncGen || s.syncFile == nil {
+		if s.syncFile != nil {
+			_ = s.syncFile.Close()
+			s.syncFile = nil
+		}
+		f, err := os.Open(filepath.Join(s.cfg.Dir, "wal", fmt.Sprintf("%020d", start)))
+		if err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("spool: fsync %s: %w", s.cfg.Dir, err)
+		}
+		s.syncFile, s.syncGen = f, gen
+	}
+	s.mu.Unlock()
+	if err := s.syncFile.Sync(); err != nil {
 		return fmt.Errorf("spool: fsync %s: %w", s.cfg.Dir, err)
 	}
-	s.synced.Store(w)
+	if w > s.synced.Load() {
+		s.synced.Store(w)
+	}
 	return nil
 }
 
@@ -633,6 +681,11 @@ func (s *Spool) closeFiles() error {
 		err = errors.Join(err, s.ack.Sync(), s.ack.Close())
 	}
 	err = errors.Join(err, s.log.Close())
+	s.syncMu.Lock()
+	if s.syncFile != nil {
+		_ = s.syncFile.Close()
+	}
+	s.syncMu.Unlock()
 	return errors.Join(err, s.lock.Close())
 }
 
