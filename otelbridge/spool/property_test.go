@@ -36,7 +36,7 @@ type spoolModel struct {
 	lifetimes   []*memClient
 	lost        int64 // Dropped + Refused over lifetimes
 	errs        atomic.Pointer[error]
-	cuts        int   // tails cut by a tear
+	cuts        int // tails cut by a tear
 }
 
 func (m *spoolModel) reopen(t *rapid.T) {
