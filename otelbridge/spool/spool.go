@@ -15,7 +15,11 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
+
+// maxCached bounds Spool.cache (records).
+const maxCached = 8192
 
 // Spool is a durable span spool; see the package documentation. It is an
 // sdktrace.SpanProcessor and safe for concurrent use.
@@ -39,6 +43,12 @@ type Spool struct {
 	unsent   int64 // spans in unsent finals
 	closed   bool
 	npending atomic.Int64
+	// cache holds the OTLP form of recently appended final records, so
+	// that the drainer need not read and decode them (at most maxCached).
+	cache map[uint64][]*tracepb.ResourceSpans
+	// deadN and deadBytes: the leading records known to be done.
+	deadN     int
+	deadBytes int64
 
 	written atomic.Uint64 // last index written to the OS
 	syncMu  sync.Mutex
@@ -124,7 +134,7 @@ func Open(ctx context.Context, cfg Config, client otlptrace.Client, opts ...Opti
 		return nil, err
 	}
 	s := &Spool{cfg: cfg, o: o, client: client, lock: lock, segSize: int64(segmentSize(cfg.MaxBytes)),
-		pending: map[spanKey]uint64{}, pendIdx: map[uint64]spanKey{},
+		pending: map[spanKey]uint64{}, pendIdx: map[uint64]spanKey{}, cache: map[uint64][]*tracepb.ResourceSpans{},
 		wake: make(chan struct{}, 1), stopping: make(chan struct{}), drainDone: make(chan struct{}),
 		stopSync: make(chan struct{}), syncDone: make(chan struct{})}
 	if err := s.recover(); err != nil {
@@ -334,7 +344,7 @@ func (s *Spool) writeLocked(kind byte, spans int, t int64, data []byte) (uint64,
 
 // put appends a record under the budget. A final whose span has a pending
 // record resolves it and is admitted whatever the budget.
-func (s *Spool) put(kind byte, spans int, t time.Time, data []byte, key spanKey) (uint64, error) {
+func (s *Spool) put(kind byte, spans int, t time.Time, data []byte, key spanKey, rs []*tracepb.ResourceSpans) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -350,6 +360,9 @@ func (s *Spool) put(kind byte, spans int, t time.Time, data []byte, key spanKey)
 	idx, err := s.writeLocked(kind, spans, t.UnixNano(), data)
 	if err != nil {
 		return 0, err
+	}
+	if kind == kindFinal && rs != nil && len(s.cache) < maxCached {
+		s.cache[idx] = rs
 	}
 	switch {
 	case committed:
@@ -381,6 +394,7 @@ func (s *Spool) admitLocked(size int64) error {
 		switch m.state {
 		case stUnsent:
 			s.unsent -= int64(m.spans)
+			delete(s.cache, s.first+uint64(i))
 		case stPending:
 			k := s.pendIdx[s.first+uint64(i)]
 			delete(s.pending, k)
@@ -409,8 +423,7 @@ func (s *Spool) advanceCursorLocked() {
 // dropped, resolved) once they fill a segment; a pending record that pins
 // more than two segments behind it is first copied to the log's end.
 func (s *Spool) truncateLocked() {
-	var n int
-	var dead int64
+	n, dead := s.deadN, s.deadBytes
 	for n < len(s.recs) {
 		m := &s.recs[n]
 		if m.state == stPending && s.disk-dead-m.size > 2*s.segSize {
@@ -423,6 +436,7 @@ func (s *Spool) truncateLocked() {
 		dead += m.size
 		n++
 	}
+	s.deadN, s.deadBytes = n, dead
 	if dead < s.segSize {
 		return
 	}
@@ -434,6 +448,7 @@ func (s *Spool) truncateLocked() {
 	s.recs = append([]recMeta(nil), s.recs[n:]...)
 	s.first = floor
 	s.disk -= dead
+	s.deadN, s.deadBytes = 0, 0
 	if floor >= s.tailStart { // the tail was rewritten from floor on
 		var fill int64
 		for _, m := range s.recs {
@@ -552,7 +567,7 @@ func (s *Spool) OnEnd(sp sdktrace.ReadOnlySpan) {
 	}
 	var idx uint64
 	if err == nil {
-		idx, err = s.put(kindFinal, 1, now, data, keyOf(sp.SpanContext()))
+		idx, err = s.put(kindFinal, 1, now, data, keyOf(sp.SpanContext()), rs)
 	}
 	if err == nil && s.cfg.Sync == SyncAlways {
 		err = s.syncTo(idx)
@@ -592,7 +607,7 @@ func (s *Spool) Commit(ctx context.Context, span trace.Span) error {
 	if err != nil {
 		return err
 	}
-	idx, err := s.put(kindPending, 1, now, data, keyOf(ro.SpanContext()))
+	idx, err := s.put(kindPending, 1, now, data, keyOf(ro.SpanContext()), nil)
 	if err != nil {
 		if errors.Is(err, ErrFull) {
 			s.refusedCommits.Add(1)
