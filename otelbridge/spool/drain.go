@@ -61,8 +61,9 @@ func (s *Spool) drain() {
 			continue
 		}
 		s.uploadFailed.Add(int64(b.spans))
-		s.report(fmt.Errorf("spool: upload of %d spans failed (retrying in %s): %w", b.spans, wait, err))
+		s.lastErr.Store(&err)
 		wait = min(max(2*wait, 100*time.Millisecond), s.o.maxBackoff)
+		s.report(fmt.Errorf("spool: upload of %d spans failed (retrying in %s): %w", b.spans, wait, err))
 		select {
 		case <-time.After(wait):
 		case <-s.drainCtx.Done():

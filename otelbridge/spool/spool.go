@@ -18,6 +18,11 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
+// ShutdownGrace bounds Shutdown's uploads when its context has no
+// deadline: a collector that is down must not hang the program's exit (the
+// spans are safe on disk).
+const ShutdownGrace = 5 * time.Second
+
 // maxCached bounds Spool.cache (records).
 const maxCached = 8192
 
@@ -68,6 +73,7 @@ type Spool struct {
 
 	spooled, committed, sent, dropped, refused, refusedCommits atomic.Int64
 	torn, interrupted, uploadFailed                            atomic.Int64
+	lastErr                                                    atomic.Pointer[error] // of the last failed upload
 
 	wake        chan struct{}
 	stopping    chan struct{}
@@ -655,11 +661,17 @@ func (s *Spool) ForceFlush(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops taking spans, uploads what it can until the log is empty
-// or ctx ends, fsyncs and closes the log and stops the client. What was
-// not sent stays in the directory for the next Open; the error then says
-// how many spans. Spans ending after Shutdown are counted in Refused.
+// Shutdown stops taking spans, uploads until the log is empty or ctx ends
+// (without a deadline on ctx, at most [ShutdownGrace]), fsyncs and closes
+// the log and stops the client. What was not sent stays in the directory
+// for the next Open; the error then says how many spans and why. Spans
+// ending after Shutdown are counted in Refused.
 func (s *Spool) Shutdown(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, ShutdownGrace)
+		defer cancel()
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -681,7 +693,11 @@ func (s *Spool) Shutdown(ctx context.Context) error {
 	err := s.closeFiles()
 	err = errors.Join(err, s.client.Stop(ctx))
 	if left > 0 {
-		err = errors.Join(fmt.Errorf("spool: %d spans not sent before the shutdown deadline stay in %s for the next start: %w", left, s.cfg.Dir, ctx.Err()), err)
+		cause := ctx.Err()
+		if p := s.lastErr.Load(); p != nil {
+			cause = errors.Join(cause, *p)
+		}
+		err = errors.Join(fmt.Errorf("spool: %d spans not sent at shutdown stay in %s for the next start: %w", left, s.cfg.Dir, cause), err)
 	}
 	return err
 }
