@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -90,4 +91,32 @@ func TestLongRunningCallPinsNoDisk(t *testing.T) {
 	v, _ := attr(got["long"][0], spool.AttrInterrupted)
 	assert.Equal(t, "true", v)
 	assert.Len(t, got, 2001)
+}
+
+// recordOnly records every span without the sampled flag.
+type recordOnly struct{}
+
+func (recordOnly) ShouldSample(sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordOnly}
+}
+func (recordOnly) Description() string { return "RecordOnly" }
+
+// TestCommittedUnsampledSpanIsFinal: a committed call's final record is
+// spooled even when the head sampler left the span unsampled, so that its
+// pending record is superseded (and never reported as interrupted).
+func TestCommittedUnsampledSpanIsFinal(t *testing.T) {
+	c := &memClient{}
+	sp, err := spool.Open(context.Background(), spool.Config{Dir: t.TempDir()}, c)
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp), sdktrace.WithSampler(recordOnly{}))
+	tr := tp.Tracer("t")
+	_, committed := tr.Start(context.Background(), "committed")
+	require.NoError(t, sp.Commit(context.Background(), committed))
+	committed.SetAttributes(attribute.String("phase", "final"))
+	committed.End()
+	_, plain := tr.Start(context.Background(), "plain")
+	plain.End()
+	require.NoError(t, tp.Shutdown(context.Background()))
+	assert.Equal(t, []string{"committed"}, c.names())
+	assert.Zero(t, sp.Stats().Pending)
 }
