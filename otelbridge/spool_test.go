@@ -179,6 +179,7 @@ func TestSpoolConfigFromSetup(t *testing.T) {
 
 	errs := make(chan error, 16)
 	p, err := Setup(context.Background(), Config{TraceClient: &failClient{}, Spool: spool.Config{MaxBackoff: time.Millisecond},
+		Sampling: sampling.Config{Setting: sampling.MustParse("all")},
 		Batch: BatchConfig{ErrorHandler: func(err error) {
 			select {
 			case errs <- err:
@@ -188,7 +189,12 @@ func TestSpoolConfigFromSetup(t *testing.T) {
 	require.NoError(t, err)
 	_, s := p.Tracer("t").Start(context.Background(), "x")
 	s.End()
-	require.ErrorIs(t, <-errs, errUpload, "the spool's upload error reaches Config.Batch.ErrorHandler")
+	select {
+	case err := <-errs:
+		require.ErrorIs(t, err, errUpload, "the spool's upload error reaches Config.Batch.ErrorHandler")
+	case <-time.After(30 * time.Second): // a bound against a hang, not a speed check
+		t.Fatal("Config.Batch.ErrorHandler never received the spool's upload error")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_ = p.Shutdown(ctx)
