@@ -39,6 +39,11 @@
 // One process per directory: Open locks the directory (flock on
 // Dir/LOCK) and a second Open fails with [ErrLocked].
 //
+// Configuration: one [Config] struct, Open(ctx, cfg, client), no option
+// functions; zero fields mean the defaults. [Config.Resolve] first fills
+// zero fields from the TOOLGATE_SPOOL_* variables ([EnvDir], [EnvMaxBytes],
+// [EnvSync], [EnvFull]); otelbridge.Setup calls it for Config.Spool.
+//
 // Layout of Dir: wal/ (the log's segment files), ACK (the index below
 // which every record was acknowledged or dropped), LOCK.
 package spool
