@@ -97,7 +97,9 @@ type BatchConfig struct {
 	// [Check] when that fails (errors.Is(err, ErrTLSMismatch), ...), whose
 	// message names the fix. Unset: the errors reach only the SDK's global
 	// handler (otel.Handle). It must be safe for concurrent use; its
-	// panics are recovered.
+	// panics are recovered. With the spool on (Config.Spool.Dir), Setup
+	// gives it the spool's errors instead (failed uploads, which the
+	// drainer retries; refused appends; recovery findings), unwrapped.
 	ErrorHandler func(error)
 }
 

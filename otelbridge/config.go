@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/toolgate/toolgate/otelbridge/sampling"
+	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
 // Config configures [Setup]: the whole pipeline, through one struct tree.
@@ -45,14 +47,24 @@ type Config struct {
 	// OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT, else 10 s.
 	Timeout time.Duration
 	// Retry is the exporter's retry policy for retryable gRPC errors
-	// (Unavailable, ResourceExhausted with retry info, ...). Unset: enabled,
-	// 5 s initial, 30 s max interval, 1 min elapsed.
+	// (Unavailable, ResourceExhausted with retry info, ...). Unset: with
+	// the spool off, enabled, 250 ms initial, 1 s max interval, 1 min
+	// elapsed (bounded by Timeout); with the spool on, one attempt (the
+	// spool's drainer retries, forever). See [DefaultRetry].
 	Retry *otlptracegrpc.RetryConfig
+
+	// Spool is the durable on-disk spool (package spool). Off unless
+	// Spool.Dir is set (or TOOLGATE_SPOOL_DIR; zero fields are read from
+	// the TOOLGATE_SPOOL_* variables, see spool.Config.Resolve): then it
+	// replaces the batch processor, and of the Batch fields only
+	// ErrorHandler applies (it receives the spool's errors too; leave
+	// Spool.ErrorHandler nil).
+	Spool spool.Config
 
 	// Batch configures the batch processor that queues kept spans for
 	// export (queue and batch sizes, timeouts, the export error handler);
 	// see [BatchConfig]. Zero fields: OTEL_BSP_* variables, else the SDK's
-	// defaults.
+	// defaults. Not used with the spool on.
 	Batch BatchConfig
 
 	// ServiceName and ServiceVersion become service.name and
@@ -109,6 +121,10 @@ type Config struct {
 	// then does not connect, and a TLS/plaintext mismatch shows only when
 	// exports fail (their errors still name it).
 	SkipCheck bool
+	// TraceClient is the OTLP client the spool uploads through, instead of
+	// the otlptracegrpc client Setup builds from the fields above (with the
+	// spool on, use it rather than Exporter). Unused with the spool off.
+	TraceClient otlptrace.Client
 }
 
 // DefaultServiceName is service.name when neither Config nor the
@@ -130,6 +146,9 @@ func (c Config) validate() error {
 	}
 	if err := c.Batch.validate(); err != nil {
 		return fmt.Errorf("otelbridge: Config.Batch: %w", err)
+	}
+	if c.Spool.ErrorHandler != nil {
+		return fmt.Errorf("otelbridge: Config.Spool.ErrorHandler is set: set Config.Batch.ErrorHandler instead, the pipeline's one error handler (it receives the spool's errors too)")
 	}
 	if err := c.Sampling.Setting.Validate(); err != nil {
 		return fmt.Errorf("otelbridge: Config.Sampling: %w", err)

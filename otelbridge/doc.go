@@ -22,7 +22,10 @@
 //     executor already made (its ID generator and tool-call index are
 //     installed by Setup).
 //   - otelbridge/spool: the durable on-disk spool between the pipeline and
-//     the collector.
+//     the collector. With Config.Spool.Dir set (spoolsetup.go) it replaces
+//     the batch processor, so that a collector outage or a killed agent
+//     loses no decision, and [Provider.Commit] records a call before its
+//     tool runs (docs/durability.md).
 //
 // # One way to configure
 //
@@ -31,11 +34,12 @@
 // TOOLGATE_* for ours), then the defaults. The same struct configures the
 // part standalone (sampling.NewProcessor(next, sampling.Config{...}),
 // [NewBatchProcessor](exp, [BatchConfig]{...}), bridge.New(tp,
-// bridge.Config{...})) and, nested in [Config] (Config.Sampling,
-// Config.Batch), the pipeline Setup builds. Objects that are not settings
-// (an exporter of your own, extra span processors, a meter provider, a
-// head sampler, resource attributes) are fields of Config too; there are
-// no option functions.
+// bridge.Config{...}), spool.Open(ctx, spool.Config{...}, client)) and,
+// nested in [Config] (Config.Sampling, Config.Batch, Config.Spool), the
+// pipeline Setup builds. Objects that are not settings (an exporter of
+// your own, the spool's upload client, extra span processors, a meter
+// provider, a head sampler, resource attributes, the error handler) are
+// fields of Config too; there are no option functions.
 //
 // Typical use:
 //

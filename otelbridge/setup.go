@@ -11,10 +11,12 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/credentials"
 
 	"github.com/toolgate/toolgate/otelbridge/bridge"
 	"github.com/toolgate/toolgate/otelbridge/sampling"
+	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
 // Provider is the tracer provider [Setup] returns. It embeds the SDK's
@@ -24,7 +26,8 @@ type Provider struct {
 	*sdktrace.TracerProvider
 
 	sampling  *sampling.Processor
-	batch     *BatchProcessor
+	batch     *BatchProcessor // nil with the spool on
+	spool     *spool.Spool    // nil with the spool off
 	toolCalls *bridge.ToolCallIndex
 	meters    *sdkmetric.MeterProvider // nil unless Config.Metrics
 	diagnose  *diagnosingExporter      // nil unless the OTLP exporter is ours
@@ -33,12 +36,14 @@ type Provider struct {
 // Stats are the pipeline's counters, in spans.
 type Stats struct {
 	Sampling sampling.Stats
-	Batch    BatchStats
+	Batch    BatchStats  // zero with the spool on
+	Spool    spool.Stats // zero with the spool off
 }
 
-// Lost returns spans lost on the way to the collector (see [BatchStats.Lost]).
+// Lost returns spans lost on the way to the collector (see
+// [BatchStats.Lost] and spool.Stats.Lost: dropped by the budget, refused).
 // Spans the sampling setting dropped are not lost.
-func (s Stats) Lost() int64 { return s.Batch.Lost() }
+func (s Stats) Lost() int64 { return s.Batch.Lost() + s.Spool.Lost() }
 
 // Setup builds the trace pipeline
 //
@@ -47,8 +52,9 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() }
 // with a resource (service.name, service.version, host.name, process and
 // SDK attributes, OTEL_RESOURCE_ATTRIBUTES), the ID generator and the
 // tool-call index the event bridge needs (bridge.IDGenerator,
-// bridge.ToolCallIndex; make the bridge with bridge.New(p, bridge.Config{})). It does not install the provider globally; call
-// otel.SetTracerProvider if wanted.
+// bridge.ToolCallIndex; make the bridge with bridge.New(p, bridge.Config{})).
+// It does not install the provider globally; call otel.SetTracerProvider
+// if wanted.
 //
 // Setup first runs [Check] against the collector (at most
 // [DefaultCheckTimeout]; on loopback about a millisecond) and refuses to
@@ -64,6 +70,18 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() }
 // result of a new check, so it names the cause and the fix too.
 // Other errors: an invalid Config, or an exporter, resource or metrics
 // set-up failure.
+//
+// With Config.Spool.Dir (or TOOLGATE_SPOOL_DIR) set, the durable spool
+// (package spool) replaces the batch processor:
+//
+//	spans -> sampling.Processor(cfg.Sampling) -> spool (on-disk log) -> drainer -> otlptrace.Client
+//
+// the exporter makes one attempt per upload (the drainer retries), calls
+// committed with [Provider.Commit] are kept by every sampling setting
+// (chained before Config.Sampling.Keep), Config.Batch.ErrorHandler also
+// receives the spool's errors, and Shutdown leaves what it could not send
+// on disk for the next start. Setup then fails with spool.ErrLocked when
+// another process uses the directory. See docs/durability.md.
 //
 // Spans are exported in batches, in the background: a program must call
 // [Provider.Shutdown] before it exits, or the spans still queued (up to
@@ -81,37 +99,78 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	exp := cfg.Exporter
-	var diagnose *diagnosingExporter
-	if exp == nil {
-		// The check and the diagnosis know the exporter's endpoint and
-		// transport only when no raw exporter options can change them.
-		known := len(cfg.ExporterOptions) == 0
-		if known && !cfg.SkipCheck {
-			if err := Check(ctx, cfg); definite(err) {
-				return nil, err
+	// TOOLGATE_SPOOL_* too: the spool's settings, checked before anything
+	// connects or touches the disk.
+	if cfg.Spool, err = cfg.Spool.Resolve(); err != nil {
+		return nil, fmt.Errorf("otelbridge: Config.Spool: %w", err)
+	}
+	// The check and the diagnosis know the exporter's endpoint and
+	// transport only when no raw exporter options can change them.
+	known := len(cfg.ExporterOptions) == 0
+	var (
+		next     sdktrace.SpanProcessor
+		batch    *BatchProcessor
+		sp       *spool.Spool
+		diagnose *diagnosingExporter
+	)
+	if cfg.Spool.Dir != "" {
+		client := cfg.TraceClient
+		if client == nil {
+			if cfg.Exporter != nil {
+				return nil, errors.New("otelbridge: the spool uploads OTLP through an otlptrace.Client: set Config.TraceClient instead of Config.Exporter (or turn the spool off)")
+			}
+			if known && !cfg.SkipCheck {
+				if err := Check(ctx, cfg); definite(err) {
+					return nil, err
+				}
+			}
+			client = otlptracegrpc.NewClient(append(traceExporterOptions(cfg), cfg.ExporterOptions...)...)
+		}
+		// The pipeline has one error handler, Config.Batch.ErrorHandler
+		// (validate refuses Config.Spool.ErrorHandler).
+		cfg.Spool.ErrorHandler = cfg.Batch.ErrorHandler
+		if sp, err = spool.Open(ctx, cfg.Spool, client); err != nil {
+			return nil, fmt.Errorf("otelbridge: %w", err)
+		}
+		next = sp
+	} else {
+		exp := cfg.Exporter
+		if exp == nil {
+			if known && !cfg.SkipCheck {
+				if err := Check(ctx, cfg); definite(err) {
+					return nil, err
+				}
+			}
+			e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), cfg.ExporterOptions...)...)
+			if err != nil {
+				return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
+			}
+			exp = e
+			if known {
+				diagnose = &diagnosingExporter{SpanExporter: e, cfg: cfg}
+				exp = diagnose
 			}
 		}
-		e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), cfg.ExporterOptions...)...)
-		if err != nil {
-			return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
+		if batch, err = NewBatchProcessor(exp, cfg.Batch); err != nil {
+			return nil, err
 		}
-		exp = e
-		if known {
-			diagnose = &diagnosingExporter{SpanExporter: e, cfg: cfg}
-			exp = diagnose
-		}
+		next = batch
 	}
+	closeNext := func() { _ = next.Shutdown(context.WithoutCancel(ctx)) }
 	res, err := newResource(ctx, cfg, cfg.ResourceAttributes)
 	if err != nil {
+		closeNext()
 		return nil, err
 	}
-	batch, err := NewBatchProcessor(exp, cfg.Batch)
-	if err != nil {
-		return nil, err
+	if sp != nil {
+		// A call committed to the spool is kept whatever the sampling
+		// setting: its tool ran, and its pending record must be superseded.
+		user := cfg.Sampling.Keep
+		cfg.Sampling.Keep = func(sc trace.SpanContext) bool { return sp.Committed(sc) || user != nil && user(sc) }
 	}
-	sampler, err := sampling.NewProcessor(batch, cfg.Sampling)
+	sampler, err := sampling.NewProcessor(next, cfg.Sampling)
 	if err != nil {
+		closeNext()
 		return nil, fmt.Errorf("otelbridge: %w", err)
 	}
 	toolCalls := bridge.NewToolCallIndex(0)
@@ -134,7 +193,7 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
 	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampler, batch: batch, toolCalls: toolCalls,
-		diagnose: diagnose}
+		diagnose: diagnose, spool: sp}
 
 	mp := cfg.MeterProvider
 	if cfg.Metrics {
@@ -162,13 +221,26 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 			_ = p.Shutdown(ctx)
 			return nil, err
 		}
+		if sp != nil {
+			if _, err := sp.RegisterMetrics(mp); err != nil {
+				_ = p.Shutdown(ctx)
+				return nil, fmt.Errorf("otelbridge: %w", err)
+			}
+		}
 	}
 	return p, nil
 }
 
 // Stats returns the pipeline's counters.
 func (p *Provider) Stats() Stats {
-	return Stats{Sampling: p.sampling.Stats(), Batch: p.batch.Stats()}
+	st := Stats{Sampling: p.sampling.Stats()}
+	if p.batch != nil {
+		st.Batch = p.batch.Stats()
+	}
+	if p.spool != nil {
+		st.Spool = p.spool.Stats()
+	}
+	return st
 }
 
 // ToolCalls returns the index of live tool calls that keeps a bridge on
@@ -198,7 +270,7 @@ func (p *Provider) MeterProvider() *sdkmetric.MeterProvider { return p.meters }
 func (p *Provider) Shutdown(ctx context.Context) error {
 	err := p.TracerProvider.Shutdown(ctx)
 	if err != nil {
-		if st := p.batch.Stats(); st.Pending+st.InFlight > 0 {
+		if st := p.Stats().Batch; st.Pending+st.InFlight > 0 {
 			err = fmt.Errorf("otelbridge: %d spans not exported before the shutdown deadline: %w", st.Pending+st.InFlight, err)
 		}
 		if p.diagnose != nil {
@@ -237,10 +309,16 @@ func traceExporterOptions(cfg Config) []otlptracegrpc.Option {
 	if cfg.Timeout > 0 {
 		opts = append(opts, otlptracegrpc.WithTimeout(cfg.Timeout))
 	}
-	if cfg.Retry != nil {
+	switch {
+	case cfg.Retry != nil:
 		opts = append(opts, otlptracegrpc.WithRetry(*cfg.Retry))
+	case cfg.Spool.Dir != "":
+		// The spool's drainer retries, forever: one attempt per upload.
+		opts = append(opts, otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	default:
+		opts = append(opts, otlptracegrpc.WithRetry(DefaultRetry))
 	}
-	return opts
+	return append(opts, otlptracegrpc.WithDialOption(reconnect()))
 }
 
 // metricExporterOptions mirrors traceExporterOptions for otlpmetricgrpc.
@@ -268,5 +346,5 @@ func metricExporterOptions(cfg Config) []otlpmetricgrpc.Option {
 	if cfg.Timeout > 0 {
 		opts = append(opts, otlpmetricgrpc.WithTimeout(cfg.Timeout))
 	}
-	return opts
+	return append(opts, otlpmetricgrpc.WithDialOption(reconnect()))
 }

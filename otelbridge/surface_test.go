@@ -17,12 +17,13 @@ import (
 
 	"github.com/toolgate/toolgate/otelbridge/bridge"
 	"github.com/toolgate/toolgate/otelbridge/sampling"
+	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
 // onePartPackages are the packages of the otelbridge tree that follow the
 // one-surface rule (see the package doc): configured only by config
 // structs.
-var onePartPackages = []string{".", "sampling", "bridge"}
+var onePartPackages = []string{".", "sampling", "bridge", "spool"}
 
 // funcOptionUses lists, for the non-test Go files of dir, every exported
 // func type (type Option func(*config)) and every exported function or
@@ -133,6 +134,7 @@ func TestPartConfigsNest(t *testing.T) {
 		{"Sampling", sampling.NewProcessor, 1, reflect.TypeOf(sampling.Config{})},
 		{"Batch", NewBatchProcessor, 1, reflect.TypeOf(BatchConfig{})},
 		{"", bridge.New, 1, reflect.TypeOf(bridge.Config{})},
+		{"Spool", spool.Open, 1, reflect.TypeOf(spool.Config{})},
 	} {
 		ct := reflect.TypeOf(tt.ctor)
 		assert.Equal(t, tt.want, ct.In(tt.arg), "%v takes %v", ct, tt.want)
