@@ -114,6 +114,9 @@ type callState struct {
 	verdicts [4]gate.Verdict // backing store of the record's verdicts
 	ran      []byte          // the input that ran, when a gate rewrote it
 	calls    int64           // > 0: the aggregated refusals the span records
+	// committed: strict mode recorded the decision, its attributes are on
+	// the span (WithWriteAhead).
+	committed bool
 }
 
 // maxMessage caps the executor's own model-facing messages (a schema error
@@ -208,6 +211,12 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		res := e.abortedResult(r, call)
 		res.Gate, _ = e.refusedCall(r, e.refusedLate(info, gate.StageRun, ErrorTypeRunAborted, "the run was aborted before the tool ran: "+err.Error()))
 		return res
+	}
+	if e.cfg.writeAhead != nil {
+		if f := e.commit(ctx, trace.SpanFromContext(ctx), r, call, &info, ent.toolType, cs); f != nil {
+			return e.auditUnavailable(ctx, call, info, f)
+		}
+		cs.committed = true
 	}
 	r.ranCall() // the tool runs: the count of calls that did not run starts again
 	res := e.invoke(cc, call, ent, raw)

@@ -55,12 +55,23 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	}
 	g := &res.Gate
 	if span.IsRecording() {
-		buf := e.attrPool.Get().(*[]attribute.KeyValue)
-		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
-		span.SetAttributes(attrs...) // the SDK copies them
-		clear(attrs)
-		*buf = attrs[:0]
-		e.attrPool.Put(buf)
+		if cs.committed {
+			// Strict mode set the decision's attributes before the tool
+			// ran (commit); only the tool's outcome is left.
+			if res.ErrorType != "" {
+				span.SetAttributes(semconv.ErrorTypeKey.String(res.ErrorType))
+			}
+			if e.cfg.recordContent {
+				span.SetAttributes(semconv.GenAIToolCallResultKey.String(output))
+			}
+		} else {
+			buf := e.attrPool.Get().(*[]attribute.KeyValue)
+			attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
+			span.SetAttributes(attrs...) // the SDK copies them
+			clear(attrs)
+			*buf = attrs[:0]
+			e.attrPool.Put(buf)
+		}
 		if res.IsError {
 			span.SetStatus(codes.Error, res.ErrorType)
 		}
@@ -112,6 +123,20 @@ func (e *Executor) fail(ctx context.Context, kind string, err error) {
 // records (gate.Record.Calls of the span's record; res.Gate stays the
 // record of this one call, as the trace hook sees every call).
 func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolCall, res *ToolResult, toolType, input, output string, calls int64) []attribute.KeyValue {
+	attrs = e.decisionAttributes(attrs, r, res, toolType, calls)
+	if res.ErrorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
+	}
+	if e.cfg.recordContent {
+		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input), semconv.GenAIToolCallResultKey.String(output))
+	}
+	return attrs
+}
+
+// decisionAttributes appends the attributes of the call's decision:
+// gen_ai.tool.type, the run's attributes and the gate.* record (see
+// spanAttributes; strict mode sets them before the tool runs, see commit).
+func (e *Executor) decisionAttributes(attrs []attribute.KeyValue, r *Run, res *ToolResult, toolType string, calls int64) []attribute.KeyValue {
 	attrs = append(attrs, semconv.GenAIToolType(toolType))
 	attrs = append(attrs, r.attrs...) // agent, conversation, run, task
 	rec := &res.Gate
@@ -120,12 +145,5 @@ func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolC
 		grouped.Calls = calls
 		rec = &grouped
 	}
-	attrs = rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
-	if res.ErrorType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
-	}
-	if e.cfg.recordContent {
-		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input), semconv.GenAIToolCallResultKey.String(output))
-	}
-	return attrs
+	return rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
 }

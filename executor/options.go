@@ -36,6 +36,7 @@ type config struct {
 	maxRewrites     int
 	onError         func(error)
 	refusalBudget   int
+	writeAhead      WriteAheadLog
 }
 
 // WithTracerProvider sets where execute_tool spans go (default
