@@ -28,12 +28,12 @@ import (
 type walMode int
 
 const (
-	walOK       walMode = iota // records and returns nil
-	walErr                     // returns an error
-	walPanic                   // panics
-	walHang                    // honours ctx: returns ctx's error when it ends
-	walDeaf                    // ignores ctx: blocks until released, then returns nil
-	walLateNil                 // waits for ctx to end, then returns nil anyway
+	walOK      walMode = iota // records and returns nil
+	walErr                    // returns an error
+	walPanic                  // panics
+	walHang                   // honours ctx: returns ctx's error when it ends
+	walDeaf                   // ignores ctx: blocks until released, then returns nil
+	walLateNil                // waits for ctx to end, then returns nil anyway
 )
 
 // memLog is a WriteAheadLog that snapshots the span's attributes at each
