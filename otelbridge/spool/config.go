@@ -1,0 +1,145 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// SyncPolicy is when appended records are fsynced.
+type SyncPolicy int
+
+const (
+	// SyncInterval (the zero value) writes each record to the operating
+	// system as it is appended (a killed process loses nothing) and
+	// fsyncs every Config.SyncInterval (a power loss loses at most that
+	// interval).
+	SyncInterval SyncPolicy = iota
+	// SyncAlways fsyncs every appended record before OnEnd returns;
+	// concurrent appends share one fsync.
+	SyncAlways
+)
+
+// String is "interval" or "always".
+func (p SyncPolicy) String() string {
+	if p == SyncAlways {
+		return "always"
+	}
+	return "interval"
+}
+
+// FullPolicy is what happens when the disk budget is full.
+type FullPolicy int
+
+const (
+	// DropOldest (the zero value) drops the oldest unsent records, just
+	// enough to make room, and counts their spans in Stats.Dropped.
+	DropOldest FullPolicy = iota
+	// Refuse refuses new records and counts their spans in Stats.Refused;
+	// [Spool.Commit] returns an error wrapping [ErrFull], so that a strict
+	// executor denies the call. The final record of a committed call is
+	// always admitted: its pending record holds its place.
+	Refuse
+)
+
+// String is "drop-oldest" or "refuse".
+func (p FullPolicy) String() string {
+	if p == Refuse {
+		return "refuse"
+	}
+	return "drop-oldest"
+}
+
+// Defaults of the zero Config fields.
+const (
+	DefaultMaxBytes     int64 = 256 << 20
+	DefaultSyncInterval       = 100 * time.Millisecond
+)
+
+// Config configures a [Spool]. The zero value of every field but Dir
+// means its default.
+type Config struct {
+	// Dir is the spool directory ("" = spool off: [Open] refuses it). It
+	// is created (0700) when missing. One process per directory.
+	Dir string
+	// MaxBytes is the disk budget in bytes for records not yet
+	// acknowledged (unsent spans and pending calls); 0 = 256 MiB. The
+	// directory may hold up to two log segments (MaxBytes/16 each, at most
+	// 4 MiB) more of records already sent, until they are truncated.
+	MaxBytes int64
+	// Sync is the fsync policy: SyncInterval (zero value) or SyncAlways.
+	Sync SyncPolicy
+	// SyncInterval is the fsync period of SyncInterval; 0 = 100 ms.
+	SyncInterval time.Duration
+	// Full is the policy when the budget is full: DropOldest (zero value)
+	// or Refuse.
+	Full FullPolicy
+}
+
+// Errors of this package; the errors returned wrap them.
+var (
+	// ErrFull: the disk budget is full and the policy is Refuse (or one
+	// record is larger than the whole budget).
+	ErrFull = errors.New("spool: disk budget full")
+	// ErrClosed: the spool was shut down.
+	ErrClosed = errors.New("spool: closed")
+	// ErrLocked: another process (or another Spool) has the directory open.
+	ErrLocked = errors.New("spool: directory in use")
+	// ErrNotRecording: Commit was given a span the OTel SDK does not
+	// record (a no-op or non-SDK span): there is nothing to write.
+	ErrNotRecording = errors.New("spool: span is not a recording SDK span")
+)
+
+// withDefaults fills the zero fields and checks the others.
+func (c Config) withDefaults() (Config, error) {
+	if c.Dir == "" {
+		return c, errors.New("spool: Config.Dir is empty: set it (TOOLGATE_SPOOL_DIR) to a directory only this process uses")
+	}
+	if c.MaxBytes < 0 || c.SyncInterval < 0 {
+		return c, fmt.Errorf("spool: Config: negative MaxBytes (%d) or SyncInterval (%s)", c.MaxBytes, c.SyncInterval)
+	}
+	if c.Sync != SyncInterval && c.Sync != SyncAlways {
+		return c, fmt.Errorf("spool: Config: unknown sync policy %d", c.Sync)
+	}
+	if c.Full != DropOldest && c.Full != Refuse {
+		return c, fmt.Errorf("spool: Config: unknown full policy %d", c.Full)
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.SyncInterval == 0 {
+		c.SyncInterval = DefaultSyncInterval
+	}
+	return c, nil
+}
+
+// segmentSize is the log's segment size for a budget: MaxBytes/16 within
+// [16 KiB, 4 MiB].
+func segmentSize(maxBytes int64) int {
+	return int(min(max(maxBytes/16, 16<<10), 4<<20))
+}
+
+// Option configures [Open] beyond Config.
+type Option func(*options)
+
+type options struct {
+	batchSpans    int
+	uploadTimeout time.Duration
+	maxBackoff    time.Duration
+	onError       func(error)
+}
+
+// WithBatchSpans sets the most spans per upload request (default 1024).
+func WithBatchSpans(n int) Option { return func(o *options) { o.batchSpans = n } }
+
+// WithUploadTimeout bounds one upload attempt (default 10 s).
+func WithUploadTimeout(d time.Duration) Option { return func(o *options) { o.uploadTimeout = d } }
+
+// WithMaxBackoff caps the wait between failed uploads (default 1 s; the
+// first wait is 100 ms or the cap if lower, doubling).
+func WithMaxBackoff(d time.Duration) Option { return func(o *options) { o.maxBackoff = d } }
+
+// WithErrorHandler receives the spool's errors: failed uploads (the
+// drainer retries them), refused or failed appends, recovery findings. f
+// must be safe for concurrent use; its panics are recovered.
+func WithErrorHandler(f func(error)) Option { return func(o *options) { o.onError = f } }

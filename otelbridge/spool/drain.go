@@ -1,0 +1,170 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// maxBatchBytes bounds an upload request's records (the collector's gRPC
+// receiver takes 4 MiB by default).
+const maxBatchBytes = 2 << 20
+
+// batch is one upload request.
+type batch struct {
+	idxs  []uint64
+	spans int
+	rs    []*tracepb.ResourceSpans
+}
+
+// drain uploads the log until the spool stops; see the package
+// documentation.
+func (s *Spool) drain() {
+	defer close(s.drainDone)
+	var wait time.Duration
+	var singleUntil uint64 // records below it go one per request (after a rejected batch)
+	for {
+		b := s.nextBatch(singleUntil)
+		if b == nil {
+			select {
+			case <-s.wake:
+			case <-s.stopping:
+				if s.nextBatch(0) == nil {
+					return
+				}
+			case <-s.drainCtx.Done():
+				return
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(s.drainCtx, s.o.uploadTimeout)
+		err := s.client.UploadTraces(ctx, b.rs)
+		cancel()
+		if err == nil {
+			wait = 0
+			s.acked(b.idxs, stSent)
+			continue
+		}
+		if permanent(err) {
+			if len(b.idxs) > 1 {
+				// Find the record the collector rejects: send them singly.
+				singleUntil = b.idxs[len(b.idxs)-1] + 1
+				continue
+			}
+			s.report(fmt.Errorf("spool: the collector rejected a record of %d spans as invalid; dropped (counted in Dropped): %w", b.spans, err))
+			s.acked(b.idxs, stDropped)
+			continue
+		}
+		s.uploadFailed.Add(int64(b.spans))
+		s.report(fmt.Errorf("spool: upload of %d spans failed (retrying in %s): %w", b.spans, wait, err))
+		wait = min(max(2*wait, 100*time.Millisecond), s.o.maxBackoff)
+		select {
+		case <-time.After(wait):
+		case <-s.drainCtx.Done():
+			return
+		}
+	}
+}
+
+// permanent reports a gRPC status that retrying cannot change: the
+// request itself is invalid.
+func permanent(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.InvalidArgument
+}
+
+// nextBatch collects unsent final records from the cursor on, up to the
+// batch limits; nil when there are none.
+func (s *Spool) nextBatch(singleUntil uint64) *batch {
+	s.mu.Lock()
+	var idxs []uint64
+	spans := 0
+	var bytes int64
+	for i := s.cursor; i < s.next(); i++ {
+		m := s.recs[i-s.first]
+		if m.state != stUnsent {
+			continue
+		}
+		if len(idxs) > 0 && (spans+int(m.spans) > s.o.batchSpans || bytes+m.size > maxBatchBytes || i < singleUntil) {
+			break
+		}
+		idxs = append(idxs, i)
+		spans += int(m.spans)
+		bytes += m.size
+	}
+	s.mu.Unlock()
+	if len(idxs) == 0 {
+		return nil
+	}
+	b := &batch{}
+	for _, idx := range idxs {
+		rec, err := s.log.Read(idx)
+		var rs []*tracepb.ResourceSpans
+		if err == nil {
+			_, err = decodeHeader(rec)
+		}
+		if err == nil {
+			rs, err = decodeSpans(rec)
+		}
+		if err != nil {
+			s.mu.Lock()
+			if idx >= s.first && s.recs[idx-s.first].state == stUnsent {
+				// Not dropped meanwhile: the record is unreadable.
+				s.torn.Add(1)
+				s.markLocked(idx, stCorrupt)
+				s.advanceCursorLocked()
+				s.report(fmt.Errorf("spool: record %d unreadable, skipped (counted in TornRecovered): %w", idx, err))
+			}
+			s.mu.Unlock()
+			continue
+		}
+		b.idxs = append(b.idxs, idx)
+		b.spans += len(keysOf(rs))
+		b.rs = merge(b.rs, rs)
+	}
+	if len(b.idxs) == 0 {
+		return s.nextBatch(singleUntil)
+	}
+	return b
+}
+
+// markLocked moves an unsent record to a final state.
+func (s *Spool) markLocked(idx uint64, st uint8) {
+	m := &s.recs[idx-s.first]
+	if m.state != stUnsent {
+		return
+	}
+	m.state = st
+	s.live -= m.size
+	s.unsent -= int64(m.spans)
+	switch st {
+	case stSent:
+		s.sent.Add(int64(m.spans))
+	case stDropped:
+		s.dropped.Add(int64(m.spans))
+	}
+}
+
+// acked records the outcome of an upload and truncates the log.
+func (s *Spool) acked(idxs []uint64, st uint8) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, idx := range idxs {
+		if idx >= s.first {
+			s.markLocked(idx, st)
+		}
+	}
+	s.advanceCursorLocked()
+	if err := s.writeAckLocked(); err != nil {
+		s.report(err)
+	}
+	s.truncateLocked()
+}
