@@ -6,9 +6,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
 // Config configures [Setup]. Every zero field means "not set here": the
@@ -38,9 +41,17 @@ type Config struct {
 	// OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT, else 10 s.
 	Timeout time.Duration
 	// Retry is the exporter's retry policy for retryable gRPC errors
-	// (Unavailable, ResourceExhausted with retry info, ...). Unset: enabled,
-	// 5 s initial, 30 s max interval, 1 min elapsed.
+	// (Unavailable, ResourceExhausted with retry info, ...). Unset: with
+	// the spool off, enabled, 250 ms initial, 1 s max interval, 1 min
+	// elapsed (bounded by Timeout); with the spool on, one attempt (the
+	// spool's drainer retries, forever). See [DefaultRetry].
 	Retry *otlptracegrpc.RetryConfig
+
+	// Spool is the durable on-disk spool (package spool). Off unless
+	// Spool.Dir is set (or TOOLGATE_SPOOL_DIR; see [EnvSpoolDir]): then it
+	// replaces the batch processor, and the QueueSize, BatchSize,
+	// BatchTimeout and ExportTimeout fields do not apply.
+	Spool spool.Config
 
 	// QueueSize bounds the spans waiting for export; more are dropped and
 	// counted (see [BatchProcessor]). Unset: OTEL_BSP_MAX_QUEUE_SIZE, else 2048.
@@ -105,6 +116,8 @@ type Option func(*options)
 
 type options struct {
 	exporter      sdktrace.SpanExporter
+	traceClient   otlptrace.Client
+	spoolOpts     []spool.Option
 	exporterOpts  []otlptracegrpc.Option
 	resourceAttrs []attribute.KeyValue
 	meterProvider metric.MeterProvider

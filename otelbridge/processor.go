@@ -46,6 +46,7 @@ type SamplingProcessor struct {
 	sampling Sampling
 	bound    uint64
 	marks    *markSet
+	force    func(trace.SpanContext) bool // nil: none
 
 	ended, kept, filtered atomic.Int64
 }
@@ -57,6 +58,13 @@ type SamplingOption func(*samplingConfig)
 
 type samplingConfig struct {
 	ancestorCap int
+	keep        func(trace.SpanContext) bool
+}
+
+// keepWhen keeps every span for which f is true (the spool's committed
+// calls), like a denial: its ancestors are kept too.
+func keepWhen(f func(trace.SpanContext) bool) SamplingOption {
+	return func(c *samplingConfig) { c.keep = f }
 }
 
 // WithAncestorCapacity sets how many ancestor marks are held at most
@@ -88,6 +96,7 @@ func NewSamplingProcessor(next sdktrace.SpanProcessor, s Sampling, opts ...Sampl
 		sampling: s,
 		bound:    ratioBound(s.AllowRatio),
 		marks:    newMarkSet(cfg.ancestorCap),
+		force:    cfg.keep,
 	}, nil
 }
 
@@ -136,6 +145,8 @@ func (p *SamplingProcessor) keep(s sdktrace.ReadOnlySpan) bool {
 	sc := s.SpanContext()
 	var keep bool
 	switch {
+	case p.force != nil && p.force(sc):
+		keep = true
 	case c.decision && c.denied:
 		keep = true
 	case c.decision:

@@ -12,6 +12,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
 // EnvSampling is the environment variable [Setup] reads the sampling
@@ -25,7 +27,8 @@ type Provider struct {
 	*sdktrace.TracerProvider
 
 	sampling  *SamplingProcessor
-	batch     *BatchProcessor
+	batch     *BatchProcessor // nil with the spool on
+	spool     *spool.Spool    // nil with the spool off
 	toolCalls *ToolCallIndex
 	meters    *sdkmetric.MeterProvider // nil unless Config.Metrics
 	diagnose  *diagnosingExporter      // nil unless the OTLP exporter is ours
@@ -34,12 +37,14 @@ type Provider struct {
 // Stats are the pipeline's counters, in spans.
 type Stats struct {
 	Sampling SamplingStats
-	Batch    BatchStats
+	Batch    BatchStats  // zero with the spool on
+	Spool    spool.Stats // zero with the spool off
 }
 
-// Lost returns spans lost on the way to the collector (see [BatchStats.Lost]).
+// Lost returns spans lost on the way to the collector (see
+// [BatchStats.Lost] and spool.Stats.Lost: dropped by the budget, refused).
 // Spans the sampling setting dropped are not lost.
-func (s Stats) Lost() int64 { return s.Batch.Lost() }
+func (s Stats) Lost() int64 { return s.Batch.Lost() + s.Spool.Lost() }
 
 // Setup builds the trace pipeline
 //
@@ -87,39 +92,80 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	exp := o.exporter
-	var diagnose *diagnosingExporter
-	if exp == nil {
-		// The check and the diagnosis know the exporter's endpoint and
-		// transport only when no raw exporter options can change them.
-		known := len(o.exporterOpts) == 0
-		if known && !o.noCheck {
-			if err := Check(ctx, cfg); definite(err) {
-				return nil, err
+	var err error
+	if cfg.Spool, err = spoolFromEnv(cfg.Spool); err != nil {
+		return nil, err
+	}
+	// The check and the diagnosis know the exporter's endpoint and
+	// transport only when no raw exporter options can change them.
+	known := len(o.exporterOpts) == 0
+	var (
+		next     sdktrace.SpanProcessor
+		batch    *BatchProcessor
+		sp       *spool.Spool
+		diagnose *diagnosingExporter
+	)
+	if cfg.Spool.Dir != "" {
+		client := o.traceClient
+		if client == nil {
+			if o.exporter != nil {
+				return nil, errors.New("otelbridge: the spool uploads OTLP through an otlptrace.Client: use WithTraceClient instead of WithSpanExporter (or turn the spool off)")
+			}
+			if known && !o.noCheck {
+				if err := Check(ctx, cfg); definite(err) {
+					return nil, err
+				}
+			}
+			client = otlptracegrpc.NewClient(append(traceExporterOptions(cfg), o.exporterOpts...)...)
+		}
+		sopts := o.spoolOpts
+		if o.onError != nil {
+			sopts = append([]spool.Option{spool.WithErrorHandler(o.onError)}, sopts...)
+		}
+		if sp, err = spool.Open(ctx, cfg.Spool, client, sopts...); err != nil {
+			return nil, fmt.Errorf("otelbridge: %w", err)
+		}
+		next = sp
+	} else {
+		exp := o.exporter
+		if exp == nil {
+			if known && !o.noCheck {
+				if err := Check(ctx, cfg); definite(err) {
+					return nil, err
+				}
+			}
+			e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), o.exporterOpts...)...)
+			if err != nil {
+				return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
+			}
+			exp = e
+			if known {
+				diagnose = &diagnosingExporter{SpanExporter: e, cfg: cfg}
+				exp = diagnose
 			}
 		}
-		e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), o.exporterOpts...)...)
-		if err != nil {
-			return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
+		if batch, err = NewBatchProcessor(exp,
+			WithQueueSize(cfg.QueueSize), WithBatchSize(cfg.BatchSize),
+			WithBatchTimeout(cfg.BatchTimeout), WithExportTimeout(cfg.ExportTimeout), WithExportErrorHandler(o.onError)); err != nil {
+			return nil, err
 		}
-		exp = e
-		if known {
-			diagnose = &diagnosingExporter{SpanExporter: e, cfg: cfg}
-			exp = diagnose
-		}
+		next = batch
 	}
+	closeNext := func() { _ = next.Shutdown(context.WithoutCancel(ctx)) }
 	res, err := newResource(ctx, cfg, o.resourceAttrs)
 	if err != nil {
+		closeNext()
 		return nil, err
 	}
-	batch, err := NewBatchProcessor(exp,
-		WithQueueSize(cfg.QueueSize), WithBatchSize(cfg.BatchSize),
-		WithBatchTimeout(cfg.BatchTimeout), WithExportTimeout(cfg.ExportTimeout), WithExportErrorHandler(o.onError))
-	if err != nil {
-		return nil, err
+	samplingOpts := o.samplingOpts
+	if sp != nil {
+		// A call committed to the spool is kept whatever the sampling
+		// setting: its tool ran, and its pending record must be superseded.
+		samplingOpts = append(samplingOpts, keepWhen(sp.Committed))
 	}
-	sampling, err := NewSamplingProcessor(batch, cfg.Sampling, o.samplingOpts...)
+	sampling, err := NewSamplingProcessor(next, cfg.Sampling, samplingOpts...)
 	if err != nil {
+		closeNext()
 		return nil, err
 	}
 	toolCalls := NewToolCallIndex(0)
@@ -142,7 +188,7 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	}
 	p := &Provider{TracerProvider: sdktrace.NewTracerProvider(tpOpts...), sampling: sampling, batch: batch, toolCalls: toolCalls,
-		diagnose: diagnose}
+		diagnose: diagnose, spool: sp}
 
 	mp := o.meterProvider
 	if cfg.Metrics {
@@ -170,13 +216,26 @@ func Setup(ctx context.Context, cfg Config, opts ...Option) (*Provider, error) {
 			_ = p.Shutdown(ctx)
 			return nil, err
 		}
+		if sp != nil {
+			if _, err := sp.RegisterMetrics(mp); err != nil {
+				_ = p.Shutdown(ctx)
+				return nil, fmt.Errorf("otelbridge: %w", err)
+			}
+		}
 	}
 	return p, nil
 }
 
 // Stats returns the pipeline's counters.
 func (p *Provider) Stats() Stats {
-	return Stats{Sampling: p.sampling.Stats(), Batch: p.batch.Stats()}
+	st := Stats{Sampling: p.sampling.Stats()}
+	if p.batch != nil {
+		st.Batch = p.batch.Stats()
+	}
+	if p.spool != nil {
+		st.Spool = p.spool.Stats()
+	}
+	return st
 }
 
 // ToolCalls returns the index of live tool calls that keeps a [Bridge] on
@@ -204,7 +263,7 @@ func (p *Provider) MeterProvider() *sdkmetric.MeterProvider { return p.meters }
 func (p *Provider) Shutdown(ctx context.Context) error {
 	err := p.TracerProvider.Shutdown(ctx)
 	if err != nil {
-		if st := p.batch.Stats(); st.Pending+st.InFlight > 0 {
+		if st := p.Stats().Batch; st.Pending+st.InFlight > 0 {
 			err = fmt.Errorf("otelbridge: %d spans not exported before the shutdown deadline: %w", st.Pending+st.InFlight, err)
 		}
 		if p.diagnose != nil {
@@ -243,10 +302,16 @@ func traceExporterOptions(cfg Config) []otlptracegrpc.Option {
 	if cfg.Timeout > 0 {
 		opts = append(opts, otlptracegrpc.WithTimeout(cfg.Timeout))
 	}
-	if cfg.Retry != nil {
+	switch {
+	case cfg.Retry != nil:
 		opts = append(opts, otlptracegrpc.WithRetry(*cfg.Retry))
+	case cfg.Spool.Dir != "":
+		// The spool's drainer retries, forever: one attempt per upload.
+		opts = append(opts, otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	default:
+		opts = append(opts, otlptracegrpc.WithRetry(DefaultRetry))
 	}
-	return opts
+	return append(opts, otlptracegrpc.WithDialOption(reconnect()))
 }
 
 // metricExporterOptions mirrors traceExporterOptions for otlpmetricgrpc.
@@ -274,5 +339,5 @@ func metricExporterOptions(cfg Config) []otlpmetricgrpc.Option {
 	if cfg.Timeout > 0 {
 		opts = append(opts, otlpmetricgrpc.WithTimeout(cfg.Timeout))
 	}
-	return opts
+	return append(opts, otlpmetricgrpc.WithDialOption(reconnect()))
 }

@@ -93,9 +93,17 @@ func open(t testing.TB, cfg spool.Config, c *memClient, opts ...spool.Option) *r
 	t.Helper()
 	sp, err := spool.Open(context.Background(), cfg, c, opts...)
 	require.NoError(t, err)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp))
-	return &rig{sp: sp, tp: tp, tr: tp.Tracer("spool-test")}
+	r := &rig{sp: sp}
+	r.tp, r.tr = newTP(sp)
+	return r
 }
+
+func newTP(sp *spool.Spool) (*sdktrace.TracerProvider, trace.Tracer) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sp))
+	return tp, tp.Tracer("spool-test")
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
 
 // end makes and ends a span called name.
 func (r *rig) end(name string) {
@@ -105,8 +113,7 @@ func (r *rig) end(name string) {
 }
 
 // lastSegment is the path of the log's last segment file.
-func lastSegment(t testing.TB, dir string) string {
-	t.Helper()
+func lastSegment(t require.TestingT, dir string) string {
 	ents, err := os.ReadDir(filepath.Join(dir, "wal"))
 	require.NoError(t, err)
 	var names []string
