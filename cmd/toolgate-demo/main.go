@@ -36,6 +36,7 @@ type options struct {
 	sampling   string
 	wait       time.Duration
 	verify     bool
+	agent      agentOptions
 }
 
 func main() {
@@ -64,6 +65,22 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	fs.StringVar(&o.sampling, "sampling", envOr("TOOLGATE_SAMPLING", "all"), "span sampling: all | decisions | deny-only | ratio:R (default: $TOOLGATE_SAMPLING, else all)")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long to wait for ClickHouse and Jaeger to hold every decision")
 	fs.BoolVar(&o.verify, "verify", true, "check ClickHouse and Jaeger against the replay")
+	// Load mode (agent.go): the demo as an agent process for load and
+	// fault tests.
+	a := &o.agent
+	fs.IntVar(&a.calls, "calls", 0, "load mode: make this many calls (the transcript repeated), print counts as JSON, verify nothing")
+	fs.DurationVar(&a.duration, "duration", 0, "load mode: make calls for this long")
+	rate := fs.String("rate", "0", "load mode: calls per second, e.g. 100/s (0: as fast as possible)")
+	fs.StringVar(&a.ran, "ran", "", "load mode: append the ID of every call whose tool ran to this file (fsynced)")
+	fs.StringVar(&a.tag, "tag", "", "load mode: suffix that makes this process's run and call IDs unique (default: pid and time)")
+	fs.StringVar(&a.service, "service", "toolgate-demo", "service.name of the exported spans")
+	fs.BoolVar(&a.strict, "strict", false, "strict mode: a tool runs only once its decision is in the spool, synced (needs --spool)")
+	fs.DurationVar(&a.linger, "linger", 0, "load mode: after the calls, wait up to this long for the spool to drain")
+	fs.DurationVar(&a.flush, "flush-timeout", 30*time.Second, "load mode: bound of the final flush")
+	fs.StringVar(&a.spool.Dir, "spool", os.Getenv("TOOLGATE_SPOOL_DIR"), "durable spool directory (default $TOOLGATE_SPOOL_DIR; empty: no spool)")
+	fs.Int64Var(&a.spool.MaxBytes, "spool-max-bytes", 0, "spool disk budget in bytes (0: 256 MiB)")
+	spoolSync := fs.String("spool-sync", "", "spool sync policy: always | a Go duration (default 100ms)")
+	spoolFull := fs.String("spool-full", "", "when the spool's budget is full: drop-oldest (default) | refuse")
 	fs.Usage = func() {
 		fmt.Fprintf(errw, "Usage: toolgate-demo [flags]\n\nReplays recorded agent runs through the gate and reports what was stopped.\nExample:\n  toolgate-demo --transcript testdata/real/trajectories.jsonl --policy examples/replay-policy.yaml\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -77,6 +94,28 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(errw, "toolgate-demo: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	var err error
+	if a.rate, err = splitRate(*rate); err == nil {
+		if err = parseSpoolSync(*spoolSync, &a.spool); err == nil {
+			err = parseSpoolFull(*spoolFull, &a.spool)
+		}
+	}
+	if err == nil && a.strict && a.spool.Dir == "" {
+		err = errors.New("--strict needs --spool DIR: strict mode records each decision in the spool before its tool runs")
+	}
+	if err != nil {
+		fmt.Fprintf(errw, "toolgate-demo: %v\n", err)
+		return 2
+	}
+	load := false
+	fs.Visit(func(f *flag.Flag) { load = load || f.Name == "calls" || f.Name == "duration" })
+	if load {
+		if err := agent(ctx, o, out, errw); err != nil {
+			fmt.Fprintf(errw, "toolgate-demo: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if err := demo(ctx, o, out, errw); err != nil {
 		fmt.Fprintf(errw, "toolgate-demo: %v\n", err)
