@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,12 +86,17 @@ func BenchmarkEndToEnd(b *testing.B) {
 // BenchmarkEndToEndSpool is BenchmarkEndToEnd with the exporter's path
 // as the sub-benchmark says: Off (the SDK's batch processor), On (the
 // durable spool, default sync interval) and Strict (the spool, and every
-// call's decision committed before its tool runs: WithWriteAhead). Zero
+// call's decision committed before its tool runs: WithWriteAhead), on 4
+// workers, and Strict32 on 32 (concurrent commits share an fsync). Zero
 // loss; it reports decisions/s. Run with -benchtime=20000x (or more).
 func BenchmarkEndToEndSpool(b *testing.B) {
 	s := startStack(b)
-	for _, mode := range []string{"Off", "On", "Strict"} {
+	for _, mode := range []string{"Off", "On", "Strict", "Strict32"} {
 		b.Run(mode, func(b *testing.B) {
+			workers := 4
+			if mode == "Strict32" {
+				workers = 32 // concurrent commits share an fsync
+			}
 			service := fmt.Sprintf("e2e-bench-spool-%s-%d", mode, b.N)
 			cfg := otelbridge.Config{ServiceName: service, QueueSize: 1 << 20, BatchSize: 1024}
 			if mode != "Off" {
@@ -98,12 +104,12 @@ func BenchmarkEndToEndSpool(b *testing.B) {
 			}
 			p := s.providerCfg(b, cfg)
 			var opts []executor.Option
-			if mode == "Strict" {
+			if strings.HasPrefix(mode, "Strict") {
 				opts = append(opts, executor.WithWriteAhead(p))
 			}
 			b.ResetTimer()
 			start := time.Now()
-			o := benchWorkload(b, p, service, b.N, 4, opts...)
+			o := benchWorkload(b, p, service, b.N, workers, opts...)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			if err := p.ForceFlush(ctx); err != nil {
