@@ -114,9 +114,6 @@ type callState struct {
 	verdicts [4]gate.Verdict // backing store of the record's verdicts
 	ran      []byte          // the input that ran, when a gate rewrote it
 	calls    int64           // > 0: the aggregated refusals the span records
-	// committed: strict mode recorded the decision, its attributes are on
-	// the span (WithWriteAhead).
-	committed bool
 }
 
 // maxMessage caps the executor's own model-facing messages (a schema error
@@ -216,7 +213,6 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		if f := e.commit(ctx, trace.SpanFromContext(ctx), r, call, &info, ent.toolType, cs); f != nil {
 			return e.auditUnavailable(ctx, call, info, f)
 		}
-		cs.committed = true
 	}
 	r.ranCall() // the tool runs: the count of calls that did not run starts again
 	res := e.invoke(cc, call, ent, raw)

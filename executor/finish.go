@@ -55,23 +55,12 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	}
 	g := &res.Gate
 	if span.IsRecording() {
-		if cs.committed {
-			// Strict mode set the decision's attributes before the tool
-			// ran (commit); only the tool's outcome is left.
-			if res.ErrorType != "" {
-				span.SetAttributes(semconv.ErrorTypeKey.String(res.ErrorType))
-			}
-			if e.cfg.recordContent {
-				span.SetAttributes(semconv.GenAIToolCallResultKey.String(output))
-			}
-		} else {
-			buf := e.attrPool.Get().(*[]attribute.KeyValue)
-			attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
-			span.SetAttributes(attrs...) // the SDK copies them
-			clear(attrs)
-			*buf = attrs[:0]
-			e.attrPool.Put(buf)
-		}
+		buf := e.attrPool.Get().(*[]attribute.KeyValue)
+		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
+		span.SetAttributes(attrs...) // the SDK copies them
+		clear(attrs)
+		*buf = attrs[:0]
+		e.attrPool.Put(buf)
 		if res.IsError {
 			span.SetStatus(codes.Error, res.ErrorType)
 		}

@@ -96,13 +96,19 @@ type fataler interface {
 // decision was committed.
 var outcomeKeys = map[attribute.Key]bool{semconv.ErrorTypeKey: true, semconv.GenAIToolCallResultKey: true}
 
+// afterCommit: the tool's outcome, and the decision's place in its run's
+// hash chain (gate.chain.*), which is taken when the call's span ends.
+func afterCommit(k attribute.Key) bool {
+	return outcomeKeys[k] || strings.HasPrefix(string(k), "gate.chain.")
+}
+
 // assertCommittedIsFinal: the committed record carries exactly the final
 // span's attributes, the tool's outcome aside.
 func assertCommittedIsFinal(t fataler, committed map[attribute.Key]attribute.Value, final []attribute.KeyValue) {
 	t.Helper()
 	fin := attrMap(final)
 	for k, v := range fin {
-		if outcomeKeys[k] {
+		if afterCommit(k) {
 			continue
 		}
 		c, ok := committed[k]
