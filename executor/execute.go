@@ -114,6 +114,9 @@ type callState struct {
 	verdicts [4]gate.Verdict // backing store of the record's verdicts
 	ran      []byte          // the input that ran, when a gate rewrote it
 	calls    int64           // > 0: the aggregated refusals the span records
+	// preset: strict mode set the call's decision attributes (the first
+	// preset of spanAttributes) before its tool ran; finish sets the rest.
+	preset int
 }
 
 // maxMessage caps the executor's own model-facing messages (a schema error
@@ -211,6 +214,7 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 	}
 	if e.cfg.writeAhead != nil {
 		if f := e.commit(ctx, trace.SpanFromContext(ctx), r, call, &info, ent.toolType, cs); f != nil {
+			cs.preset = 0 // the record changes: finish sets it whole
 			return e.auditUnavailable(ctx, call, info, f)
 		}
 	}

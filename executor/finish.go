@@ -57,7 +57,7 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	if span.IsRecording() {
 		buf := e.attrPool.Get().(*[]attribute.KeyValue)
 		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
-		span.SetAttributes(attrs...) // the SDK copies them
+		span.SetAttributes(attrs[cs.preset:]...) // the SDK copies them; strict mode set the decision's already
 		clear(attrs)
 		*buf = attrs[:0]
 		e.attrPool.Put(buf)

@@ -91,6 +91,7 @@ func (e *Executor) commit(ctx context.Context, span trace.Span, r *Run, call Too
 		res := ToolResult{Gate: *info}
 		buf := e.attrPool.Get().(*[]attribute.KeyValue)
 		attrs := e.decisionAttributes((*buf)[:0], r, &res, toolType, cs.calls)
+		cs.preset = len(attrs)
 		if e.cfg.recordContent {
 			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input))
 		}
