@@ -10,6 +10,13 @@
 // README. Nothing in a transcript is executed: allowed calls return a dry-run
 // result.
 //
+// With --spool DIR the spans go through the durable spool; with --strict
+// each call's decision is fsynced there before its tool runs (strict mode).
+// With --calls or --duration it is an agent process for load and fault
+// tests instead (agent.go): the transcript repeated at --rate, each call
+// whose tool ran appended to --ran, counts printed as one JSON line, no
+// verification.
+//
 // Exit codes: 0 ok, 1 error (including a mismatch between the replay and
 // what ClickHouse or Jaeger hold), 2 bad usage.
 package main
