@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAgentUsage: the load mode's flags are checked before anything runs.
+func TestAgentUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--calls", "5", "--strict"}, "--strict needs --spool"},
+		{[]string{"--calls", "5", "--rate", "fast"}, "--rate"},
+		{[]string{"--calls", "5", "--spool", t.TempDir(), "--spool-sync", "often"}, "--spool-sync"},
+		{[]string{"--calls", "5", "--spool", t.TempDir(), "--spool-full", "panic"}, "--spool-full"},
+	}
+	for _, tt := range tests {
+		var out, errw bytes.Buffer
+		assert.Equal(t, 2, run(context.Background(), tt.args, &out, &errw), "%v", tt.args)
+		assert.Contains(t, errw.String(), tt.want)
+	}
+}
+
+// TestAgentStrictOffline: with the collector unreachable, strict mode
+// still runs the allowed calls — their decisions are in the spool — and
+// every call whose tool ran is in --ran; the spans stay in the spool for
+// the next start, which finds them.
+func TestAgentStrictOffline(t *testing.T) {
+	dir := t.TempDir()
+	spoolDir, ran := filepath.Join(dir, "spool"), filepath.Join(dir, "ran")
+	common := []string{"--transcript", "../../testdata/real/trajectories.jsonl", "--otlp-endpoint", "http://127.0.0.1:1",
+		"--spool", spoolDir, "--flush-timeout", "200ms"}
+	var out, errw bytes.Buffer
+	code := run(context.Background(), append(common, "--calls", "40", "--strict", "--ran", ran, "--tag", "t1"), &out, &errw)
+	require.Equal(t, 0, code, errw.String())
+	var st agentStats
+	require.NoError(t, json.Unmarshal(out.Bytes(), &st))
+	assert.Equal(t, 40, st.Calls)
+	assert.Positive(t, st.Ran)
+	assert.Equal(t, 40, st.Ran+st.Denied)
+	assert.Zero(t, st.AuditUnavailable)
+	assert.Equal(t, int64(st.Ran), st.Spool.Committed, "every call that ran was committed first")
+	assert.Positive(t, st.Spool.Unsent, "nothing could be sent")
+	b, err := os.ReadFile(ran)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	assert.Len(t, lines, st.Ran)
+	assert.Contains(t, lines[0], "@t1.0#", "call IDs carry the tag and the pass")
+
+	out.Reset()
+	errw.Reset()
+	code = run(context.Background(), append(common, "--calls", "0"), &out, &errw)
+	require.Equal(t, 0, code, errw.String())
+	var again agentStats
+	require.NoError(t, json.Unmarshal(out.Bytes(), &again))
+	assert.Zero(t, again.Calls)
+	assert.Equal(t, st.Spool.Unsent, again.Spool.Unsent, "the next start holds what was not sent")
+}
