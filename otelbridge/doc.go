@@ -23,6 +23,11 @@
 //     bounded hand-off and with a counting exporter wrapper, so that spans
 //     dropped on a full queue and spans whose export failed are counted
 //     ([Stats]) and recorded as OTel metrics ([RegisterMetrics], metrics.go).
+//   - the spool (package otelbridge/spool; spoolsetup.go): with
+//     Config.Spool.Dir set, a durable on-disk log replaces the batch
+//     processor, so that a collector outage or a killed agent loses no
+//     decision, and [Provider.Commit] records a call before its tool runs
+//     (docs/durability.md).
 //   - [Bridge] (bridge.go, event.go, idgen.go, toolcalls.go): after-the-fact
 //     events become spans with their real start and end times and the
 //     parentage invoke_agent {agent} -> chat {model} | execute_tool {tool},

@@ -70,6 +70,17 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() + s.Spool.Lost() }
 // Other errors: an invalid Config, or an exporter, resource or metrics
 // set-up failure.
 //
+// With Config.Spool.Dir (or TOOLGATE_SPOOL_DIR) set, the durable spool
+// (package spool) replaces the batch processor:
+//
+//	spans -> SamplingProcessor -> spool (on-disk log) -> drainer -> otlptracegrpc client
+//
+// the exporter makes one attempt per upload (the drainer retries), calls
+// committed with [Provider.Commit] are kept by every sampling mode, and
+// Shutdown leaves what it could not send on disk for the next start.
+// Setup then fails with spool.ErrLocked when another process uses the
+// directory. See docs/durability.md.
+//
 // Spans are exported in batches, in the background: a program must call
 // [Provider.Shutdown] before it exits, or the spans still queued (up to
 // BatchTimeout, 5 s by default, of them) are lost without a trace.

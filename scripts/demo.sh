@@ -39,6 +39,10 @@ echo "demo:   reader / $TOOLGATE_CLICKHOUSE_READER_PASSWORD   (read-only: auditq
 echo "demo: agents authenticate to the collector with OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer <TOOLGATE_OTLP_TOKEN>' (the demo's agent does)"
 echo "demo: wrote .demo/env (AUDITQ_DSN with the reader); 'source .demo/env', then bin/auditq reads with the reader's credentials"
 
+# The agent side spools its decisions on disk (docs/durability.md#spool): a
+# collector restart or a killed demo loses nothing; the next run sends what is left.
+export TOOLGATE_SPOOL_DIR="${TOOLGATE_SPOOL_DIR:-$ROOT/.demo/spool}"
+echo "demo: decisions spooled in $TOOLGATE_SPOOL_DIR before export (TOOLGATE_SPOOL_DIR)"
 args=(--transcript "${TOOLGATE_DEMO_TRANSCRIPT:-testdata/real/trajectories.jsonl}")
 [[ -n "${TOOLGATE_DEMO_POLICY:-}" ]] && args+=(--policy "$TOOLGATE_DEMO_POLICY")
 bin/toolgate-demo "${args[@]}"

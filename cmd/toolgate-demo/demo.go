@@ -86,6 +86,10 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 	if lost := st.Lost(); lost > 0 {
 		return fmt.Errorf("telemetry: %d spans were lost on the way to the collector at %s", lost, o.endpoint)
 	}
+	if st.Spool.Spooled > 0 {
+		fmt.Fprintf(errw, "demo: spool: %d spans spooled, %d sent, %d recovered from an earlier run (interrupted calls: %d, torn records: %d)\n",
+			st.Spool.Spooled, st.Spool.Sent, max(st.Spool.Sent-st.Spool.Spooled, 0), st.Spool.Interrupted, st.Spool.TornRecovered)
+	}
 
 	rep := report{Summary: sum, Sampling: sampling.String(), Endpoint: o.endpoint, Policy: policyName, JaegerURL: strings.TrimRight(o.jaegerURL, "/")}
 	if o.verify {

@@ -135,7 +135,7 @@ func WithBatchSpans(n int) Option { return func(o *options) { o.batchSpans = n }
 // WithUploadTimeout bounds one upload attempt (default 10 s).
 func WithUploadTimeout(d time.Duration) Option { return func(o *options) { o.uploadTimeout = d } }
 
-// WithMaxBackoff caps the wait between failed uploads (default 1 s; the
+// WithMaxBackoff caps the wait between failed uploads (default 500 ms; the
 // first wait is 100 ms or the cap if lower, doubling).
 func WithMaxBackoff(d time.Duration) Option { return func(o *options) { o.maxBackoff = d } }
 

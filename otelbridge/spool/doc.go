@@ -12,7 +12,7 @@
 //     the process loses nothing) and fsynced every SyncInterval (a power
 //     loss loses at most that interval).
 //   - The drainer never gives up on a record the spool holds: it retries
-//     with a capped backoff (100 ms doubling to 1 s by default) until the
+//     with a capped backoff (100 ms doubling to 500 ms by default) until the
 //     upload succeeds or the spool shuts down; Shutdown leaves what it
 //     could not send on disk and the next [Open] of the directory sends
 //     it. Records are sent at least once: after a crash, what was sent but

@@ -61,8 +61,9 @@ func (s *Spool) drain() {
 			continue
 		}
 		s.uploadFailed.Add(int64(b.spans))
-		s.report(fmt.Errorf("spool: upload of %d spans failed (retrying in %s): %w", b.spans, wait, err))
+		s.lastErr.Store(&err)
 		wait = min(max(2*wait, 100*time.Millisecond), s.o.maxBackoff)
+		s.report(fmt.Errorf("spool: upload of %d spans failed (retrying in %s): %w", b.spans, wait, err))
 		select {
 		case <-time.After(wait):
 		case <-s.drainCtx.Done():
@@ -86,6 +87,7 @@ func permanent(err error) bool {
 func (s *Spool) nextBatch(singleUntil uint64) *batch {
 	s.mu.Lock()
 	var idxs []uint64
+	var cached [][]*tracepb.ResourceSpans
 	spans := 0
 	var bytes int64
 	for i := s.cursor; i < s.next(); i++ {
@@ -97,6 +99,7 @@ func (s *Spool) nextBatch(singleUntil uint64) *batch {
 			break
 		}
 		idxs = append(idxs, i)
+		cached = append(cached, s.cache[i])
 		spans += int(m.spans)
 		bytes += m.size
 	}
@@ -105,7 +108,13 @@ func (s *Spool) nextBatch(singleUntil uint64) *batch {
 		return nil
 	}
 	b := &batch{}
-	for _, idx := range idxs {
+	for i, idx := range idxs {
+		if rs := cached[i]; rs != nil {
+			b.idxs = append(b.idxs, idx)
+			b.spans += int(s.recsSpans(idx))
+			b.rs = merge(b.rs, rs)
+			continue
+		}
 		rec, err := s.log.Read(idx)
 		var rs []*tracepb.ResourceSpans
 		if err == nil {
@@ -145,6 +154,7 @@ func (s *Spool) markLocked(idx uint64, st uint8) {
 	m.state = st
 	s.live -= m.size
 	s.unsent -= int64(m.spans)
+	delete(s.cache, idx)
 	switch st {
 	case stSent:
 		s.sent.Add(int64(m.spans))
@@ -167,4 +177,14 @@ func (s *Spool) acked(idxs []uint64, st uint8) {
 		s.report(err)
 	}
 	s.truncateLocked()
+}
+
+// recsSpans is record idx's span count (0 once truncated).
+func (s *Spool) recsSpans(idx uint64) int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if idx < s.first || idx >= s.next() {
+		return 0
+	}
+	return s.recs[idx-s.first].spans
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,14 +35,22 @@ type spoolModel struct {
 	interrupted map[string]bool       // committed, process died before the end
 	lifetimes   []*memClient
 	lost        int64 // Dropped + Refused over lifetimes
-	cuts        int   // tails cut by a tear
+	errs        atomic.Pointer[error]
+	cuts        int // tails cut by a tear
 }
 
 func (m *spoolModel) reopen(t *rapid.T) {
 	m.client = &memClient{}
 	m.client.down.Store(m.down)
 	m.lifetimes = append(m.lifetimes, m.client)
-	sp, err := spool.Open(context.Background(), m.cfg, m.client, spool.WithMaxBackoff(5*time.Millisecond))
+	sp, err := spool.Open(context.Background(), m.cfg, m.client, spool.WithMaxBackoff(5*time.Millisecond),
+		spool.WithErrorHandler(func(err error) {
+			// Upload failures (collector down) and recovery findings are
+			// expected; a failed write, fsync or truncation is not.
+			if msg := err.Error(); strings.Contains(msg, "fsync") || strings.Contains(msg, "write to") || strings.Contains(msg, "truncate") || strings.Contains(msg, "move") {
+				m.errs.CompareAndSwap(nil, &err)
+			}
+		}))
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -127,7 +137,14 @@ func (m *spoolModel) Crash(t *rapid.T) {
 	m.reopen(t)
 }
 
-func (m *spoolModel) Check(t *rapid.T) {}
+func (m *spoolModel) Check(t *rapid.T) {
+	if d := m.r.sp.TailMismatch(); d != "" {
+		t.Fatalf("fsync target: %s", d)
+	}
+	if e := m.errs.Load(); e != nil {
+		t.Fatalf("spool error: %v", *e)
+	}
+}
 
 func sortedKeys[V any](mp map[string]V) []string {
 	var out []string

@@ -155,21 +155,25 @@ func interrupt(rs []*tracepb.ResourceSpans) {
 
 // merge appends b's resource spans to a, joining consecutive entries with
 // equal resources and scopes so that a request repeats each resource once.
+// It makes new containers and never modifies b's (which may be cached and
+// sent again after a failed upload).
 func merge(a, b []*tracepb.ResourceSpans) []*tracepb.ResourceSpans {
 	for _, r := range b {
-		if n := len(a); n > 0 && a[n-1].GetSchemaUrl() == r.GetSchemaUrl() && proto.Equal(a[n-1].GetResource(), r.GetResource()) {
-			last := a[n-1]
-			for _, ss := range r.GetScopeSpans() {
-				if m := len(last.ScopeSpans); m > 0 && last.ScopeSpans[m-1].GetSchemaUrl() == ss.GetSchemaUrl() &&
-					proto.Equal(last.ScopeSpans[m-1].GetScope(), ss.GetScope()) {
-					last.ScopeSpans[m-1].Spans = append(last.ScopeSpans[m-1].Spans, ss.GetSpans()...)
-					continue
-				}
-				last.ScopeSpans = append(last.ScopeSpans, ss)
-			}
-			continue
+		n := len(a)
+		if n == 0 || a[n-1].GetSchemaUrl() != r.GetSchemaUrl() || !proto.Equal(a[n-1].GetResource(), r.GetResource()) {
+			a = append(a, &tracepb.ResourceSpans{Resource: r.GetResource(), SchemaUrl: r.GetSchemaUrl()})
+			n++
 		}
-		a = append(a, r)
+		last := a[n-1]
+		for _, ss := range r.GetScopeSpans() {
+			if m := len(last.ScopeSpans); m > 0 && last.ScopeSpans[m-1].GetSchemaUrl() == ss.GetSchemaUrl() &&
+				proto.Equal(last.ScopeSpans[m-1].GetScope(), ss.GetScope()) {
+				last.ScopeSpans[m-1].Spans = append(last.ScopeSpans[m-1].Spans, ss.GetSpans()...)
+				continue
+			}
+			last.ScopeSpans = append(last.ScopeSpans, &tracepb.ScopeSpans{Scope: ss.GetScope(), SchemaUrl: ss.GetSchemaUrl(),
+				Spans: append([]*tracepb.Span(nil), ss.GetSpans()...)})
+		}
 	}
 	return a
 }

@@ -10,17 +10,14 @@ import (
 	"strconv"
 )
 
-// repairTail cuts a torn or corrupt end off the log's last segment file
-// (tidwall/wal refuses to open a log whose last entry is incomplete, and
-// has no checksum of its own): it keeps the longest prefix of entries that
-// are complete with a valid record CRC. It reports whether it cut.
-func repairTail(walDir string) (bool, error) {
+// segments lists the log's segment files, oldest first.
+func segments(walDir string) ([]string, error) {
 	ents, err := os.ReadDir(walDir)
 	if os.IsNotExist(err) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("spool: read %s: %w", walDir, err)
+		return nil, fmt.Errorf("spool: read %s: %w", walDir, err)
 	}
 	var segs []string
 	for _, e := range ents {
@@ -33,10 +30,19 @@ func repairTail(walDir string) (bool, error) {
 		}
 		segs = append(segs, name)
 	}
-	if len(segs) == 0 {
-		return false, nil
-	}
 	sort.Strings(segs) // zero-padded: lexical order is numeric order
+	return segs, nil
+}
+
+// repairTail cuts a torn or corrupt end off the log's last segment file
+// (tidwall/wal refuses to open a log whose last entry is incomplete, and
+// has no checksum of its own): it keeps the longest prefix of entries that
+// are complete with a valid record CRC. It reports whether it cut.
+func repairTail(walDir string) (bool, error) {
+	segs, err := segments(walDir)
+	if err != nil || len(segs) == 0 {
+		return false, err
+	}
 	path := filepath.Join(walDir, segs[len(segs)-1])
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -50,6 +56,24 @@ func repairTail(walDir string) (bool, error) {
 		return false, fmt.Errorf("spool: cut the torn end of %s: %w", path, err)
 	}
 	return true, nil
+}
+
+// tailSegment returns the first index and size of the log's last segment.
+func tailSegment(walDir string) (uint64, int64, error) {
+	segs, err := segments(walDir)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(segs) == 0 {
+		return 0, 0, fmt.Errorf("spool: %s holds no log segment", walDir)
+	}
+	name := segs[len(segs)-1]
+	fi, err := os.Stat(filepath.Join(walDir, name))
+	if err != nil {
+		return 0, 0, fmt.Errorf("spool: %w", err)
+	}
+	n, _ := strconv.ParseUint(name, 10, 64)
+	return n, fi.Size(), nil
 }
 
 // validPrefix is the length of the longest prefix of whole tidwall/wal

@@ -15,7 +15,16 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
+
+// ShutdownGrace bounds Shutdown's uploads when its context has no
+// deadline: a collector that is down must not hang the program's exit (the
+// spans are safe on disk).
+const ShutdownGrace = 5 * time.Second
+
+// maxCached bounds Spool.cache (records).
+const maxCached = 8192
 
 // Spool is a durable span spool; see the package documentation. It is an
 // sdktrace.SpanProcessor and safe for concurrent use.
@@ -39,13 +48,32 @@ type Spool struct {
 	unsent   int64 // spans in unsent finals
 	closed   bool
 	npending atomic.Int64
+	// cache holds the OTLP form of recently appended final records, so
+	// that the drainer need not read and decode them (at most maxCached).
+	cache map[uint64][]*tracepb.ResourceSpans
+	// deadN and deadBytes: the leading records known to be done.
+	deadN     int
+	deadBytes int64
 
 	written atomic.Uint64 // last index written to the OS
 	syncMu  sync.Mutex
 	synced  atomic.Uint64 // last index fsynced
 
+	// The log's tail segment (tidwall/wal syncs a segment when it closes
+	// it, and rewrites it when truncating): its first index, bytes, and a
+	// generation bumped whenever it is replaced. Guarded by mu.
+	tailStart uint64
+	tailFill  int64
+	tailGen   uint64
+	// syncFile is our own handle on the tail, fsynced without holding the
+	// log's lock (so that appends go on during an fsync and the next one
+	// covers them all). Guarded by syncMu.
+	syncFile *os.File
+	syncGen  uint64
+
 	spooled, committed, sent, dropped, refused, refusedCommits atomic.Int64
 	torn, interrupted, uploadFailed                            atomic.Int64
+	lastErr                                                    atomic.Pointer[error] // of the last failed upload
 
 	wake        chan struct{}
 	stopping    chan struct{}
@@ -97,7 +125,7 @@ func Open(ctx context.Context, cfg Config, client otlptrace.Client, opts ...Opti
 	if client == nil {
 		return nil, errors.New("spool: Open: nil otlptrace.Client")
 	}
-	o := options{batchSpans: 1024, uploadTimeout: 10 * time.Second, maxBackoff: time.Second}
+	o := options{batchSpans: 1024, uploadTimeout: 10 * time.Second, maxBackoff: 500 * time.Millisecond}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -112,7 +140,7 @@ func Open(ctx context.Context, cfg Config, client otlptrace.Client, opts ...Opti
 		return nil, err
 	}
 	s := &Spool{cfg: cfg, o: o, client: client, lock: lock, segSize: int64(segmentSize(cfg.MaxBytes)),
-		pending: map[spanKey]uint64{}, pendIdx: map[uint64]spanKey{},
+		pending: map[spanKey]uint64{}, pendIdx: map[uint64]spanKey{}, cache: map[uint64][]*tracepb.ResourceSpans{},
 		wake: make(chan struct{}, 1), stopping: make(chan struct{}), drainDone: make(chan struct{}),
 		stopSync: make(chan struct{}), syncDone: make(chan struct{})}
 	if err := s.recover(); err != nil {
@@ -152,6 +180,10 @@ func (s *Spool) recover() error {
 	if err != nil {
 		return fmt.Errorf("spool: open log %s: %w", walDir, err)
 	}
+	if s.tailStart, s.tailFill, err = tailSegment(walDir); err != nil {
+		return err
+	}
+	s.tailGen = 1
 	first, err1 := s.log.FirstIndex()
 	last, err2 := s.log.LastIndex()
 	if err := errors.Join(err1, err2); err != nil {
@@ -293,6 +325,15 @@ func (s *Spool) writeLocked(kind byte, spans int, t int64, data []byte) (uint64,
 		return 0, fmt.Errorf("spool: write to %s: %w", s.cfg.Dir, err)
 	}
 	m := recMeta{size: entrySize(len(data)), t: t, spans: int32(spans), state: stUnsent}
+	// Mirror tidwall/wal's segment cycling (writeBatch): a full tail is
+	// closed before the write, or right after it when the write fills it.
+	if s.tailFill > s.segSize {
+		s.tailStart, s.tailFill, s.tailGen = idx, 0, s.tailGen+1
+	}
+	s.tailFill += m.size
+	if s.tailFill >= s.segSize {
+		s.tailStart, s.tailFill, s.tailGen = idx+1, 0, s.tailGen+1
+	}
 	if kind == kindPending {
 		m.state = stPending
 		s.committed.Add(int64(spans))
@@ -309,7 +350,7 @@ func (s *Spool) writeLocked(kind byte, spans int, t int64, data []byte) (uint64,
 
 // put appends a record under the budget. A final whose span has a pending
 // record resolves it and is admitted whatever the budget.
-func (s *Spool) put(kind byte, spans int, t time.Time, data []byte, key spanKey) (uint64, error) {
+func (s *Spool) put(kind byte, spans int, t time.Time, data []byte, key spanKey, rs []*tracepb.ResourceSpans) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -325,6 +366,9 @@ func (s *Spool) put(kind byte, spans int, t time.Time, data []byte, key spanKey)
 	idx, err := s.writeLocked(kind, spans, t.UnixNano(), data)
 	if err != nil {
 		return 0, err
+	}
+	if kind == kindFinal && rs != nil && len(s.cache) < maxCached {
+		s.cache[idx] = rs
 	}
 	switch {
 	case committed:
@@ -356,6 +400,7 @@ func (s *Spool) admitLocked(size int64) error {
 		switch m.state {
 		case stUnsent:
 			s.unsent -= int64(m.spans)
+			delete(s.cache, s.first+uint64(i))
 		case stPending:
 			k := s.pendIdx[s.first+uint64(i)]
 			delete(s.pending, k)
@@ -384,8 +429,7 @@ func (s *Spool) advanceCursorLocked() {
 // dropped, resolved) once they fill a segment; a pending record that pins
 // more than two segments behind it is first copied to the log's end.
 func (s *Spool) truncateLocked() {
-	var n int
-	var dead int64
+	n, dead := s.deadN, s.deadBytes
 	for n < len(s.recs) {
 		m := &s.recs[n]
 		if m.state == stPending && s.disk-dead-m.size > 2*s.segSize {
@@ -398,6 +442,7 @@ func (s *Spool) truncateLocked() {
 		dead += m.size
 		n++
 	}
+	s.deadN, s.deadBytes = n, dead
 	if dead < s.segSize {
 		return
 	}
@@ -409,6 +454,14 @@ func (s *Spool) truncateLocked() {
 	s.recs = append([]recMeta(nil), s.recs[n:]...)
 	s.first = floor
 	s.disk -= dead
+	s.deadN, s.deadBytes = 0, 0
+	if floor >= s.tailStart { // the tail was rewritten from floor on
+		var fill int64
+		for _, m := range s.recs {
+			fill += m.size
+		}
+		s.tailStart, s.tailFill, s.tailGen = floor, fill, s.tailGen+1
+	}
 }
 
 // moveLocked copies pending record idx to the log's end.
@@ -442,11 +495,27 @@ func (s *Spool) syncTo(idx uint64) error {
 	if s.synced.Load() >= idx {
 		return nil
 	}
-	w := s.written.Load()
-	if err := s.log.Sync(); err != nil {
+	s.mu.Lock()
+	w, gen, start := s.written.Load(), s.tailGen, s.tailStart
+	if gen != s.syncGen || s.syncFile == nil {
+		if s.syncFile != nil {
+			_ = s.syncFile.Close()
+			s.syncFile = nil
+		}
+		f, err := os.Open(filepath.Join(s.cfg.Dir, "wal", fmt.Sprintf("%020d", start)))
+		if err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("spool: fsync %s: %w", s.cfg.Dir, err)
+		}
+		s.syncFile, s.syncGen = f, gen
+	}
+	s.mu.Unlock()
+	if err := s.syncFile.Sync(); err != nil {
 		return fmt.Errorf("spool: fsync %s: %w", s.cfg.Dir, err)
 	}
-	s.synced.Store(w)
+	if w > s.synced.Load() {
+		s.synced.Store(w)
+	}
 	return nil
 }
 
@@ -504,7 +573,7 @@ func (s *Spool) OnEnd(sp sdktrace.ReadOnlySpan) {
 	}
 	var idx uint64
 	if err == nil {
-		idx, err = s.put(kindFinal, 1, now, data, keyOf(sp.SpanContext()))
+		idx, err = s.put(kindFinal, 1, now, data, keyOf(sp.SpanContext()), rs)
 	}
 	if err == nil && s.cfg.Sync == SyncAlways {
 		err = s.syncTo(idx)
@@ -544,7 +613,7 @@ func (s *Spool) Commit(ctx context.Context, span trace.Span) error {
 	if err != nil {
 		return err
 	}
-	idx, err := s.put(kindPending, 1, now, data, keyOf(ro.SpanContext()))
+	idx, err := s.put(kindPending, 1, now, data, keyOf(ro.SpanContext()), nil)
 	if err != nil {
 		if errors.Is(err, ErrFull) {
 			s.refusedCommits.Add(1)
@@ -592,11 +661,17 @@ func (s *Spool) ForceFlush(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops taking spans, uploads what it can until the log is empty
-// or ctx ends, fsyncs and closes the log and stops the client. What was
-// not sent stays in the directory for the next Open; the error then says
-// how many spans. Spans ending after Shutdown are counted in Refused.
+// Shutdown stops taking spans, uploads until the log is empty or ctx ends
+// (without a deadline on ctx, at most [ShutdownGrace]), fsyncs and closes
+// the log and stops the client. What was not sent stays in the directory
+// for the next Open; the error then says how many spans and why. Spans
+// ending after Shutdown are counted in Refused.
 func (s *Spool) Shutdown(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, ShutdownGrace)
+		defer cancel()
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -618,7 +693,11 @@ func (s *Spool) Shutdown(ctx context.Context) error {
 	err := s.closeFiles()
 	err = errors.Join(err, s.client.Stop(ctx))
 	if left > 0 {
-		err = errors.Join(fmt.Errorf("spool: %d spans not sent before the shutdown deadline stay in %s for the next start: %w", left, s.cfg.Dir, ctx.Err()), err)
+		cause := ctx.Err()
+		if p := s.lastErr.Load(); p != nil {
+			cause = errors.Join(cause, *p)
+		}
+		err = errors.Join(fmt.Errorf("spool: %d spans not sent at shutdown stay in %s for the next start: %w", left, s.cfg.Dir, cause), err)
 	}
 	return err
 }
@@ -633,6 +712,11 @@ func (s *Spool) closeFiles() error {
 		err = errors.Join(err, s.ack.Sync(), s.ack.Close())
 	}
 	err = errors.Join(err, s.log.Close())
+	s.syncMu.Lock()
+	if s.syncFile != nil {
+		_ = s.syncFile.Close()
+	}
+	s.syncMu.Unlock()
 	return errors.Join(err, s.lock.Close())
 }
 
