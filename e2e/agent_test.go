@@ -95,12 +95,19 @@ type agentResult struct {
 // after the common ones.
 func startAgent(t testing.TB, s *stack, args ...string) *agentProc {
 	t.Helper()
+	return startAgentEnv(t, s, nil, args...)
+}
+
+// startAgentEnv is startAgent with more environment variables (KEY=value),
+// such as the spool's TOOLGATE_SPOOL_*.
+func startAgentEnv(t testing.TB, s *stack, env []string, args ...string) *agentProc {
+	t.Helper()
 	all := append([]string{
 		"--transcript", filepath.Join(moduleRoot(), "testdata", "real", "trajectories.jsonl"),
 		"--otlp-endpoint", "http://" + s.collector.GRPCEndpoint,
 	}, args...)
 	a := &agentProc{cmd: exec.Command(agentBinary(t), all...), done: make(chan struct{})}
-	a.cmd.Env = append(os.Environ(), s.collector.HeadersEnv())
+	a.cmd.Env = append(append(os.Environ(), s.collector.HeadersEnv()), env...)
 	a.cmd.Stdout, a.cmd.Stderr = &a.stdout, &a.stderr
 	require.NoError(t, a.cmd.Start())
 	go func() {

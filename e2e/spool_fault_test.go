@@ -215,15 +215,16 @@ func TestFaultSpoolFull(t *testing.T) {
 			service := "e2e-spool-full-" + policy
 			dir := t.TempDir()
 			spoolDir, ran := filepath.Join(dir, "spool"), filepath.Join(dir, "ran")
-			args := []string{"--service", service, "--spool", spoolDir, "--spool-max-bytes", strconv.Itoa(budget),
-				"--spool-full", policy, "--ran", ran, "--calls", strconv.Itoa(calls), "--flush-timeout", "1s", "--tag", "full"}
+			args := []string{"--service", service, "--spool", spoolDir, "--ran", ran, "--calls", strconv.Itoa(calls),
+				"--flush-timeout", "1s", "--tag", "full"}
 			if policy == "refuse" {
 				args = append(args, "--strict")
 			}
-			res := startAgent(t, s, args...).wait(t, 3*time.Minute)
+			env := []string{"TOOLGATE_SPOOL_MAX_BYTES=" + strconv.Itoa(budget), "TOOLGATE_SPOOL_FULL=" + policy}
+			res := startAgentEnv(t, s, env, args...).wait(t, 3*time.Minute)
 			require.Equal(t, calls, res.Calls)
 			require.NoError(t, s.collector.Start(context.Background()))
-			drain := startAgent(t, s, "--service", service, "--spool", spoolDir, "--spool-max-bytes", strconv.Itoa(budget),
+			drain := startAgentEnv(t, s, env[:1], "--service", service, "--spool", spoolDir,
 				"--calls", "0", "--linger", "90s", "--tag", "drain").wait(t, 3*time.Minute)
 			assert.True(t, drain.Drained)
 			ids := ranIDs(t, ran)

@@ -56,37 +56,6 @@ type agentStats struct {
 	ShutdownError string `json:"shutdownError,omitempty"`
 }
 
-// parseSpoolSync reads --spool-sync: "always" or a Go duration (the sync
-// interval).
-func parseSpoolSync(s string, c *spool.Config) error {
-	if s == "" {
-		return nil
-	}
-	if s == "always" {
-		c.Sync = spool.SyncAlways
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return fmt.Errorf("--spool-sync %q: want \"always\" or a positive Go duration such as 100ms", s)
-	}
-	c.Sync, c.SyncInterval = spool.SyncInterval, d
-	return nil
-}
-
-// parseSpoolFull reads --spool-full: drop-oldest or refuse.
-func parseSpoolFull(s string, c *spool.Config) error {
-	switch s {
-	case "", "drop-oldest":
-		c.Full = spool.DropOldest
-	case "refuse":
-		c.Full = spool.Refuse
-	default:
-		return fmt.Errorf("--spool-full %q: want drop-oldest or refuse", s)
-	}
-	return nil
-}
-
 // relabel returns pass k of the transcript's runs with run IDs made unique
 // for this process (tag) and pass: "<run ID>@<tag>.<k>" (the agent name,
 // the ID's prefix before ":", is kept).

@@ -21,14 +21,20 @@ func TestAgentUsage(t *testing.T) {
 	}{
 		{[]string{"--calls", "5", "--strict"}, "--strict needs --spool"},
 		{[]string{"--calls", "5", "--rate", "fast"}, "--rate"},
-		{[]string{"--calls", "5", "--spool", t.TempDir(), "--spool-sync", "often"}, "--spool-sync"},
-		{[]string{"--calls", "5", "--spool", t.TempDir(), "--spool-full", "panic"}, "--spool-full"},
+		{[]string{"--calls", "5", "--rate", "-3/s"}, "--rate"},
 	}
 	for _, tt := range tests {
 		var out, errw bytes.Buffer
 		assert.Equal(t, 2, run(context.Background(), tt.args, &out, &errw), "%v", tt.args)
 		assert.Contains(t, errw.String(), tt.want)
 	}
+	// The spool's policies come from the standard variables; a bad one is
+	// an error that names it.
+	t.Setenv("TOOLGATE_SPOOL_FULL", "panic")
+	var out, errw bytes.Buffer
+	assert.Equal(t, 1, run(context.Background(), []string{"--transcript", "../../testdata/real/trajectories.jsonl",
+		"--otlp-endpoint", "http://127.0.0.1:1", "--calls", "5", "--spool", t.TempDir()}, &out, &errw))
+	assert.Contains(t, errw.String(), "TOOLGATE_SPOOL_FULL")
 }
 
 // TestAgentStrictOffline: with the collector unreachable, strict mode

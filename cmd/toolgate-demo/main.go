@@ -31,6 +31,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/otelbridge"
 )
 
 // options are the command's flags.
@@ -84,10 +86,7 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	fs.BoolVar(&a.strict, "strict", false, "strict mode: a tool runs only once its decision is in the spool, synced (needs --spool)")
 	fs.DurationVar(&a.linger, "linger", 0, "load mode: after the calls, wait up to this long for the spool to drain")
 	fs.DurationVar(&a.flush, "flush-timeout", 30*time.Second, "load mode: bound of the final flush")
-	fs.StringVar(&a.spool.Dir, "spool", os.Getenv("TOOLGATE_SPOOL_DIR"), "durable spool directory (default $TOOLGATE_SPOOL_DIR; empty: no spool)")
-	fs.Int64Var(&a.spool.MaxBytes, "spool-max-bytes", 0, "spool disk budget in bytes (0: 256 MiB)")
-	spoolSync := fs.String("spool-sync", "", "spool sync policy: always | a Go duration (default 100ms)")
-	spoolFull := fs.String("spool-full", "", "when the spool's budget is full: drop-oldest (default) | refuse")
+	fs.StringVar(&a.spool.Dir, "spool", "", "durable spool directory (default $TOOLGATE_SPOOL_DIR; budget, sync and full policy: TOOLGATE_SPOOL_MAX_BYTES, _SYNC, _FULL)")
 	fs.Usage = func() {
 		fmt.Fprintf(errw, "Usage: toolgate-demo [flags]\n\nReplays recorded agent runs through the gate and reports what was stopped.\nExample:\n  toolgate-demo --transcript testdata/real/trajectories.jsonl --policy examples/replay-policy.yaml\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -103,12 +102,8 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 		return 2
 	}
 	var err error
-	if a.rate, err = splitRate(*rate); err == nil {
-		if err = parseSpoolSync(*spoolSync, &a.spool); err == nil {
-			err = parseSpoolFull(*spoolFull, &a.spool)
-		}
-	}
-	if err == nil && a.strict && a.spool.Dir == "" {
+	a.rate, err = splitRate(*rate)
+	if err == nil && a.strict && a.spool.Dir == "" && os.Getenv(otelbridge.EnvSpoolDir) == "" {
 		err = errors.New("--strict needs --spool DIR: strict mode records each decision in the spool before its tool runs")
 	}
 	if err != nil {
