@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/approve"
@@ -28,7 +30,8 @@ type agentOptions struct {
 	calls    int           // stop after this many calls (0: --duration decides)
 	duration time.Duration // stop after this long (0: --calls decides)
 	rate     float64       // calls per second (0: as fast as possible)
-	ran      string        // append the ID of every call whose tool ran, fsynced
+	ran      string        // append the ID of every call whose tool starts, fsynced
+	toolTime time.Duration // how long each tool runs
 	tag      string        // makes this process's call IDs unique
 	service  string        // service.name
 	strict   bool          // write-ahead audit (executor.WithWriteAhead)
@@ -40,7 +43,8 @@ type agentOptions struct {
 // agentStats is the line the load mode prints on stdout when it ends.
 type agentStats struct {
 	Calls int `json:"calls"`
-	// Ran is the calls whose tool ran (the IDs in --ran).
+	// Ran is the calls whose tool ran (the IDs in --ran, which also holds
+	// a call whose tool started when the process was killed).
 	Ran int `json:"ran"`
 	// Denied is the calls denied (by a gate, the executor or for the
 	// audit), AuditUnavailable those denied because their decision could
@@ -145,23 +149,45 @@ func agent(ctx context.Context, o options, out, errw io.Writer) error {
 	execOpts := append(strictMode(o, p), executor.WithRecordContent(true))
 	var st agentStats
 	start := time.Now()
-	var ranErr error
+	var (
+		ranMu  sync.Mutex
+		ranErr error // writing --ran failed: the run is not a valid test
+	)
 	rp, err := replay.New(
 		replay.WithTracerProvider(p),
 		replay.WithPolicy(policy, policyName),
 		replay.WithExecutorOptions(execOpts...),
+		// Each tool, when it starts, appends its call's ID to --ran
+		// (fsynced), then runs for --tool-time: a kill can land while a
+		// tool runs.
+		replay.WithToolWrapper(func(t executor.Tool) executor.Tool {
+			run := t.Execute
+			t.Execute = func(ctx context.Context, in json.RawMessage) (executor.Result, error) {
+				if ran != nil {
+					c, _ := executor.CallFrom(ctx)
+					_, err := ran.WriteString(c.ToolCallID + "\n")
+					if err == nil {
+						err = ran.Sync()
+					}
+					if err != nil {
+						ranMu.Lock()
+						ranErr = errors.Join(ranErr, err)
+						ranMu.Unlock()
+						return executor.Result{}, fmt.Errorf("--ran: %w", err)
+					}
+				}
+				if a.toolTime > 0 {
+					time.Sleep(a.toolTime)
+				}
+				return run(ctx, in)
+			}
+			return t
+		}),
 		replay.OnCall(func(c replay.Call, res executor.ToolResult) {
 			st.Calls++
 			switch {
 			case toolRan(res):
 				st.Ran++
-				if ran != nil && ranErr == nil {
-					if _, err := ran.WriteString(res.ToolCallID + "\n"); err != nil {
-						ranErr = err
-					} else if err := ran.Sync(); err != nil {
-						ranErr = err
-					}
-				}
 			case res.Gate.Action == gate.ActionDeny:
 				st.Denied++
 				if res.ErrorType == executor.ErrorTypeAuditUnavailable {
