@@ -43,6 +43,9 @@ const (
 //   - otel.sdk.exporter.span.inflight;
 //   - toolgate.sampling.span.kept / .filtered by toolgate.sampling.mode.
 //
+// With the spool on, [Setup] also registers the spool's own metrics
+// (toolgate.spool.*, see spool.Spool.RegisterMetrics) on the same provider.
+//
 // The returned function unregisters the callback.
 func RegisterMetrics(mp metric.MeterProvider, stats func() Stats, s Sampling) (unregister func() error, err error) {
 	if mp == nil || stats == nil {

@@ -556,13 +556,14 @@ func (s *Spool) report(err error) {
 // OnStart does nothing: the spool acts at span end.
 func (s *Spool) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd appends the span (sampled spans only) to the log as a final
+// OnEnd appends the span (sampled spans, and committed ones whatever the
+// head sampler said: their tool ran) to the log as a final
 // record: written to the OS before it returns, and fsynced too under
 // SyncAlways. A span that cannot be appended (budget full under Refuse,
 // spool shut down, write error) is counted in Stats.Refused and reported
 // to the error handler.
 func (s *Spool) OnEnd(sp sdktrace.ReadOnlySpan) {
-	if !sp.SpanContext().IsSampled() {
+	if !sp.SpanContext().IsSampled() && !s.Committed(sp.SpanContext()) {
 		return
 	}
 	now := time.Now()
