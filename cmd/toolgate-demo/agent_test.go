@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/audit"
 )
 
 // TestAgentUsage: the load mode's flags are checked before anything runs.
@@ -71,4 +73,32 @@ func TestAgentStrictOffline(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &again))
 	assert.Zero(t, again.Calls)
 	assert.Equal(t, st.Spool.Unsent, again.Spool.Unsent, "the next start holds what was not sent")
+}
+
+// TestDemoStrict is the demo in strict mode through the spool: every
+// allowed call's decision is committed before its (dry-run) tool runs,
+// and the demo's own verification finds every decision in ClickHouse and
+// the most-denied run in Jaeger.
+func TestDemoStrict(t *testing.T) {
+	ch, jaeger, col := startStack(t)
+	var out, errw bytes.Buffer
+	code := run(context.Background(), []string{
+		"--transcript", "../../testdata/real/trajectories.jsonl",
+		"--otlp-endpoint", "http://" + col.GRPCEndpoint,
+		"--dsn", ch.ReaderDSN,
+		"--jaeger-url", jaeger.QueryURL,
+		"--spool", t.TempDir(), "--strict",
+		"--wait", "90s",
+	}, &out, &errw)
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errw.String())
+	assert.Contains(t, out.String(), "ClickHouse: 1091 decisions in otel.gate_decisions")
+	assert.Contains(t, errw.String(), "demo: spool:")
+	rd, err := audit.Open(context.Background(), ch.ReaderDSN)
+	require.NoError(t, err)
+	defer rd.Close()
+	var allowed, unaudited uint64
+	require.NoError(t, rd.Conn().QueryRow(context.Background(),
+		"SELECT countIf(Action = 'allow'), countIf(ErrorKind = 'audit_unavailable') FROM otel.gate_decisions FINAL").Scan(&allowed, &unaudited))
+	assert.Positive(t, allowed, "allowed calls ran in strict mode")
+	assert.Zero(t, unaudited, "a healthy spool denies nothing for the audit")
 }
