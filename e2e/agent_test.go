@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -39,15 +41,19 @@ func moduleRoot() string {
 }
 
 // agentBinary returns $TOOLGATE_DEMO, or ./cmd/toolgate-demo built once per
-// test process.
+// test process (into a directory of this checkout's, under a file lock: test
+// processes of several packages may build at once).
 func agentBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("TOOLGATE_DEMO"); p != "" {
 		return p
 	}
 	agentOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolgate-e2e-agent-")
-		if err != nil {
+		// One directory per checkout, reused: go build leaves an
+		// up-to-date binary alone, and nothing piles up in /tmp.
+		sum := sha256.Sum256([]byte(moduleRoot()))
+		dir := filepath.Join(os.TempDir(), "toolgate-e2e-agent-"+hex.EncodeToString(sum[:6]))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			agentErr = err
 			return
 		}
@@ -56,6 +62,17 @@ func agentBinary(t testing.TB) string {
 		if _, err := os.Stat(goTool); err != nil {
 			goTool = "go"
 		}
+		lock, err := os.OpenFile(filepath.Join(dir, "build.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			agentErr = err
+			return
+		}
+		defer lock.Close()
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+			agentErr = fmt.Errorf("lock %s: %w", lock.Name(), err)
+			return
+		}
+		defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
 		cmd := exec.Command(goTool, "build", "-o", agentBin, "./cmd/toolgate-demo")
 		cmd.Dir = moduleRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
