@@ -83,6 +83,7 @@ func (e *Executor) execute(ctx context.Context, r *Run, call ToolCall) (res Tool
 	defer e.finish(ctx, span, r, call, &res, start, toolType, cs)
 	defer func() {
 		if p := recover(); p != nil {
+			cs.preset = 0 // the record changes: finish sets it whole
 			res = errorResult(call, ErrorTypeInternal, fmt.Errorf("%w: %v", ErrInternal, p),
 				fmt.Sprintf("Tool %q failed with an internal error.", call.Name))
 		}
