@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,15 +12,17 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/otelbridge"
+	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
 // benchWorkload runs about n gated calls on `workers` goroutines, in agent
 // runs of 50 calls, and returns what the executor decided.
-func benchWorkload(b *testing.B, tp trace.TracerProvider, service string, n, workers int) *outcome {
+func benchWorkload(b *testing.B, tp trace.TracerProvider, service string, n, workers int, opts ...executor.Option) *outcome {
 	b.Helper()
-	ex := newExecutor(b, tp, 0)
+	ex := newExecutor(b, tp, 0, opts...)
 	cmds := commands(b)
 	o := newOutcome()
 	const per = 50
@@ -78,6 +81,50 @@ func BenchmarkEndToEnd(b *testing.B) {
 	}
 	b.ReportMetric(float64(want)/elapsed.Seconds(), "decisions/s")
 	b.ReportMetric(float64((cpu1-cpu0).Milliseconds())/(float64(want)/1000), "collector-cpu-ms/1k-decisions")
+}
+
+// BenchmarkEndToEndSpool is BenchmarkEndToEnd with the exporter's path
+// as the sub-benchmark says: Off (the SDK's batch processor), On (the
+// durable spool, default sync interval) and Strict (the spool, and every
+// call's decision committed before its tool runs: WithWriteAhead), on 4
+// workers, and Strict32 on 32 (concurrent commits share an fsync). Zero
+// loss; it reports decisions/s. Run with -benchtime=20000x (or more).
+func BenchmarkEndToEndSpool(b *testing.B) {
+	s := startStack(b)
+	for _, mode := range []string{"Off", "On", "Strict", "Strict32"} {
+		b.Run(mode, func(b *testing.B) {
+			workers := 4
+			if mode == "Strict32" {
+				workers = 32 // concurrent commits share an fsync
+			}
+			service := fmt.Sprintf("e2e-bench-spool-%s-%d", mode, b.N)
+			cfg := otelbridge.Config{ServiceName: service, Batch: otelbridge.BatchConfig{QueueSize: 1 << 20, BatchSize: 1024}}
+			if mode != "Off" {
+				cfg.Spool = spool.Config{Dir: b.TempDir(), MaxBytes: 1 << 30}
+			}
+			p := s.providerCfg(b, cfg)
+			var opts []executor.Option
+			if strings.HasPrefix(mode, "Strict") {
+				opts = append(opts, executor.WithWriteAhead(p))
+			}
+			b.ResetTimer()
+			start := time.Now()
+			o := benchWorkload(b, p, service, b.N, workers, opts...)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			if err := p.ForceFlush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			want := len(o.ids(gate.ActionAllow, gate.ActionDeny))
+			got := s.waitDecisions(ctx, b, service, want, 5*time.Minute)
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if got != want {
+				b.Fatalf("lost decisions: ClickHouse has %d of %d (lost %d)", got, want, p.Stats().Lost())
+			}
+			b.ReportMetric(float64(want)/elapsed.Seconds(), "decisions/s")
+		})
+	}
 }
 
 // BenchmarkExecutorOnly is the same workload with spans recorded but not

@@ -10,7 +10,13 @@
 // spans with their gate attributes, that each sampling mode stores and shows
 // what it should and nothing else, that a 30 s ClickHouse outage loses
 // nothing and that a 10 s collector outage loses at most what the SDK counts
-// as lost; the fault tests log what was lost. BenchmarkEndToEnd measures
+// as lost; the fault tests log what was lost. The spool's fault tests run
+// the agent as a separate process (cmd/toolgate-demo in load mode): the
+// collector down 5 minutes at 100 calls/s (nothing lost), the agent
+// SIGKILLed 20 times with torn log tails (strict mode: every call whose
+// tool ran is stored), the spool's budget exhausted (each policy applied
+// and counted). BenchmarkEndToEndSpool compares the spool off, on and in
+// strict mode. BenchmarkEndToEnd measures
 // decisions/s from executor to ClickHouse and the collector's CPU time per
 // 1,000 decisions.
 //

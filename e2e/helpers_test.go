@@ -151,7 +151,7 @@ func auditGate() gate.Gate {
 
 // newExecutor builds the executor under test on tp: a bash tool (echo
 // only, nothing runs) behind auditGate and denyPolicy.
-func newExecutor(t testing.TB, tp trace.TracerProvider, concurrency int) *executor.Executor {
+func newExecutor(t testing.TB, tp trace.TracerProvider, concurrency int, extra ...executor.Option) *executor.Executor {
 	t.Helper()
 	reg, err := executor.NewRegistry(executor.Tool{
 		Name:        "bash",
@@ -171,6 +171,7 @@ func newExecutor(t testing.TB, tp trace.TracerProvider, concurrency int) *execut
 	if concurrency > 0 {
 		opts = append(opts, executor.WithConcurrency(concurrency))
 	}
+	opts = append(opts, extra...)
 	ex, err := executor.New(reg, opts...)
 	require.NoError(t, err)
 	return ex

@@ -67,7 +67,9 @@
 // will see); the gates
 // (executor-level, then agent-level, as one gate.Chain) whose scope holds
 // the registered tool (see below); a second
-// cancellation check; the tool (errors and panics become error results);
+// cancellation check; with WithWriteAhead (strict mode) the decision
+// committed to the write-ahead log, a failure denying the call
+// (audit_unavailable); the tool (errors and panics become error results);
 // output-schema validation; truncation to the tool's maximum.
 //
 // Gate scopes: a gate judges every tool unless it has a gate.Scope

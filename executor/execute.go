@@ -210,6 +210,11 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		res.Gate, _ = e.refusedCall(r, e.refusedLate(info, gate.StageRun, ErrorTypeRunAborted, "the run was aborted before the tool ran: "+err.Error()))
 		return res
 	}
+	if e.cfg.writeAhead != nil {
+		if f := e.commit(ctx, trace.SpanFromContext(ctx), r, call, &info, ent.toolType, cs); f != nil {
+			return e.auditUnavailable(ctx, call, info, f)
+		}
+	}
 	r.ranCall() // the tool runs: the count of calls that did not run starts again
 	res := e.invoke(cc, call, ent, raw)
 	res.Gate = info

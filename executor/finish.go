@@ -57,8 +57,12 @@ func (e *Executor) finish(ctx context.Context, span trace.Span, r *Run, call Too
 	if span.IsRecording() {
 		buf := e.attrPool.Get().(*[]attribute.KeyValue)
 		attrs := e.spanAttributes((*buf)[:0], r, call, res, toolType, input, output, cs.calls)
-		// The record is final: its chain position (chain.go).
+		// The record is final: its chain position (chain.go), unless strict
+		// mode gave it one before the tool ran (then attrs carry it).
 		attrs = r.sealSpan(span, g, true, cs.toolName, gate.SafeText(call.ID, gate.MaxNameBytes), attrs)
+		// All of them, also in strict mode (which set the decision's before
+		// the tool ran): a record that changed since (a panic) is recorded
+		// as it ends.
 		span.SetAttributes(attrs...) // the SDK copies them
 		clear(attrs)
 		*buf = attrs[:0]
@@ -114,6 +118,20 @@ func (e *Executor) fail(ctx context.Context, kind string, err error) {
 // records (gate.Record.Calls of the span's record; res.Gate stays the
 // record of this one call, as the trace hook sees every call).
 func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolCall, res *ToolResult, toolType, input, output string, calls int64) []attribute.KeyValue {
+	attrs = e.decisionAttributes(attrs, r, res, toolType, calls)
+	if res.ErrorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
+	}
+	if e.cfg.recordContent {
+		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input), semconv.GenAIToolCallResultKey.String(output))
+	}
+	return attrs
+}
+
+// decisionAttributes appends the attributes of the call's decision:
+// gen_ai.tool.type, the run's attributes and the gate.* record (see
+// spanAttributes; strict mode sets them before the tool runs, see commit).
+func (e *Executor) decisionAttributes(attrs []attribute.KeyValue, r *Run, res *ToolResult, toolType string, calls int64) []attribute.KeyValue {
 	attrs = append(attrs, semconv.GenAIToolType(toolType))
 	attrs = append(attrs, r.attrs...) // agent, conversation, run, task
 	rec := &res.Gate
@@ -122,12 +140,5 @@ func (e *Executor) spanAttributes(attrs []attribute.KeyValue, r *Run, call ToolC
 		grouped.Calls = calls
 		rec = &grouped
 	}
-	attrs = rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
-	if res.ErrorType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(res.ErrorType))
-	}
-	if e.cfg.recordContent {
-		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input), semconv.GenAIToolCallResultKey.String(output))
-	}
-	return attrs
+	return rec.Attributes(attrs, e.cfg.recordLimit+e.cfg.recordLimit/2)
 }

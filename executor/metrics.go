@@ -30,6 +30,8 @@ type metrics struct {
 	decisions metric.Int64Counter
 	duration  metric.Float64Histogram
 	errors    metric.Int64Counter
+	// auditUnavailable counts calls strict mode denied (writeahead.go).
+	auditUnavailable metric.Int64Counter
 }
 
 // measureOpts are prebuilt option slices: passing them with ... does not
@@ -66,7 +68,12 @@ func newMetrics(m metric.Meter) (metrics, error) {
 	if err != nil {
 		return metrics{}, fmt.Errorf("executor: metric %s: %w", MetricErrors, err)
 	}
-	return metrics{decisions: d, duration: h, errors: errs}, nil
+	au, err := m.Int64Counter(MetricAuditUnavailable, metric.WithUnit("{call}"),
+		metric.WithDescription("Calls denied because their decision could not be recorded before the tool ran (strict mode), by error.type."))
+	if err != nil {
+		return metrics{}, fmt.Errorf("executor: metric %s: %w", MetricAuditUnavailable, err)
+	}
+	return metrics{decisions: d, duration: h, errors: errs, auditUnavailable: au}, nil
 }
 
 // fail counts one error of the given kind.

@@ -37,6 +37,7 @@ type config struct {
 	onError         func(error)
 	refusalBudget   int
 	chainKey        []byte // WithChainKey; nil: unkeyed chains
+	writeAhead      WriteAheadLog
 }
 
 // WithTracerProvider sets where execute_tool spans go (default

@@ -27,6 +27,7 @@ type config struct {
 	policyName string
 	classify   []classify.Option
 	onCall     func(Call, executor.ToolResult)
+	wrap       func(executor.Tool) executor.Tool
 }
 
 // Option configures a Replayer.
@@ -64,6 +65,13 @@ func OnCall(f func(Call, executor.ToolResult)) Option {
 	return func(c *config) { c.onCall = f }
 }
 
+// WithToolWrapper replaces each replayed tool (Tools) with wrap(tool)
+// before it is registered: to observe or slow down the calls that run (a
+// fault test records each call whose tool started).
+func WithToolWrapper(wrap func(executor.Tool) executor.Tool) Option {
+	return func(c *config) { c.wrap = wrap }
+}
+
 // Replayer replays recorded runs through a gated executor.
 type Replayer struct {
 	cfg    config
@@ -84,7 +92,13 @@ func New(opts ...Option) (*Replayer, error) {
 	if cfg.tp == nil {
 		cfg.tp = otel.GetTracerProvider()
 	}
-	reg, err := executor.NewRegistry(Tools()...)
+	tools := Tools()
+	if cfg.wrap != nil {
+		for i, t := range tools {
+			tools[i] = cfg.wrap(t)
+		}
+	}
+	reg, err := executor.NewRegistry(tools...)
 	if err != nil {
 		return nil, fmt.Errorf("replay: registry: %w", err)
 	}

@@ -139,3 +139,27 @@ func TestReplayRecordsEveryDeniedCall(t *testing.T) {
 	}
 	assert.Equal(t, n, tools, "one span per recorded call")
 }
+
+// TestWithToolWrapper: the wrapper sees every call whose tool runs — the
+// allowed ones — with the call in its context, and nothing else.
+func TestWithToolWrapper(t *testing.T) {
+	runs, err := ReadTranscriptFile("../testdata/real/trajectories.jsonl")
+	require.NoError(t, err)
+	var ran []string
+	rp, err := New(WithToolWrapper(func(tool executor.Tool) executor.Tool {
+		next := tool.Execute
+		tool.Execute = func(ctx context.Context, in json.RawMessage) (executor.Result, error) {
+			c, ok := executor.CallFrom(ctx)
+			require.True(t, ok)
+			require.Equal(t, tool.Name, c.ToolName)
+			ran = append(ran, c.ToolCallID)
+			return next(ctx, in)
+		}
+		return tool
+	}))
+	require.NoError(t, err)
+	s, err := rp.Replay(context.Background(), runs[:5])
+	require.NoError(t, err)
+	require.NotZero(t, s.Allowed)
+	require.Len(t, ran, s.Allowed)
+}

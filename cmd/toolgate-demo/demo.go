@@ -50,6 +50,7 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 		ServiceVersion: "replay",
 		Sampling:       sampling.Config{Setting: setting},
 		Batch:          otelbridge.BatchConfig{QueueSize: 16384, BatchTimeout: 200 * time.Millisecond},
+		Spool:          o.agent.spool,
 	})
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
@@ -61,7 +62,7 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 		replay.WithPolicy(policy, policyName),
 		// Record each call's input (redacted, size-limited) so the audit
 		// trail shows what was allowed or denied, not only why.
-		replay.WithExecutorOptions(executor.WithRecordContent(true)),
+		replay.WithExecutorOptions(append(strictMode(o, p), executor.WithRecordContent(true))...),
 		replay.OnCall(func(c replay.Call, _ executor.ToolResult) {
 			if done++; done%250 == 0 {
 				fmt.Fprintf(errw, "demo: %d/%d calls\n", done, ncalls)
@@ -303,4 +304,12 @@ func jaegerSpanCount(ctx context.Context, api string) (int, error) {
 		n += len(t.Spans)
 	}
 	return n, nil
+}
+
+// strictMode is executor.WithWriteAhead(p) with --strict, else nothing.
+func strictMode(o options, p *otelbridge.Provider) []executor.Option {
+	if o.agent.strict {
+		return []executor.Option{executor.WithWriteAhead(p)}
+	}
+	return nil
 }

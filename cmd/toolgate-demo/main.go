@@ -10,6 +10,13 @@
 // README. Nothing in a transcript is executed: allowed calls return a dry-run
 // result.
 //
+// With --spool DIR the spans go through the durable spool; with --strict
+// each call's decision is fsynced there before its tool runs (strict mode).
+// With --calls or --duration it is an agent process for load and fault
+// tests instead (agent.go): the transcript repeated at --rate, each call
+// whose tool ran appended to --ran, counts printed as one JSON line, no
+// verification.
+//
 // Exit codes: 0 ok, 1 error (including a mismatch between the replay and
 // what ClickHouse or Jaeger hold), 2 bad usage.
 package main
@@ -24,6 +31,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
 // options are the command's flags.
@@ -36,6 +45,7 @@ type options struct {
 	sampling   string
 	wait       time.Duration
 	verify     bool
+	agent      agentOptions
 }
 
 func main() {
@@ -64,6 +74,20 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	fs.StringVar(&o.sampling, "sampling", envOr("TOOLGATE_SAMPLING", "all"), "span sampling: all | decisions | deny-only | ratio:R (default: $TOOLGATE_SAMPLING, else all)")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long to wait for ClickHouse and Jaeger to hold every decision")
 	fs.BoolVar(&o.verify, "verify", true, "check ClickHouse and Jaeger against the replay")
+	// Load mode (agent.go): the demo as an agent process for load and
+	// fault tests.
+	a := &o.agent
+	fs.IntVar(&a.calls, "calls", 0, "load mode: make this many calls (the transcript repeated), print counts as JSON, verify nothing")
+	fs.DurationVar(&a.duration, "duration", 0, "load mode: make calls for this long")
+	rate := fs.String("rate", "0", "load mode: calls per second, e.g. 100/s (0: as fast as possible)")
+	fs.StringVar(&a.ran, "ran", "", "load mode: append the ID of every call whose tool starts to this file (fsynced)")
+	fs.DurationVar(&a.toolTime, "tool-time", 0, "load mode: how long each tool runs (replayed tools are dry runs)")
+	fs.StringVar(&a.tag, "tag", "", "load mode: suffix that makes this process's run and call IDs unique (default: pid and time)")
+	fs.StringVar(&a.service, "service", "toolgate-demo", "service.name of the exported spans")
+	fs.BoolVar(&a.strict, "strict", false, "strict mode: a tool runs only once its decision is in the spool, synced (needs --spool)")
+	fs.DurationVar(&a.linger, "linger", 0, "load mode: after the calls, wait up to this long for the spool to drain")
+	fs.DurationVar(&a.flush, "flush-timeout", 30*time.Second, "load mode: bound of the final flush")
+	fs.StringVar(&a.spool.Dir, "spool", "", "durable spool directory (default $TOOLGATE_SPOOL_DIR; budget, sync and full policy: TOOLGATE_SPOOL_MAX_BYTES, _SYNC, _FULL)")
 	fs.Usage = func() {
 		fmt.Fprintf(errw, "Usage: toolgate-demo [flags]\n\nReplays recorded agent runs through the gate and reports what was stopped.\nExample:\n  toolgate-demo --transcript testdata/real/trajectories.jsonl --policy examples/replay-policy.yaml\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -77,6 +101,24 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(errw, "toolgate-demo: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	var err error
+	a.rate, err = splitRate(*rate)
+	if err == nil && a.strict && a.spool.Dir == "" && os.Getenv(spool.EnvDir) == "" {
+		err = errors.New("--strict needs --spool DIR: strict mode records each decision in the spool before its tool runs")
+	}
+	if err != nil {
+		fmt.Fprintf(errw, "toolgate-demo: %v\n", err)
+		return 2
+	}
+	load := false
+	fs.Visit(func(f *flag.Flag) { load = load || f.Name == "calls" || f.Name == "duration" })
+	if load {
+		if err := agent(ctx, o, out, errw); err != nil {
+			fmt.Fprintf(errw, "toolgate-demo: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if err := demo(ctx, o, out, errw); err != nil {
 		fmt.Fprintf(errw, "toolgate-demo: %v\n", err)
