@@ -45,7 +45,8 @@
 // decisions (gate.Link). Every call the audit store keeps as a decision
 // (gate.Record.Stored: gated, refused before the gate, opted out; each
 // grouped-refusals span too) takes the run's next position when its span
-// ends, under the run's lock, and records gate.chain.id, gate.chain.seq,
+// ends (under WithWriteAhead, a call that will run when it is committed,
+// before its tool runs), under the run's lock, and records gate.chain.id, gate.chain.seq,
 // gate.chain.prev and gate.chain.hash (SHA-256 over the previous hash and
 // the decision as the store will hold it, gate.StoredDecision); the
 // result's Gate.Chain carries the same link. Run.End records the chain's
