@@ -168,6 +168,9 @@ func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
 		status := "complete"
 		if !r.Complete {
 			status = strconv.Itoa(len(r.Problems)) + " problems"
+			if len(r.Problems) == 1 {
+				status = "1 problem"
+			}
 		}
 		length := strconv.FormatUint(r.Rows, 10)
 		if r.RunSpan {
