@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -64,6 +65,13 @@ func StartJaeger(t testing.TB) *Jaeger {
 		err := j.proc.start()
 		if err == nil {
 			err = j.proc.waitReady(context.Background(), j.QueryURL+"/api/services", 60*time.Second)
+		}
+		// The query API can answer before the OTLP receivers listen (seen
+		// under load: a span posted at once was refused).
+		for _, addr := range []string{j.OTLPGRPC, j.OTLPHTTP} {
+			if err == nil {
+				err = waitListening(addr, 30*time.Second)
+			}
 		}
 		if err == nil {
 			break
@@ -216,3 +224,18 @@ func (j *Jaeger) get(ctx context.Context, path string, v any) error {
 // ErrJaegerNotFound is wrapped when the query API answers 404 (an unknown
 // trace ID).
 var ErrJaegerNotFound = errors.New("not found")
+
+// waitListening waits until addr accepts a TCP connection, for at most d.
+func waitListening(addr string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return c.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("jaeger: %s not listening after %v: %w", addr, d, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
