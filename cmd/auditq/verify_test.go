@@ -242,7 +242,9 @@ func TestVerifyOpenRun(t *testing.T) {
 		Execute:     func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil }})
 	require.NoError(t, err)
 	ex, err := executor.New(reg, executor.WithTracerProvider(tp), executor.WithGates(gate.Named("allow", gate.Func(
-		func(context.Context, gate.ToolCallContext) (gate.Decision, error) { return gate.Decision{Action: gate.ActionAllow}, nil }))))
+		func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
+			return gate.Decision{Action: gate.ActionAllow}, nil
+		}))))
 	require.NoError(t, err)
 	a, err := ex.Agent("killed", executor.AgentAllow("bash"))
 	require.NoError(t, err)
