@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 )
 
-// exitProblems is verify's exit code when a chain is not complete.
+// exitProblems is verify's exit code when a chain has a problem (or is open, with --require-end).
 const exitProblems = 3
 
 // exitError carries an exit code other than 1 for an error that is a
