@@ -189,6 +189,24 @@ type ChainProblem struct {
 	Detail string `json:"detail"`
 }
 
+// Statuses of a chain (ChainReport.Status).
+const (
+	// StatusComplete: no problem, and the run's end is stored (its
+	// invoke_agent span with gate.chain.length): every position from 1 to
+	// the length the run recorded is there.
+	StatusComplete = "complete"
+	// StatusOpen: no problem in the positions stored, but no run end is
+	// stored: the run has not ended yet, its process ended without End
+	// (killed, crashed: its run span was never exported), its run span was
+	// lost, or it ran without one (executor.WithRunSpan(false)). Positions
+	// 1 to the last stored one are verified; positions after it — a lost
+	// or deleted tail, such as the decision in flight when the agent was
+	// killed — cannot be detected.
+	StatusOpen = "open"
+	// StatusProblems: at least one problem (Problems).
+	StatusProblems = "problems"
+)
+
 // ChainReport is the verification of one chain.
 type ChainReport struct {
 	ChainID string `json:"chain_id"`
@@ -202,8 +220,11 @@ type ChainReport struct {
 	// stored (RunSpan true): positions up to it must all be there.
 	Length  uint64 `json:"length,omitempty"`
 	RunSpan bool   `json:"run_span"`
-	// Complete: no problem found.
-	Complete bool           `json:"complete"`
+	// Complete: no problem found in the stored positions (also when
+	// Status is StatusOpen: the tail after Last is then unchecked).
+	Complete bool `json:"complete"`
+	// Status is StatusComplete, StatusOpen or StatusProblems.
+	Status   string         `json:"status"`
 	Problems []ChainProblem `json:"problems"`
 }
 
@@ -303,6 +324,14 @@ func verifyChain(rows []gate.StoredDecision, end ChainEnd, hasEnd bool, key []by
 		}
 	}
 	r.Complete = len(r.Problems) == 0
+	switch {
+	case !r.Complete:
+		r.Status = StatusProblems
+	case hasEnd:
+		r.Status = StatusComplete
+	default:
+		r.Status = StatusOpen
+	}
 	return r
 }
 
@@ -319,8 +348,11 @@ func short(h string) string {
 
 // String is a one-line summary of r.
 func (r ChainReport) String() string {
-	if r.Complete {
+	switch r.Status {
+	case StatusComplete:
 		return fmt.Sprintf("chain %s: complete (%d decisions)", r.ChainID, r.Rows)
+	case StatusOpen:
+		return fmt.Sprintf("chain %s: open, run not ended (%d decisions verified, positions 1 to %d)", r.ChainID, r.Rows, r.Last)
 	}
 	return fmt.Sprintf("chain %s: %d problems", r.ChainID, len(r.Problems))
 }

@@ -136,6 +136,14 @@ func TestVerify(t *testing.T) {
 			}
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, len(tc.want) == 0, r.Complete)
+			// Without its run end a chain without problems is open (its
+			// tail unchecked), never reported complete.
+			status := audit.StatusProblems
+			if len(tc.want) == 0 {
+				status = map[bool]string{true: audit.StatusComplete, false: audit.StatusOpen}[ends != nil]
+			}
+			assert.Equal(t, status, r.Status)
+			assert.Equal(t, ends != nil, r.RunSpan)
 		})
 	}
 }

@@ -3,18 +3,24 @@ package e2e_test
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/testenv"
 	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
@@ -156,6 +162,10 @@ func TestFaultAgentKilled(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 12))
 			t.Logf("seed %d", seed)
 			service := fmt.Sprintf("e2e-kill-%v", strict)
+			// Each start's tag names its run IDs (<run>@<tag>.<pass>): one
+			// prefix per subtest, so that their runs never share an ID.
+			tagPrefix := map[bool]string{true: "s", false: "n"}[strict] + "k"
+			began := time.Now()
 			dir := t.TempDir()
 			spoolDir, ran := filepath.Join(dir, "spool"), filepath.Join(dir, "ran")
 			args := []string{"--service", service, "--spool", spoolDir, "--ran", ran, "--rate", strconv.Itoa(rate) + "/s",
@@ -171,7 +181,7 @@ func TestFaultAgentKilled(t *testing.T) {
 				if i == kills/2 {
 					require.NoError(t, s.collector.Start(context.Background()))
 				}
-				a := startAgent(t, s, append(args, "--tag", "k"+strconv.Itoa(i))...)
+				a := startAgent(t, s, append(args, "--tag", tagPrefix+strconv.Itoa(i))...)
 				time.Sleep(time.Duration(200+rng.IntN(1800)) * time.Millisecond)
 				a.kill(t)
 				if i%4 == 3 || i == kills-1 {
@@ -193,6 +203,7 @@ func TestFaultAgentKilled(t *testing.T) {
 				"SELECT count() FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String} AND StatusMessage = '"+spool.InterruptedMessage+"'").Scan(&interrupted))
 			t.Logf("REPORT %s: %d kills, %d torn tails; %d calls started their tool, %d of them without a decision in ClickHouse; %d stored as interrupted; last start: %+v",
 				t.Name(), kills, torn, len(ids), len(missing), interrupted, res.Spool)
+			verifyKilledRuns(t, s, service, tagPrefix, began, kills, missing)
 			if strict {
 				assert.Empty(t, missing, "strict mode: a call whose tool started has its decision stored")
 				assert.Positive(t, interrupted, "calls killed while their tool ran are stored as interrupted")
@@ -206,6 +217,159 @@ func TestFaultAgentKilled(t *testing.T) {
 			assert.Zero(t, interrupted, "only strict mode commits calls before they run")
 		})
 	}
+}
+
+// killVerify is `auditq verify -o json` as the kill test reads it.
+type killVerify struct {
+	Chains         int                 `json:"chains"`
+	CompleteChains int                 `json:"complete_chains"`
+	OpenChains     int                 `json:"open_chains"`
+	ProblemChains  int                 `json:"problem_chains"`
+	Unchained      uint64              `json:"unchained"`
+	Reports        []audit.ChainReport `json:"reports"`
+}
+
+// splitCall splits a replayed call's ID, "<run ID>#<seq>", into its run
+// ID and its position in the run (the replay's calls are all decisions,
+// one per position, in call order: the position is the chain's).
+func splitCall(t testing.TB, id string) (string, uint64) {
+	t.Helper()
+	i := strings.LastIndexByte(id, '#')
+	require.Positive(t, i, "call ID %q", id)
+	seq, err := strconv.ParseUint(id[i+1:], 10, 64)
+	require.NoError(t, err, "call ID %q", id)
+	return id[:i], seq
+}
+
+// runTag is the start (--tag) that made a run: "<run>@<tag>.<pass>".
+func runTag(runID string) string {
+	tag := runID[strings.LastIndexByte(runID, '@')+1:]
+	return tag[:strings.LastIndexByte(tag, '.')]
+}
+
+// verifyKilledRuns runs `auditq verify` (the binary) over the runs of the
+// kill test (their run IDs carry tagPrefix) and checks what an auditor
+// sees after the kills:
+//   - no edited row, broken link, duplicate or head mismatch: a kill loses
+//     decisions, it never changes or re-links one;
+//   - every stored decision holds its call's position (the call's seq in
+//     its run) and every run that ended is complete to its recorded end;
+//   - each start has at most one run whose end is not stored (open): the
+//     run the kill cut off; a missing position (only visible before a
+//     stored one) is at most one per start, in that run;
+//   - a call whose tool started but whose decision is not stored (ran,
+//     without strict mode) is the position right after its run's last
+//     stored one — the call in flight whose span the kill cut off, which
+//     verify cannot see in an open chain;
+//   - with strict mode, every call stored as interrupted (killed while
+//     its tool ran) holds its position, committed before the tool ran: the
+//     last of its open chain, hashing to its stored hash.
+func verifyKilledRuns(t *testing.T, s *stack, service, tagPrefix string, since time.Time, kills int, lost []string) {
+	t.Helper()
+	ctx := context.Background()
+	mine := func(runID string) bool { return strings.Contains(runID, "@"+tagPrefix) }
+	var res killVerify
+	var took time.Duration
+	openPerTag := map[string]int{}
+	// The run spans of the runs that ended may reach otel_traces after
+	// their decisions: wait until no start has more than one open run.
+	for deadline := time.Now().Add(time.Minute); ; {
+		began := time.Now()
+		out, err := exec.CommandContext(ctx, testenv.AuditqBinary(t), "verify", "--since", since.Add(-time.Minute).UTC().Format(time.RFC3339),
+			"--dsn", s.ch.ReaderDSN, "-o", "json").Output()
+		took = time.Since(began)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() != 3 {
+			require.Failf(t, "auditq verify failed", "exit %d: %s", ee.ExitCode(), ee.Stderr)
+		}
+		res = killVerify{}
+		require.NoError(t, json.Unmarshal(out, &res), string(out))
+		clear(openPerTag)
+		settled := true
+		for _, r := range res.Reports {
+			if mine(r.RunID) && r.Status != audit.StatusComplete {
+				if openPerTag[runTag(r.RunID)]++; openPerTag[runTag(r.RunID)] > 1 {
+					settled = false
+				}
+			}
+		}
+		if settled || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	reports := map[string]audit.ChainReport{} // by run ID
+	var open, complete, missing int
+	for _, r := range res.Reports {
+		if !mine(r.RunID) {
+			continue
+		}
+		_, dup := reports[r.RunID]
+		require.False(t, dup, "one chain per run: %s", r.RunID)
+		reports[r.RunID] = r
+		switch r.Status {
+		case audit.StatusComplete:
+			complete++
+			assert.Equal(t, r.Length, r.Rows, "run %s ended: every position to its recorded length", r.RunID)
+		case audit.StatusOpen:
+			open++
+		}
+		for _, p := range r.Problems {
+			require.Equal(t, audit.ProblemMissing, p.Kind, "run %s: a kill loses decisions, it does not change one: %+v", r.RunID, p)
+			missing += int(p.Last - p.Seq + 1)
+			assert.Equal(t, p.Seq, p.Last, "run %s: at most one position lost per kill: %+v", r.RunID, p)
+		}
+	}
+	for tag, n := range openPerTag {
+		assert.LessOrEqual(t, n, 1, "start %s: only the run its kill cut off is open or incomplete", tag)
+	}
+	assert.LessOrEqual(t, len(openPerTag), kills, "one cut-off run per kill at most")
+	assert.LessOrEqual(t, missing, kills, "at most one missing position per kill")
+	assert.Positive(t, complete, "runs that ended before a kill verify complete")
+	assert.Zero(t, res.Unchained, "every decision of the replay is chained")
+
+	// Every stored decision holds its call's position in its run's chain.
+	rows, err := s.store.Conn().Query(withParam(ctx, "s", service),
+		"SELECT ToolCallId, RunId, ChainSeq, StatusMessage = '"+spool.InterruptedMessage+"' FROM otel.gate_decisions FINAL WHERE ServiceName = {s:String}")
+	require.NoError(t, err)
+	var interrupted int
+	for rows.Next() {
+		var id, run string
+		var seq uint64
+		var intr bool
+		require.NoError(t, rows.Scan(&id, &run, &seq, &intr))
+		callRun, want := splitCall(t, id)
+		require.Equal(t, callRun, run)
+		require.Equal(t, want, seq, "call %s holds its position", id)
+		r, ok := reports[run]
+		require.True(t, ok, "run %s of a stored decision was verified", run)
+		if intr {
+			interrupted++
+			assert.Equal(t, audit.StatusOpen, r.Status, "interrupted call %s: its run never ended: %s", id, r)
+			assert.Equal(t, seq, r.Last, "interrupted call %s is the last position of its run (the kill came while its tool ran)", id)
+		}
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	// A call whose tool started and whose decision is not stored is the
+	// position after its open run's last stored one: the call in flight.
+	perTag := map[string]int{}
+	for _, id := range lost {
+		run, seq := splitCall(t, id)
+		r, ok := reports[run]
+		if ok {
+			assert.NotEqual(t, audit.StatusComplete, r.Status, "call %s is lost: its run cannot verify complete", id)
+			assert.Equal(t, r.Last+1, seq, "call %s is lost: the position after its run's last stored one", id)
+		} else {
+			assert.EqualValues(t, 1, seq, "call %s is lost and its run has no stored decision: its first", id)
+		}
+		perTag[runTag(run)]++
+	}
+	for tag, n := range perTag {
+		assert.Equal(t, 1, n, "start %s: one lost call, the one in flight at its kill", tag)
+	}
+	t.Logf("REPORT %s: auditq verify over %d runs after the kills (%s): %d complete, %d open (cut off by a kill), %d missing positions; %d interrupted calls hold their position; %d lost calls, each the position after its open run's last",
+		t.Name(), len(reports), took.Round(time.Millisecond), complete, open, missing, interrupted, len(lost))
 }
 
 // TestFaultSpoolFull: the collector is down and the spool's budget is

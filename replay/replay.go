@@ -8,16 +8,12 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/approve"
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 )
-
-// instrumentation is the replay's tracer name.
-const instrumentation = "github.com/toolgate/toolgate/replay"
 
 // config is what Options set.
 type config struct {
@@ -33,8 +29,8 @@ type config struct {
 // Option configures a Replayer.
 type Option func(*config)
 
-// WithTracerProvider sets where the replay's invoke_agent spans and the
-// executor's execute_tool spans go (default: the global provider).
+// WithTracerProvider sets where the executor's spans go (each run's
+// invoke_agent span and its execute_tool spans) (default: the global provider).
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) { c.tp = tp }
 }
@@ -74,16 +70,14 @@ func WithToolWrapper(wrap func(executor.Tool) executor.Tool) Option {
 
 // Replayer replays recorded runs through a gated executor.
 type Replayer struct {
-	cfg    config
-	ex     *executor.Executor
-	tracer trace.Tracer
+	cfg config
+	ex  *executor.Executor
 }
 
 // New builds a Replayer: a registry of the dry-run Tools, an executor with
 // the policy's approver and its refusal budget off (executor.WithRefusalBudget(-1):
 // every recorded call is replayed and recorded with its own decision,
-// however many in a row are denied), and a tracer for the invoke_agent
-// spans.
+// however many in a row are denied) and the tracer provider.
 func New(opts ...Option) (*Replayer, error) {
 	cfg := config{policy: approve.DefaultPolicy(), policyName: "default"}
 	for _, o := range opts {
@@ -116,7 +110,7 @@ func New(opts ...Option) (*Replayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: executor: %w", err)
 	}
-	return &Replayer{cfg: cfg, ex: ex, tracer: cfg.tp.Tracer(instrumentation)}, nil
+	return &Replayer{cfg: cfg, ex: ex}, nil
 }
 
 // AgentName is the gen_ai.agent.name of a recorded run: its framework, the
@@ -129,7 +123,9 @@ func AgentName(r Run) string {
 }
 
 // Replay feeds each run's calls, in order, through the executor, each run
-// under its own invoke_agent span (a trace of its own), and returns what
+// one executor Run — one hash chain (gate.chain.*) — under its own
+// invoke_agent span (a trace of its own) that records the chain's length
+// and head when the run ends (`auditq verify`), and returns what
 // happened. It stops early only when ctx ends; a call that fails is data
 // (an error ToolResult), not an error.
 func (r *Replayer) Replay(ctx context.Context, runs []Run) (*Summary, error) {
@@ -161,21 +157,21 @@ func (r *Replayer) replayRun(ctx context.Context, run Run, s *Summary) error {
 	if err != nil {
 		return fmt.Errorf("replay: agent %s: %w", name, err)
 	}
-	// A new root per run: each recorded run is its own trace.
-	ctx, span := r.tracer.Start(ctx, semconv.GenAIOperationNameInvokeAgent.Value.AsString()+" "+name,
-		trace.WithNewRoot(),
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(
-			semconv.GenAIOperationNameInvokeAgent,
-			semconv.GenAIAgentName(name),
-			semconv.GenAIConversationID(run.ID),
-			attribute.String("toolgate.replay.model", run.Agent),
-			attribute.String("toolgate.replay.workspace", ws),
-		))
-	// The replay's own invoke_agent span (with its replay attributes and a
-	// new root) is the run's: the executor starts none of its own.
-	ex := agent.Run(run.ID, executor.WithRunSpan(false))
-	rs := s.startRun(run, span.SpanContext().TraceID().String())
+	// The executor's own run span is the run's invoke_agent span, a new
+	// root per run (each recorded run is its own trace: the context's
+	// span, if any, is not its parent), with the replay's attributes.
+	// Its End records the run's chain length and head (gate.chain.length,
+	// gate.chain.head), so `auditq verify` checks each replayed run's
+	// chain to its end.
+	ex := agent.Run(run.ID)
+	defer ex.End()
+	ctx = ex.Context(trace.ContextWithSpanContext(ctx, trace.SpanContext{}))
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(
+		attribute.String("toolgate.replay.model", run.Agent),
+		attribute.String("toolgate.replay.workspace", ws),
+	)
+	rs := s.startRun(run, ex.SpanContext().TraceID().String())
 	for _, c := range run.Calls {
 		call := executor.ToolCall{ID: fmt.Sprintf("%s#%d", run.ID, c.Seq), Name: c.Tool, Input: c.Input}
 		res := ex.Execute(ctx, call)
@@ -185,6 +181,5 @@ func (r *Replayer) replayRun(ctx context.Context, run Run, s *Summary) error {
 		}
 	}
 	span.SetAttributes(attribute.Int("toolgate.replay.calls", rs.Calls), attribute.Int("toolgate.replay.denied", rs.Denied))
-	span.End()
 	return nil
 }

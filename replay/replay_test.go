@@ -72,6 +72,53 @@ func TestReplayRealTranscript(t *testing.T) {
 		risks[rl.AsString()]++
 	}
 	assert.Equal(t, map[string]int{"allow": s.Allowed, "deny": s.Denied}, actions)
+	// Each run is one hash chain, its positions 1…n in call order, and its
+	// invoke_agent span records the chain's length and head at the run's
+	// end: what `auditq verify` checks a run's tail against.
+	type chain struct {
+		id    string
+		seqs  []int64
+		head  string
+		calls int
+	}
+	chains := map[string]*chain{}
+	for _, sp := range tools {
+		pid := sp.Parent().SpanID().String()
+		c := chains[pid]
+		if c == nil {
+			c = &chain{}
+			chains[pid] = c
+		}
+		id, _ := spanAttr(sp, gate.AttrChainID)
+		seq, _ := spanAttr(sp, gate.AttrChainSeq)
+		hash, _ := spanAttr(sp, gate.AttrChainHash)
+		require.NotEmpty(t, id.AsString(), "call %s is chained", sp.Name())
+		if c.id == "" {
+			c.id = id.AsString()
+		}
+		assert.Equal(t, c.id, id.AsString(), "one chain per run")
+		c.seqs = append(c.seqs, seq.AsInt64())
+		c.head = hash.AsString()
+		c.calls++
+	}
+	ids := map[string]bool{}
+	for pid, c := range chains {
+		assert.False(t, ids[c.id], "each run its own chain")
+		ids[c.id] = true
+		for i, seq := range c.seqs {
+			require.Equal(t, int64(i+1), seq, "positions in call order")
+		}
+		agent := agents[pid]
+		id, _ := spanAttr(agent, gate.AttrChainID)
+		length, _ := spanAttr(agent, gate.AttrChainLength)
+		head, _ := spanAttr(agent, gate.AttrChainHead)
+		assert.Equal(t, c.id, id.AsString())
+		assert.Equal(t, int64(c.calls), length.AsInt64(), "the run span records the chain's length")
+		assert.Equal(t, c.head, head.AsString(), "and its head")
+		model, _ := spanAttr(agent, "toolgate.replay.model")
+		assert.NotEmpty(t, model.AsString(), "the run span carries the replay's attributes")
+	}
+	assert.Len(t, chains, 38)
 	for lvl, n := range s.ByRisk {
 		assert.Equal(t, n, risks[string(lvl)], "risk %q", lvl)
 	}

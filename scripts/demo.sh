@@ -11,7 +11,9 @@
 # 3. Replays the real agent runs of testdata/real/trajectories.jsonl through
 #    the gated executor (bin/toolgate-demo), verifies ClickHouse and Jaeger
 #    against the replay, and prints the summary.
-# 4. Runs `bin/auditq doctor` on the stack and prints its checks.
+# 4. Runs `bin/auditq verify` over the replay's decisions (every run's hash
+#    chain must be complete, else the demo fails) and prints its summary.
+# 5. Runs `bin/auditq doctor` on the stack and prints its checks.
 # The stack keeps running until `make stop`.
 #
 # Environment: TOOLGATE_DEMO_POLICY=FILE answers review-level calls from a
@@ -45,7 +47,21 @@ export TOOLGATE_SPOOL_DIR="${TOOLGATE_SPOOL_DIR:-$ROOT/.demo/spool}"
 echo "demo: decisions spooled in $TOOLGATE_SPOOL_DIR before export (TOOLGATE_SPOOL_DIR)"
 args=(--transcript "${TOOLGATE_DEMO_TRANSCRIPT:-testdata/real/trajectories.jsonl}")
 [[ -n "${TOOLGATE_DEMO_POLICY:-}" ]] && args+=(--policy "$TOOLGATE_DEMO_POLICY")
+demo_start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 bin/toolgate-demo "${args[@]}"
+echo
+# The verifiable trail (docs/durability.md#verify): every replayed run is one
+# hash chain; each must be complete up to the length its run span recorded
+# (--require-end: an open chain fails too). A damaged trail fails the demo.
+echo "demo: bin/auditq verify --since $demo_start --require-end (with the reader's DSN from .demo/env):"
+t0=$(date +%s%N)
+if ! verify_out="$(bin/auditq verify --since "$demo_start" --require-end 2>&1)"; then
+  printf '%s\n' "$verify_out"
+  echo "demo: auditq verify found a chain that is not complete" >&2
+  exit 1
+fi
+t1=$(date +%s%N)
+printf '%s (%d ms)\n' "$(printf '%s\n' "$verify_out" | tail -n 1)" $(( (t1 - t0) / 1000000 ))
 echo
 # The whole pipeline, checked the way an operator would (docs/auditq.md#doctor):
 # DSN, server, the reader's credentials, schema, collector health and one test

@@ -15,7 +15,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 )
 
-// exitProblems is verify's exit code when a chain is not complete.
+// exitProblems is verify's exit code when a chain has a problem (or is open, with --require-end).
 const exitProblems = 3
 
 // exitError carries an exit code other than 1 for an error that is a
@@ -30,11 +30,15 @@ func (e exitError) Unwrap() error { return e.err }
 
 // verifyResult is verify's json output.
 type verifyResult struct {
-	// Complete: every chain verified is complete.
+	// Complete: every chain verified is complete (audit.StatusComplete:
+	// no problem, its run's end stored).
 	Complete bool `json:"complete"`
-	// Chains verified, and of them complete.
+	// Chains verified, and of them complete, open (no problem, but the
+	// run's end is not stored: audit.StatusOpen) and with problems.
 	Chains         int `json:"chains"`
 	CompleteChains int `json:"complete_chains"`
+	OpenChains     int `json:"open_chains"`
+	ProblemChains  int `json:"problem_chains"`
 	// Unchained is how many decisions in the window carry no chain
 	// (older producers, bridged events): not verifiable.
 	Unchained uint64              `json:"unchained"`
@@ -48,6 +52,7 @@ func newVerifyCmd(io stdio) *cobra.Command {
 		run          string
 		since, until string
 		keyFile      string
+		requireEnd   bool
 	)
 	formats := []string{formatTable, formatJSON}
 	cmd := &cobra.Command{
@@ -59,11 +64,18 @@ SHA-256 over the previous position's hash and the decision as stored). verify
 reads every chain with a decision in the window (--since, --until; and of the
 run --run), all of its rows, and reports per chain (with its agent and run):
 
-  complete       every position from 1 to the last is stored, each row hashes
-                 to its stored hash and links to the one before it
+  complete       every position from 1 to the length the run's invoke_agent
+                 span recorded at End is stored, each row hashes to its
+                 stored hash and links to the one before it
+  open           no problem in the positions stored, but the run's end is not
+                 stored: the run is still going, or its agent was killed or
+                 crashed before End (the run span is never exported), or it
+                 runs without a run span. Positions 1 to the last stored one
+                 are verified; a lost tail after it (the decision in flight
+                 at a crash) cannot be seen. Not a problem unless
+                 --require-end
   missing        positions no row holds: decisions lost on the way or deleted
-                 (up to the length the run's invoke_agent span recorded at
-                 End, when that span is stored: a lost tail is found too)
+                 (up to the run's recorded length when its end is stored)
   edited         a row whose columns no longer hash to its stored hash
   broken_link    a row whose previous hash is not the stored hash of the row
                  before it: a decision deleted, inserted or reordered
@@ -72,10 +84,12 @@ run --run), all of its rows, and reports per chain (with its agent and run):
   key_needed     a keyed chain (executor.WithChainKey: HMAC-SHA256) verified
                  without --chain-key-file: positions and links checked only
 
-Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
-1 error, 2 bad usage. See docs/durability.md for what this proves and what not.`,
+Exit codes: 0 no chain has a problem (each complete or open; none found),
+3 a chain has a problem (or, with --require-end, is open), 1 error, 2 bad
+usage. See docs/durability.md for what this proves and what not.`,
 		Example: `  auditq verify --since 24h
   auditq verify --run run-42 --format json
+  auditq verify --since 1h --require-end   # runs known to have ended: open fails too
   auditq verify --since 2026-11-28T00:00:00Z --until 2026-11-29T00:00:00Z || echo "trail damaged"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -125,16 +139,24 @@ Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
 			}
 			res.Chains = len(res.Reports)
 			for _, r := range res.Reports {
-				if r.Complete {
+				switch r.Status {
+				case audit.StatusComplete:
 					res.CompleteChains++
+				case audit.StatusOpen:
+					res.OpenChains++
+				default:
+					res.ProblemChains++
 				}
 			}
 			res.Complete = res.CompleteChains == res.Chains
 			if err := writeVerify(io.out, io.err, out, res); err != nil {
 				return err
 			}
-			if !res.Complete {
-				return exitError{exitProblems, fmt.Errorf("verify: %d of %d chains are not complete", res.Chains-res.CompleteChains, res.Chains)}
+			if res.ProblemChains > 0 {
+				return exitError{exitProblems, fmt.Errorf("verify: %d of %d chains have problems", res.ProblemChains, res.Chains)}
+			}
+			if requireEnd && res.OpenChains > 0 {
+				return exitError{exitProblems, fmt.Errorf("verify: %d of %d chains are open (no run end stored) and --require-end was given", res.OpenChains, res.Chains)}
 			}
 			return nil
 		},
@@ -145,6 +167,7 @@ Exit codes: 0 every chain complete (or none found), 3 a chain is not complete,
 	f.StringVar(&run, "run", "", "verify the chains of this run (toolgate.run.id)")
 	f.StringVar(&since, "since", "", "chains with a decision at or after this time: a duration before now (24h, 7d) or RFC 3339")
 	f.StringVar(&until, "until", "", "chains with a decision before this time: a duration before now or RFC 3339")
+	f.BoolVar(&requireEnd, "require-end", false, "exit 3 also when a chain is open (its run's end is not stored): for runs known to have ended")
 	f.StringVar(&keyFile, "chain-key-file", "", "file holding the key of keyed chains (executor.WithChainKey; one trailing newline ignored)")
 	return cmd
 }
@@ -165,8 +188,11 @@ func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
 	term := detectTerminal(w, o.noColor)
 	t := &table{header: []string{"AGENT", "RUN", "CHAIN", "ROWS", "STATUS"}, shrink: []string{"AGENT", "RUN"}}
 	for _, r := range res.Reports {
-		status := "complete"
-		if !r.Complete {
+		status := r.Status
+		switch r.Status {
+		case audit.StatusOpen:
+			status = "open: run not ended, verified to " + strconv.FormatUint(r.Last, 10)
+		case audit.StatusProblems:
 			status = strconv.Itoa(len(r.Problems)) + " problems"
 			if len(r.Problems) == 1 {
 				status = "1 problem"
@@ -199,6 +225,12 @@ func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d chains complete", res.CompleteChains, res.Chains)
+	if res.OpenChains > 0 {
+		fmt.Fprintf(&b, "; %d open (no run end stored: the run has not ended, or its agent was killed before End; verified up to the last stored position, a lost tail is not detectable)", res.OpenChains)
+	}
+	if res.ProblemChains > 0 {
+		fmt.Fprintf(&b, "; %d with problems", res.ProblemChains)
+	}
 	if res.Unchained > 0 {
 		fmt.Fprintf(&b, "; %d decisions carry no chain (older producers or bridged events)", res.Unchained)
 	}

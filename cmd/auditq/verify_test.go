@@ -224,3 +224,75 @@ func TestVerifyKeyedChain(t *testing.T) {
 	assert.Contains(t, out, `"kind": "edited"`)
 	assert.Contains(t, out, `"seq": 2`)
 }
+
+// TestVerifyOpenRun: a run whose agent was killed before End — its calls
+// stored, its invoke_agent span never exported — is reported open, not
+// complete: verified up to its last stored position, its tail unchecked.
+// It is no problem (exit 0) unless --require-end (exit 3); once its run
+// span is stored the same chain is complete, and a decision of its tail
+// lost with the kill is then a missing position.
+func TestVerifyOpenRun(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(ctx) })
+	reg, err := executor.NewRegistry(executor.Tool{Name: "bash",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`),
+		Execute:     func(context.Context, json.RawMessage) (executor.Result, error) { return executor.Text("ok"), nil }})
+	require.NoError(t, err)
+	ex, err := executor.New(reg, executor.WithTracerProvider(tp), executor.WithGates(gate.Named("allow", gate.Func(
+		func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
+			return gate.Decision{Action: gate.ActionAllow}, nil
+		}))))
+	require.NoError(t, err)
+	a, err := ex.Agent("killed", executor.AgentAllow("bash"))
+	require.NoError(t, err)
+	run := a.Run("run-killed")
+	for i := range 5 {
+		run.Execute(ctx, executor.ToolCall{ID: fmt.Sprint("c", i), Name: "bash", Input: json.RawMessage(`{"command":"ls"}`)})
+	}
+	// The kill: the fifth decision's span and the run span never reach
+	// the store.
+	calls := exp.GetSpans()
+	require.Len(t, calls, 5)
+	storeSpans(t, ctx, env, calls[:4])
+
+	code, res, out := verifyRun(t, ctx, env, "run-killed")
+	require.Equal(t, 0, code, "an open chain is not a problem: %s", out)
+	require.Len(t, res.Reports, 1, out)
+	rep := res.Reports[0]
+	assert.Equal(t, audit.StatusOpen, rep.Status)
+	assert.False(t, rep.RunSpan)
+	assert.EqualValues(t, 4, rep.Last)
+	assert.Empty(t, rep.Problems)
+	assert.False(t, res.Complete, "an open chain is not complete")
+	assert.Equal(t, []int{1, 0, 0}, []int{res.OpenChains, res.CompleteChains, res.ProblemChains})
+
+	code, _, out = verifyRun(t, ctx, env, "run-killed", "-o", "table")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "open: run not ended, verified to 4")
+	assert.Contains(t, out, "0 of 1 chains complete; 1 open (no run end stored")
+	assert.NotContains(t, out, " complete\n", "the chain's status is not complete")
+
+	code, _, out = verifyRun(t, ctx, env, "run-killed", "--require-end", "-o", "json")
+	assert.Equal(t, exitProblems, code, "--require-end: an open chain fails: %s", out)
+
+	// Had the run ended (its span stored), the lost fifth decision is a
+	// missing position.
+	run.End()
+	spans := exp.GetSpans()
+	require.Len(t, spans, 6)
+	storeSpans(t, ctx, env, spans[5:])
+	code, res, out = verifyRun(t, ctx, env, "run-killed")
+	require.Equal(t, exitProblems, code, out)
+	require.Len(t, res.Reports, 1, out)
+	assert.Equal(t, audit.StatusProblems, res.Reports[0].Status)
+	assert.Equal(t, []audit.ChainProblem{{Kind: audit.ProblemMissing, Seq: 5, Last: 5,
+		Detail: "position 5 is not stored (decisions lost or deleted)"}}, res.Reports[0].Problems)
+	storeSpans(t, ctx, env, spans[4:5])
+	code, res, out = verifyRun(t, ctx, env, "run-killed")
+	require.Equal(t, 0, code, out)
+	assert.Equal(t, audit.StatusComplete, res.Reports[0].Status)
+	assert.True(t, res.Complete)
+}

@@ -93,6 +93,8 @@ func TestDemoStrict(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errw.String())
 	assert.Contains(t, out.String(), "ClickHouse: 1091 decisions in otel.gate_decisions")
 	assert.Contains(t, errw.String(), "demo: spool:")
+	assert.Contains(t, out.String(), "Verifiable trail: 38 of 38 runs' hash chains complete (1091 decisions",
+		"strict mode: each decision keeps the position it took before its tool ran")
 	rd, err := audit.Open(context.Background(), ch.ReaderDSN)
 	require.NoError(t, err)
 	defer rd.Close()

@@ -102,6 +102,11 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 		if err := verifyJaeger(ctx, o, sum, allKept, &rep, errw); err != nil {
 			return err
 		}
+		if allKept {
+			if err := verifyChains(ctx, o, start, sum, &rep, errw); err != nil {
+				return err
+			}
+		}
 	}
 	rep.print(out)
 	return nil
@@ -223,6 +228,64 @@ func verifyClickHouse(ctx context.Context, o options, since time.Time, s *replay
 		}
 	}
 	return nil
+}
+
+// verifyChains checks the verifiable trail the way `auditq verify` does
+// (audit.Store.Chains, audit.Verify): each replayed run is one hash chain,
+// and every chain with a decision since the replay started must be
+// complete — every position stored up to the length its run span recorded
+// at the run's end, each row hashing to its stored hash and linking to the
+// one before. It waits (up to --wait) for the run spans, which may reach
+// the store after the decisions, and fails naming the first chain that
+// stays open or has problems. Only when every decision is exported
+// (sampling all or decisions): a sample leaves positions missing.
+func verifyChains(ctx context.Context, o options, since time.Time, s *replay.Summary, rep *report, errw io.Writer) error {
+	store, err := audit.Open(ctx, o.dsn)
+	if err != nil {
+		return fmt.Errorf("verify chains: %w", err)
+	}
+	defer store.Close()
+	q := audit.ChainQuery{Since: since.Add(-time.Second)}
+	deadline := time.Now().Add(o.wait)
+	for i := 0; ; i++ {
+		began := time.Now()
+		chains, err := store.Chains(ctx, q)
+		if err != nil {
+			return fmt.Errorf("verify chains: %w", err)
+		}
+		reps := audit.Verify(chains)
+		took := time.Since(began)
+		complete, decisions := 0, uint64(0)
+		var first *audit.ChainReport
+		for j := range reps {
+			decisions += reps[j].Rows
+			if reps[j].Status == audit.StatusComplete {
+				complete++
+			} else if first == nil {
+				first = &reps[j]
+			}
+		}
+		if first == nil && len(reps) == len(s.Runs) {
+			rep.Chains, rep.ChainDecisions, rep.VerifyTime = len(reps), decisions, took
+			return nil
+		}
+		if time.Now().After(deadline) {
+			switch {
+			case first != nil:
+				return fmt.Errorf("verify chains: %d of %d chains complete; run %s: %s %+v", complete, len(reps), first.RunID, first, first.Problems)
+			default:
+				return fmt.Errorf("verify chains: %d chains with a decision since the replay started, the replay made %d runs", len(reps), len(s.Runs))
+			}
+		}
+		if i%5 == 0 {
+			fmt.Fprintf(errw, "demo: waiting for the run spans (chain ends): %d of %d chains complete\n", complete, len(s.Runs))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // verifyJaeger fetches the trace of the run with the most denials from

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -42,6 +44,42 @@ func TestDemoEndToEnd(t *testing.T) {
 	assert.Contains(t, o, "1091 tool calls from 38 recorded agent runs")
 	assert.Contains(t, o, "ClickHouse: 1091 decisions in otel.gate_decisions")
 	assert.Regexp(t, `http://\S+/api/traces/[0-9a-f]{32} \(\d+ spans`, o)
+	// The verifiable trail: each replayed run is one hash chain, complete
+	// to the length its run span recorded at the run's end.
+	assert.Contains(t, o, "Verifiable trail: 38 of 38 runs' hash chains complete (1091 decisions")
+	m := regexp.MustCompile(`verified in (\S+),`).FindStringSubmatch(o)
+	require.NotNil(t, m)
+	t.Logf("REPORT verify over the demo's 1091 decisions (38 chains, in process): %s", m[1])
+
+	// The same through the auditq binary, as `make demo` runs it: every
+	// chain complete (--require-end: none open), exit 0.
+	began := time.Now()
+	vout, err := exec.CommandContext(ctx, testenv.AuditqBinary(t), "verify", "--since", "1h", "--require-end",
+		"--dsn", ch.ReaderDSN, "-o", "json").Output()
+	took := time.Since(began)
+	require.NoError(t, err, "auditq verify: %s", vout)
+	var vres struct {
+		Complete       bool `json:"complete"`
+		Chains         int  `json:"chains"`
+		CompleteChains int  `json:"complete_chains"`
+		Reports        []struct {
+			RunID  string `json:"run_id"`
+			Rows   uint64 `json:"rows"`
+			Length uint64 `json:"length"`
+			Status string `json:"status"`
+		} `json:"reports"`
+	}
+	require.NoError(t, json.Unmarshal(vout, &vres))
+	assert.True(t, vres.Complete)
+	assert.Equal(t, 38, vres.CompleteChains)
+	var rows uint64
+	for _, r := range vres.Reports {
+		assert.Equal(t, audit.StatusComplete, r.Status, r.RunID)
+		assert.Equal(t, r.Rows, r.Length, "run %s: the run span recorded every position", r.RunID)
+		rows += r.Rows
+	}
+	assert.EqualValues(t, 1091, rows)
+	t.Logf("REPORT auditq verify (the binary, process start included) over the demo's 1091 decisions: %s", took.Round(time.Millisecond))
 
 	// Inputs are recorded (redacted): the audit shows what was denied.
 	rd, err := audit.Open(ctx, ch.ReaderDSN)
@@ -140,5 +178,6 @@ func TestDemoDenyOnly(t *testing.T) {
 	st, err := r.Stats(ctx, audit.StatsQuery{})
 	require.NoError(t, err)
 	assert.Equal(t, st.Total, st.TotalDenied, "deny-only stores no allowed call")
+	assert.NotContains(t, out.String(), "Verifiable trail", "a sample of the decisions leaves positions missing: not verified")
 	assert.Equal(t, m[1], strconv.FormatUint(st.TotalDenied, 10))
 }

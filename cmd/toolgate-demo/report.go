@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/gate"
@@ -25,6 +26,11 @@ type report struct {
 	StoredDecisions uint64
 	OnlyDenials     bool
 	JaegerSpans     int
+	// Chains is how many hash chains (one per run) verified complete,
+	// holding ChainDecisions decisions, in VerifyTime (0: not verified).
+	Chains         int
+	ChainDecisions uint64
+	VerifyTime     time.Duration
 }
 
 // ruleID finds the first "[rule.id]" a reason carries, as `auditq stats
@@ -115,6 +121,10 @@ func (r report) print(w io.Writer) {
 	case r.StoredDecisions > 0:
 		fmt.Fprintf(w, "\n  ClickHouse: %d decisions in %s.gate_decisions; counts by action, risk and tool match the replay\n", r.StoredDecisions, r.Database)
 	}
+	if r.Chains > 0 {
+		fmt.Fprintf(w, "  Verifiable trail: %d of %d runs' hash chains complete (%d decisions, every position to the run's recorded end; verified in %s, as `auditq verify`)\n",
+			r.Chains, len(s.Runs), r.ChainDecisions, r.VerifyTime.Round(time.Millisecond))
+	}
 	if run := s.MostDenied(); run != nil {
 		fmt.Fprintf(w, "  Jaeger: the run with the most denials is %s (%d of %d calls denied)\n", run.ID, run.Denied, run.Calls)
 		if r.JaegerSpans > 0 {
@@ -130,6 +140,7 @@ func (r report) print(w io.Writer) {
 		fmt.Fprintf(w, "    bin/auditq decisions --since 1h --action deny --limit 20\n")
 		fmt.Fprintf(w, "    bin/auditq trace %s --jaeger-url %s\n", run.TraceID, r.JaegerURL)
 		fmt.Fprintf(w, "    bin/auditq tail --action deny\n")
+		fmt.Fprintf(w, "    bin/auditq verify --since 1h\n")
 		fmt.Fprintf(w, "    make stop\n")
 	}
 }
