@@ -118,6 +118,16 @@ func (r *Run) sealSpan(span trace.Span, rec *gate.Record, named bool, toolName, 
 	return rec.Chain.Attributes(attrs)
 }
 
+// ChainEnd returns the attributes that close the run's hash chain:
+// gate.chain.id (string), gate.chain.length (int64, the positions taken)
+// and gate.chain.head (hex SHA-256 of the last position), or nil when no
+// decision of the run was chained. The run span records them at End; with
+// WithRunSpan(false), set them on your own agent span after End and before
+// ending that span (span.SetAttributes(run.ChainEnd()...)), or
+// `auditq verify` reports the run's chain open (its tail unchecked). Call
+// it after End: End records the run's last refused calls first.
+func (r *Run) ChainEnd() []attribute.KeyValue { return r.chainEnd() }
+
 // chainEnd is the run span's gate.chain.id, gate.chain.length and
 // gate.chain.head at End (nothing when no decision was chained).
 func (r *Run) chainEnd() []attribute.KeyValue {

@@ -30,10 +30,11 @@ import (
 //
 // Off: the executor starts no agent span and each call's span is a child
 // of whatever span its ctx carries (a trace of its own when none). Use it
-// when you already start your own invoke_agent span around the run. No
-// span then records the chain's length and head at End, so `auditq verify`
-// cannot find a lost tail of the run's chain (it reports the chain open);
-// to add attributes of your own, set them on the run span instead
+// when you already start your own invoke_agent span around the run. Then
+// set Run.ChainEnd's attributes on your span after End, or no span records
+// the chain's length and head and `auditq verify` cannot find a lost tail
+// of the run's chain (it reports the chain open); to add attributes of
+// your own, you may also set them on the run span instead
 // (trace.SpanFromContext(run.Context(ctx)), as replay does).
 func WithRunSpan(on bool) RunOption {
 	return func(r *Run) { r.state.span.off = !on }

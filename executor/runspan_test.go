@@ -238,3 +238,31 @@ func TestRunSpanConcurrentStart(t *testing.T) {
 		assert.Len(t, traces, 1, "one run span: every call in its trace")
 	}
 }
+
+// TestChainEndWithoutRunSpan: with WithRunSpan(false), Run.ChainEnd gives
+// the attributes that close the run's chain on the caller's own span: the
+// calls' chain id, the number of positions and the last one's hash.
+func TestChainEndWithoutRunSpan(t *testing.T) {
+	h := newHarness(t, executor.WithGates(gate.DenyTools("policy", "deploy")))
+	off := h.agent(t, executor.AgentAllow("bash", "deploy")).Run("r", executor.WithRunSpan(false))
+	assert.Nil(t, off.ChainEnd(), "no decision yet")
+	off.Execute(context.Background(), call("c1", "bash", `{"command":"ls"}`))
+	off.Execute(context.Background(), call("c2", "deploy", `{"command":"ls"}`))
+	off.End()
+	runs, calls := spansByName(h.spans.GetSpans())
+	assert.Empty(t, runs)
+	require.Len(t, calls, 2)
+	end := attrMap(off.ChainEnd())
+	require.Len(t, end, 3)
+	assert.EqualValues(t, 2, end[gate.AttrChainLength].AsInt64())
+	var last map[attribute.Key]attribute.Value
+	for _, c := range calls {
+		m := attrMap(c.Attributes)
+		assert.Equal(t, end[gate.AttrChainID].AsString(), m[gate.AttrChainID].AsString())
+		if m[gate.AttrChainSeq].AsInt64() == 2 {
+			last = m
+		}
+	}
+	require.NotNil(t, last)
+	assert.Equal(t, last[gate.AttrChainHash].AsString(), end[gate.AttrChainHead].AsString())
+}
