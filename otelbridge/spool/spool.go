@@ -35,6 +35,7 @@ type Spool struct {
 	lock    *os.File
 	ack     *os.File
 	segSize int64
+	enc     encoder
 
 	mu       sync.Mutex
 	first    uint64    // index of recs[0]
@@ -559,11 +560,7 @@ func (s *Spool) OnEnd(sp sdktrace.ReadOnlySpan) {
 		return
 	}
 	now := time.Now()
-	rs, err := toOTLP([]sdktrace.ReadOnlySpan{sp})
-	var data []byte
-	if err == nil {
-		data, err = encodeRecord(kindFinal, 1, now, rs)
-	}
+	data, rs, err := s.enc.final(sp, now)
 	var idx uint64
 	if err == nil {
 		idx, err = s.put(kindFinal, 1, now, data, keyOf(sp.SpanContext()), rs)
