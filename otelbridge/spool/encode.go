@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 	"time"
@@ -118,4 +119,59 @@ func (e *encoder) final(sp sdktrace.ReadOnlySpan, t time.Time) ([]byte, []*trace
 	r.Resource = resPB
 	finishRecord(buf, kindFinal, 1, t)
 	return buf, rs, nil
+}
+
+// decoder decodes records for the drainer. It reuses the resource message
+// of the previous record whose encoding is the same (one provider's spans
+// all carry one resource), so that it is neither decoded again nor compared
+// field by field when merged. Not safe for concurrent use.
+type decoder struct {
+	resMsg []byte // the encoded resource of resPB
+	resPB  *resourcepb.Resource
+}
+
+// decode is decodeSpans(rec) (rec's header checked).
+func (d *decoder) decode(rec []byte) ([]*tracepb.ResourceSpans, error) {
+	resMsg, rest, ok := splitResource(rec[headerLen:])
+	if ok && d.resPB != nil && bytes.Equal(resMsg, d.resMsg) {
+		r := &tracepb.ResourceSpans{}
+		if err := proto.Unmarshal(rest, r); err != nil {
+			return nil, fmt.Errorf("%w: %w", errBadRecord, err)
+		}
+		if r.Resource == nil { // else a second resource field to merge: decode it all
+			r.Resource = d.resPB
+			return []*tracepb.ResourceSpans{r}, nil
+		}
+	}
+	rs, err := decodeSpans(rec)
+	if err != nil {
+		return nil, err
+	}
+	if ok && len(rs) == 1 && rs[0].Resource != nil {
+		d.resMsg, d.resPB = append(d.resMsg[:0], resMsg...), rs[0].Resource
+	}
+	return rs, nil
+}
+
+// splitResource splits the encoding of a TracesData of one ResourceSpans
+// whose first field is its resource into the resource's encoding and the
+// ResourceSpans' other fields; ok false for any other encoding.
+func splitResource(td []byte) (res, rest []byte, ok bool) {
+	num, typ, n := protowire.ConsumeTag(td)
+	if n < 0 || num != 1 || typ != protowire.BytesType {
+		return nil, nil, false
+	}
+	rs, m := protowire.ConsumeBytes(td[n:])
+	if m < 0 || n+m != len(td) {
+		return nil, nil, false
+	}
+	num, typ, n = protowire.ConsumeTag(rs)
+	if n < 0 || num != 1 || typ != protowire.BytesType {
+		return nil, nil, false
+	}
+	res, m = protowire.ConsumeBytes(rs[n:])
+	if m < 0 {
+		return nil, nil, false
+	}
+	return res, rs[n+m:], true
 }
