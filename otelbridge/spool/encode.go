@@ -88,6 +88,11 @@ func (e *encoder) scope(sc instrumentation.Scope, pb *commonpb.InstrumentationSc
 // its OTLP form (for the drainer's cache). The record is byte for byte
 // what encodeRecord makes of the OTLP form.
 func (e *encoder) final(sp sdktrace.ReadOnlySpan, t time.Time) ([]byte, []*tracepb.ResourceSpans, error) {
+	return e.record(kindFinal, sp, t)
+}
+
+// record encodes sp as a record of kind appended at t; see final.
+func (e *encoder) record(kind byte, sp sdktrace.ReadOnlySpan, t time.Time) ([]byte, []*tracepb.ResourceSpans, error) {
 	resPB, schema, resField, err := e.resource(sp)
 	if err != nil {
 		return nil, nil, err
@@ -117,7 +122,7 @@ func (e *encoder) final(sp sdktrace.ReadOnlySpan, t time.Time) ([]byte, []*trace
 		return nil, nil, fmt.Errorf("spool: encode record: %w", err)
 	}
 	r.Resource = resPB
-	finishRecord(buf, kindFinal, 1, t)
+	finishRecord(buf, kind, 1, t)
 	return buf, rs, nil
 }
 

@@ -38,27 +38,32 @@ func genAttrs(t *rapid.T, label string) []attribute.KeyValue {
 	return out
 }
 
-// TestPropertyEncoderFinal: the encoder's record of a span (resource and
-// scope converted once and shared) is byte for byte the record of the
-// otlptrace exporter's transform of the whole span, over random spans of
-// a few resources and scopes, encoded concurrently; a span whose encoding
-// fails (invalid UTF-8) fails alike both ways.
+// TestPropertyEncoderFinal: the encoder's record of a span, final or
+// pending (resource and scope converted once and shared), is byte for
+// byte the record of the otlptrace exporter's transform of the whole
+// span, over random spans of a few resources and scopes, encoded
+// concurrently; a span whose encoding fails (invalid UTF-8) fails alike
+// both ways.
 func TestPropertyEncoderFinal(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		spans := genSpans(t)
 		var e encoder
 		now := time.Unix(0, rapid.Int64().Draw(t, "now"))
+		kinds := make([]byte, len(spans))
+		for i := range kinds {
+			kinds[i] = rapid.SampledFrom([]byte{kindFinal, kindPending}).Draw(t, "kind")
+		}
 		got := make([][]byte, len(spans))
 		errs := make([]error, len(spans))
 		var wg sync.WaitGroup
 		for i, sp := range spans {
-			wg.Go(func() { got[i], _, errs[i] = e.final(sp, now) })
+			wg.Go(func() { got[i], _, errs[i] = e.record(kinds[i], sp, now) })
 		}
 		wg.Wait()
 		for i, sp := range spans {
 			rs, err := toOTLP([]sdktrace.ReadOnlySpan{sp})
 			require.NoError(t, err)
-			want, err := encodeRecord(kindFinal, 1, now, rs)
+			want, err := encodeRecord(kinds[i], 1, now, rs)
 			if err != nil {
 				require.Error(t, errs[i], "span %d", i)
 				continue

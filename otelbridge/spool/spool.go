@@ -603,11 +603,7 @@ func (s *Spool) Commit(ctx context.Context, span trace.Span) error {
 		return fmt.Errorf("%w (got %T, recording %v): use a span of the SDK TracerProvider the spool is on", ErrNotRecording, span, span != nil && span.IsRecording())
 	}
 	now := time.Now()
-	rs, err := toOTLP([]sdktrace.ReadOnlySpan{snapshot{ReadOnlySpan: ro, end: now}})
-	if err != nil {
-		return err
-	}
-	data, err := encodeRecord(kindPending, 1, now, rs)
+	data, _, err := s.enc.record(kindPending, snapshot{ReadOnlySpan: ro, end: now}, now)
 	if err != nil {
 		return err
 	}
