@@ -7,6 +7,7 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/toolgate/toolgate/otelbridge/spool"
@@ -58,7 +59,18 @@ func batchBaseline(b *testing.B, spans []sdktrace.ReadOnlySpan, parallel bool) f
 // to a discarding client meanwhile), and reports it as a ratio to the
 // BatchProcessor's OnEnd (x-batch), measured in the same run.
 func BenchmarkSpoolOnEnd(b *testing.B) {
-	spans := benchSpans()
+	// The spans carry the resource Setup makes (service, SDK, host,
+	// process: 9 attributes), as in a real agent.
+	res, err := newResource(context.Background(), Config{ServiceName: "bench"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var spans []sdktrace.ReadOnlySpan
+	for _, sp := range benchSpans() {
+		stub := tracetest.SpanStubFromReadOnlySpan(sp)
+		stub.Resource = res
+		spans = append(spans, stub.Snapshot())
+	}
 	for _, tt := range []struct {
 		name     string
 		sync     spool.SyncPolicy

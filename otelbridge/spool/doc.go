@@ -10,7 +10,9 @@
 //     disk (fsynced; concurrent appends share one fsync), under
 //     [SyncInterval] written to the operating system at once (a SIGKILL of
 //     the process loses nothing) and fsynced every SyncInterval (a power
-//     loss loses at most that interval).
+//     loss loses at most that interval). Spans ending concurrently share
+//     one write(): one caller appends the records of all that are waiting,
+//     and each returns once its own is written.
 //   - The drainer never gives up on a record the spool holds: it retries
 //     with a capped backoff (100 ms doubling to 500 ms by default) until the
 //     upload succeeds or the spool shuts down; Shutdown leaves what it

@@ -121,7 +121,7 @@ func (s *Spool) nextBatch(singleUntil uint64) *batch {
 			_, err = decodeHeader(rec)
 		}
 		if err == nil {
-			rs, err = decodeSpans(rec)
+			rs, err = s.dec.decode(rec)
 		}
 		if err != nil {
 			s.mu.Lock()

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -19,10 +21,14 @@ import (
 
 const envChildDir, envChildSync, envChildRound = "SPOOL_TEST_CHILD_DIR", "SPOOL_TEST_CHILD_SYNC", "SPOOL_TEST_CHILD_ROUND"
 
+// envChildWorkers is the number of goroutines spooling in the child (1
+// when unset): concurrent OnEnd calls share a write.
+const envChildWorkers = "SPOOL_TEST_CHILD_WORKERS"
+
 // TestChildProcess is the process TestSIGKILL kills: it spools spans as
-// fast as it can, the collector down, and prints each span's name once
-// OnEnd (or Commit) returned; every 4th call is committed and left
-// running.
+// fast as it can on $SPOOL_TEST_CHILD_WORKERS goroutines, the collector
+// down, and prints each span's name once OnEnd (or Commit) returned; every
+// 4th call is committed and left running.
 func TestChildProcess(t *testing.T) {
 	dir := os.Getenv(envChildDir)
 	if dir == "" {
@@ -35,20 +41,33 @@ func TestChildProcess(t *testing.T) {
 		cfg.Sync = spool.SyncAlways
 	}
 	r := open(t, cfg, c)
+	workers, _ := strconv.Atoi(os.Getenv(envChildWorkers))
+	workers = max(workers, 1)
+	var mu sync.Mutex
 	w := bufio.NewWriter(os.Stdout)
 	pre := os.Getenv(envChildRound)
-	for i := 0; ; i++ {
-		if i%4 == 3 {
-			_, s := r.tr.Start(context.Background(), fmt.Sprint(pre, "c", i))
-			s.SetAttributes(attribute.String("gate.action", "allow"))
-			require.NoError(t, r.sp.Commit(context.Background(), s))
-			fmt.Fprintf(w, "%sc%d\n", pre, i)
-		} else {
-			r.end(fmt.Sprint(pre, "f", i))
-			fmt.Fprintf(w, "%sf%d\n", pre, i)
-		}
-		_ = w.Flush()
+	for g := range workers {
+		go func() {
+			for i := g; ; i += workers {
+				name := fmt.Sprint(pre, "f", i)
+				if i%4 == 3 {
+					name = fmt.Sprint(pre, "c", i)
+					_, s := r.tr.Start(context.Background(), name)
+					s.SetAttributes(attribute.String("gate.action", "allow"))
+					if err := r.sp.Commit(context.Background(), s); err != nil {
+						panic(err)
+					}
+				} else {
+					r.end(name)
+				}
+				mu.Lock()
+				fmt.Fprintln(w, name)
+				_ = w.Flush()
+				mu.Unlock()
+			}
+		}()
 	}
+	select {}
 }
 
 // TestSIGKILL kills a spooling process mid-stream (SIGKILL, no shutdown)
@@ -59,12 +78,16 @@ func TestSIGKILL(t *testing.T) {
 	if os.Getenv(envChildDir) != "" {
 		t.Skip("in the child")
 	}
-	for _, sync := range []string{"interval", "always"} {
-		t.Run(sync, func(t *testing.T) {
+	for _, tt := range []struct {
+		sync    string
+		workers int
+	}{{"interval", 1}, {"always", 1}, {"interval", 4}, {"always", 4}} {
+		t.Run(fmt.Sprintf("%s-%d", tt.sync, tt.workers), func(t *testing.T) {
 			dir := t.TempDir()
 			for round := range 3 {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
-				cmd.Env = append(os.Environ(), envChildDir+"="+dir, envChildSync+"="+sync, fmt.Sprintf("%s=r%d", envChildRound, round))
+				cmd.Env = append(os.Environ(), envChildDir+"="+dir, envChildSync+"="+tt.sync, fmt.Sprintf("%s=r%d", envChildRound, round),
+					fmt.Sprintf("%s=%d", envChildWorkers, tt.workers))
 				out, err := cmd.StdoutPipe()
 				require.NoError(t, err)
 				require.NoError(t, cmd.Start())
@@ -96,14 +119,14 @@ func TestSIGKILL(t *testing.T) {
 						assert.True(t, final, "%s final", n)
 					}
 				}
-				for n, ss := range got { // only what the child started: at most one line it had not printed yet
+				for n, ss := range got { // only what the child started: at most one line per worker it had not printed yet
 					for _, s := range ss {
 						_, intr := attr(s, spool.AttrInterrupted)
 						_, final := attr(s, "phase")
 						assert.True(t, intr || final, "%s: a pending snapshot uploaded", n)
 					}
 				}
-				assert.LessOrEqual(t, len(got), len(done)+1)
+				assert.LessOrEqual(t, len(got), len(done)+tt.workers)
 				st := r.sp.Stats()
 				assert.Zero(t, st.Lost())
 				t.Logf("round %d: %d spans sent after SIGKILL, %d interrupted calls, %d torn", round, len(got), st.Interrupted, st.TornRecovered)

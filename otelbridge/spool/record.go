@@ -49,15 +49,21 @@ type header struct {
 func encodeRecord(kind byte, spans int, t time.Time, rs []*tracepb.ResourceSpans) ([]byte, error) {
 	td := &tracepb.TracesData{ResourceSpans: rs}
 	buf := make([]byte, headerLen, headerLen+proto.Size(td))
-	buf[0] = kind
-	binary.BigEndian.PutUint32(buf[1:], uint32(spans))
-	binary.BigEndian.PutUint64(buf[5:], uint64(t.UnixNano()))
-	buf, err := proto.MarshalOptions{}.MarshalAppend(buf, td)
+	// The sizes are cached by proto.Size just above.
+	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, td)
 	if err != nil {
 		return nil, fmt.Errorf("spool: encode record: %w", err)
 	}
-	binary.BigEndian.PutUint32(buf[13:], checksum(buf))
+	finishRecord(buf, kind, spans, t)
 	return buf, nil
+}
+
+// finishRecord fills in the header of rec, whose TracesData follows it.
+func finishRecord(rec []byte, kind byte, spans int, t time.Time) {
+	rec[0] = kind
+	binary.BigEndian.PutUint32(rec[1:], uint32(spans))
+	binary.BigEndian.PutUint64(rec[5:], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint32(rec[13:], checksum(rec))
 }
 
 func checksum(rec []byte) uint32 {
@@ -160,14 +166,14 @@ func interrupt(rs []*tracepb.ResourceSpans) {
 func merge(a, b []*tracepb.ResourceSpans) []*tracepb.ResourceSpans {
 	for _, r := range b {
 		n := len(a)
-		if n == 0 || a[n-1].GetSchemaUrl() != r.GetSchemaUrl() || !proto.Equal(a[n-1].GetResource(), r.GetResource()) {
+		if n == 0 || a[n-1].GetSchemaUrl() != r.GetSchemaUrl() || !sameMessage(a[n-1].GetResource(), r.GetResource()) {
 			a = append(a, &tracepb.ResourceSpans{Resource: r.GetResource(), SchemaUrl: r.GetSchemaUrl()})
 			n++
 		}
 		last := a[n-1]
 		for _, ss := range r.GetScopeSpans() {
 			if m := len(last.ScopeSpans); m > 0 && last.ScopeSpans[m-1].GetSchemaUrl() == ss.GetSchemaUrl() &&
-				proto.Equal(last.ScopeSpans[m-1].GetScope(), ss.GetScope()) {
+				sameMessage(last.ScopeSpans[m-1].GetScope(), ss.GetScope()) {
 				last.ScopeSpans[m-1].Spans = append(last.ScopeSpans[m-1].Spans, ss.GetSpans()...)
 				continue
 			}
@@ -176,4 +182,13 @@ func merge(a, b []*tracepb.ResourceSpans) []*tracepb.ResourceSpans {
 		}
 	}
 	return a
+}
+
+// sameMessage is proto.Equal, quick for one message (the encoder shares a
+// resource's and a scope's message between its spans).
+func sameMessage[M interface {
+	comparable
+	proto.Message
+}](a, b M) bool {
+	return a == b || proto.Equal(a, b)
 }

@@ -35,6 +35,9 @@ type Spool struct {
 	lock    *os.File
 	ack     *os.File
 	segSize int64
+	enc     encoder
+	dec     decoder // the drainer's
+	group   group   // final records waiting to be written together
 
 	mu       sync.Mutex
 	first    uint64    // index of recs[0]
@@ -316,7 +319,14 @@ func (s *Spool) writeLocked(kind byte, spans int, t int64, data []byte) (uint64,
 	if err := s.log.Write(idx, data); err != nil {
 		return 0, fmt.Errorf("spool: write to %s: %w", s.cfg.Dir, err)
 	}
-	m := recMeta{size: entrySize(len(data)), t: t, spans: int32(spans), state: stUnsent}
+	s.recordLocked(idx, kind, spans, t, len(data))
+	return idx, nil
+}
+
+// recordLocked adds record idx, of n bytes, just written to the log, to
+// the state.
+func (s *Spool) recordLocked(idx uint64, kind byte, spans int, t int64, n int) {
+	m := recMeta{size: entrySize(n), t: t, spans: int32(spans), state: stUnsent}
 	// Mirror tidwall/wal's segment cycling (writeBatch): a full tail is
 	// closed before the write, or right after it when the write fills it.
 	if s.tailFill > s.segSize {
@@ -337,7 +347,6 @@ func (s *Spool) writeLocked(kind byte, spans int, t int64, data []byte) (uint64,
 	s.live += m.size
 	s.disk += m.size
 	s.written.Store(idx)
-	return idx, nil
 }
 
 // put appends a record under the budget. A final whose span has a pending
@@ -559,14 +568,10 @@ func (s *Spool) OnEnd(sp sdktrace.ReadOnlySpan) {
 		return
 	}
 	now := time.Now()
-	rs, err := toOTLP([]sdktrace.ReadOnlySpan{sp})
-	var data []byte
-	if err == nil {
-		data, err = encodeRecord(kindFinal, 1, now, rs)
-	}
+	data, rs, err := s.enc.final(sp, now)
 	var idx uint64
 	if err == nil {
-		idx, err = s.put(kindFinal, 1, now, data, keyOf(sp.SpanContext()), rs)
+		idx, err = s.appendFinal(&final{data: data, rs: rs, key: keyOf(sp.SpanContext()), t: now})
 	}
 	if err == nil && s.cfg.Sync == SyncAlways {
 		err = s.syncTo(idx)
@@ -598,11 +603,7 @@ func (s *Spool) Commit(ctx context.Context, span trace.Span) error {
 		return fmt.Errorf("%w (got %T, recording %v): use a span of the SDK TracerProvider the spool is on", ErrNotRecording, span, span != nil && span.IsRecording())
 	}
 	now := time.Now()
-	rs, err := toOTLP([]sdktrace.ReadOnlySpan{snapshot{ReadOnlySpan: ro, end: now}})
-	if err != nil {
-		return err
-	}
-	data, err := encodeRecord(kindPending, 1, now, rs)
+	data, _, err := s.enc.record(kindPending, snapshot{ReadOnlySpan: ro, end: now}, now)
 	if err != nil {
 		return err
 	}
