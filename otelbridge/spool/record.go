@@ -48,6 +48,7 @@ type header struct {
 // encodeRecord makes a record of the resource spans.
 func encodeRecord(kind byte, spans int, t time.Time, rs []*tracepb.ResourceSpans) ([]byte, error) {
 	td := &tracepb.TracesData{ResourceSpans: rs}
+	fitRecord(td)
 	buf := make([]byte, headerLen, headerLen+proto.Size(td))
 	buf[0] = kind
 	binary.BigEndian.PutUint32(buf[1:], uint32(spans))

@@ -1,0 +1,122 @@
+package spool_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/toolgate/toolgate/otelbridge/spool"
+)
+
+// sizeClient refuses, as grpc-go's server does a message over its limit,
+// every request holding a span named "big" (ResourceExhausted, no
+// RetryInfo); with retryInfo it refuses the first such request with
+// RetryInfo (a collector asking to come back later) and then takes it.
+type sizeClient struct {
+	memClient
+	retryInfo bool
+	refused   atomic.Int64
+}
+
+func (c *sizeClient) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
+	for _, r := range rs {
+		for _, ss := range r.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				if s.GetName() != "big" {
+					continue
+				}
+				if !c.retryInfo {
+					return status.Error(codes.ResourceExhausted, "grpc: received message larger than max")
+				}
+				if c.refused.Add(1) == 1 {
+					st, err := status.New(codes.ResourceExhausted, "memory limit").
+						WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(10 * time.Millisecond)})
+					if err != nil {
+						return err
+					}
+					return st.Err()
+				}
+			}
+		}
+	}
+	return c.memClient.UploadTraces(ctx, rs)
+}
+
+// TestRedTeamTooLargeForCollector (red team): a record the collector
+// refuses as too large (ResourceExhausted without RetryInfo) must not
+// stall the drainer forever: it is dropped and counted, the records
+// behind it delivered. ResourceExhausted with RetryInfo is retried.
+func TestRedTeamTooLargeForCollector(t *testing.T) {
+	for _, retryInfo := range []bool{false, true} {
+		t.Run(fmt.Sprint("retryInfo=", retryInfo), func(t *testing.T) {
+			c := &sizeClient{retryInfo: retryInfo}
+			c.down.Store(true)
+			sp, err := spool.Open(context.Background(), spool.Config{Dir: t.TempDir()}, c)
+			require.NoError(t, err)
+			r := &rig{sp: sp}
+			r.tp, r.tr = newTP(sp)
+			for i := range 6 {
+				r.end(fmt.Sprint("ok-", i))
+				if i == 2 {
+					r.end("big")
+				}
+			}
+			c.down.Store(false)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			require.NoError(t, r.tp.Shutdown(ctx))
+			got := c.names()
+			st := sp.Stats()
+			if retryInfo {
+				assert.Contains(t, got, "big")
+				assert.Zero(t, st.Dropped)
+				assert.Equal(t, int64(7), st.Sent)
+			} else {
+				assert.NotContains(t, got, "big")
+				assert.Equal(t, int64(1), st.Dropped)
+				assert.Equal(t, int64(6), st.Sent)
+			}
+			assert.Len(t, got, 6+map[bool]int{true: 1}[retryInfo])
+		})
+	}
+}
+
+// TestRedTeamHugeSpanIsCut (red team): a span whose attributes exceed the
+// record bound is spooled with its large non-decision values cut and
+// marked, its gate.* attributes whole, and delivered.
+func TestRedTeamHugeSpanIsCut(t *testing.T) {
+	c := &memClient{}
+	r := open(t, spool.Config{Dir: t.TempDir()}, c)
+	huge := strings.Repeat("é", 3<<20) // 6 MiB, two-byte runes
+	reason := strings.Repeat("r", 3000)
+	_, s := r.tr.Start(context.Background(), "huge")
+	s.SetAttributes(attribute.String("gen_ai.tool.call.result", huge), attribute.String("gate.reason", reason),
+		attribute.StringSlice("list", []string{huge, "short"}))
+	s.AddEvent("ev", trace.WithAttributes(attribute.String("payload", huge)))
+	s.End()
+	require.NoError(t, r.tp.Shutdown(context.Background()))
+	spans := c.byName()["huge"]
+	require.Len(t, spans, 1)
+	res, _ := attr(spans[0], "gen_ai.tool.call.result")
+	assert.Less(t, len(res), 100<<10)
+	assert.Contains(t, res, "bytes cut by the spool")
+	assert.True(t, strings.HasPrefix(res, "éé") && strings.HasSuffix(res, "éé"))
+	got, _ := attr(spans[0], "gate.reason")
+	assert.Equal(t, reason, got)
+	cut, ok := attr(spans[0], spool.AttrCutBytes)
+	assert.True(t, ok, "the cut is marked: %s", cut)
+	assert.Zero(t, r.sp.Stats().Lost())
+}
