@@ -120,3 +120,36 @@ func TestRedTeamHugeSpanIsCut(t *testing.T) {
 	assert.True(t, ok, "the cut is marked: %s", cut)
 	assert.Zero(t, r.sp.Stats().Lost())
 }
+
+// TestRedTeamDropOldestKeepsRunningCalls (red team): under the default
+// budget policy (DropOldest) with the collector down, a flood of spans
+// (a model making many quick calls) while one committed call's tool runs
+// must not drop that call's write-ahead record: if the process then dies,
+// the call — whose tool ran — would be missing from the audit. Pending
+// records are pinned; the flood's oldest finished spans are dropped
+// instead (counted).
+func TestRedTeamDropOldestKeepsRunningCalls(t *testing.T) {
+	dir := t.TempDir()
+	c := &memClient{}
+	c.down.Store(true)
+	cfg := spool.Config{Dir: dir, MaxBytes: 64 << 10} // DropOldest
+	r := open(t, cfg, c)
+	_, long := r.tr.Start(context.Background(), "long")
+	long.SetAttributes(attribute.String("gate.action", "allow"))
+	require.NoError(t, r.sp.Commit(context.Background(), long))
+	for i := range 3000 {
+		r.end(fmt.Sprint("flood-", i))
+	}
+	st := r.sp.Stats()
+	require.Positive(t, st.Dropped, "the budget was exhausted")
+	assert.Equal(t, int64(1), st.Pending, "the running call's record is kept")
+	r.sp.Abandon() // SIGKILL while the tool runs
+
+	c.down.Store(false)
+	r2 := open(t, cfg, c)
+	require.NoError(t, r2.tp.Shutdown(context.Background()))
+	got := c.byName()["long"]
+	require.Len(t, got, 1, "the call whose tool ran is reported, interrupted")
+	v, _ := attr(got[0], spool.AttrInterrupted)
+	assert.Equal(t, "true", v)
+}

@@ -393,12 +393,9 @@ func (s *Spool) admitLocked(size int64) error {
 		case stUnsent:
 			s.unsent -= int64(m.spans)
 			delete(s.cache, s.first+uint64(i))
-		case stPending:
-			k := s.pendIdx[s.first+uint64(i)]
-			delete(s.pending, k)
-			delete(s.pendIdx, s.first+uint64(i))
-			s.npending.Store(int64(len(s.pending)))
 		default:
+			// A pending record is never dropped: its tool is running, and
+			// if the process dies it is the only record of the call.
 			continue
 		}
 		m.state = stDropped
@@ -407,6 +404,9 @@ func (s *Spool) admitLocked(size int64) error {
 	}
 	s.advanceCursorLocked()
 	s.truncateLocked()
+	if s.live+size > s.cfg.MaxBytes {
+		return fmt.Errorf("%w: the budget (%d bytes) is held by the write-ahead records of %d running calls: raise MaxBytes", ErrFull, s.cfg.MaxBytes, len(s.pending))
+	}
 	return nil
 }
 
