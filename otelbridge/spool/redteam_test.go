@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -152,4 +153,43 @@ func TestRedTeamDropOldestKeepsRunningCalls(t *testing.T) {
 	require.Len(t, got, 1, "the call whose tool ran is reported, interrupted")
 	v, _ := attr(got[0], spool.AttrInterrupted)
 	assert.Equal(t, "true", v)
+}
+
+// lateSpan is a span that ended while a Commit of it was under way: the
+// Commit's checks passed (it was recording), its record is written after
+// the span's final record.
+type lateSpan struct{ sdktrace.ReadWriteSpan }
+
+func (lateSpan) IsRecording() bool { return true }
+
+// TestRedTeamCommitLandingAfterTheFinal (red team): strict mode runs
+// Commit on its own goroutine and, when the call's context ends first,
+// denies the call and ends its span — while the Commit may still write
+// its pending record, after the span's final one. That stale pending
+// record must not stay unresolved: it would pin the log for the life of
+// the process and, after a restart, be uploaded as an "interrupted" call
+// with the allow decision — a tool that never ran reported as running.
+func TestRedTeamCommitLandingAfterTheFinal(t *testing.T) {
+	dir := t.TempDir()
+	c := &memClient{}
+	cfg := spool.Config{Dir: dir}
+	r := open(t, cfg, c)
+	_, s := r.tr.Start(context.Background(), "denied-late")
+	s.SetAttributes(attribute.String("gate.action", "allow"))
+	rw := s.(sdktrace.ReadWriteSpan)
+	s.SetAttributes(attribute.String("gate.action", "deny"))
+	s.End() // the executor gave up: the denial is final
+	_ = r.sp.Commit(context.Background(), lateSpan{rw})
+	require.NoError(t, r.sp.ForceFlush(context.Background()))
+	assert.Zero(t, r.sp.Stats().Pending, "no unresolved write-ahead record for an ended span")
+	r.sp.Abandon()
+
+	r2 := open(t, cfg, c)
+	require.NoError(t, r2.tp.Shutdown(context.Background()))
+	got := c.byName()["denied-late"]
+	require.NotEmpty(t, got)
+	for _, g := range got {
+		_, interrupted := attr(g, spool.AttrInterrupted)
+		assert.False(t, interrupted, "never reported as an interrupted call")
+	}
 }

@@ -613,6 +613,21 @@ func (s *Spool) Commit(ctx context.Context, span trace.Span) error {
 		}
 		return fmt.Errorf("spool: commit: %w", err)
 	}
+	if !ro.EndTime().IsZero() {
+		// The span ended while this Commit ran (its caller gave up and
+		// ended it): its final record may be in the log before this one,
+		// which would then stay pending and be uploaded as an interrupted
+		// call by the next Open. Append the final again after it: that
+		// resolves it, now and at the next Open (the store keeps one copy).
+		if frs, ferr := toOTLP([]sdktrace.ReadOnlySpan{ro}); ferr == nil {
+			if fdata, ferr := encodeRecord(kindFinal, 1, now, frs); ferr == nil {
+				if _, ferr := s.put(kindFinal, 1, now, fdata, keyOf(ro.SpanContext()), frs); ferr == nil {
+					s.notify()
+				}
+			}
+		}
+		return fmt.Errorf("%w: the span ended before its write-ahead record was written", ErrNotRecording)
+	}
 	if err := s.syncTo(idx); err != nil {
 		return fmt.Errorf("spool: commit: %w", err)
 	}
