@@ -14,6 +14,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/toolgate/toolgate/otelbridge/internal/otlpsafe"
 )
 
 // Record kinds.
@@ -53,7 +55,13 @@ func encodeRecord(kind byte, spans int, t time.Time, rs []*tracepb.ResourceSpans
 	buf[0] = kind
 	binary.BigEndian.PutUint32(buf[1:], uint32(spans))
 	binary.BigEndian.PutUint64(buf[5:], uint64(t.UnixNano()))
-	buf, err := proto.MarshalOptions{}.MarshalAppend(buf, td)
+	out, err := proto.MarshalOptions{}.MarshalAppend(buf, td)
+	if err != nil && otlpsafe.Sanitize(rs) {
+		// A span of another instrumentation with invalid UTF-8 (the
+		// executor's are valid): escaped, not refused.
+		out, err = proto.MarshalOptions{}.MarshalAppend(buf, td)
+	}
+	buf = out
 	if err != nil {
 		return nil, fmt.Errorf("spool: encode record: %w", err)
 	}
