@@ -23,10 +23,22 @@ import (
 // ResourceExhausted on every attempt. The spool must neither retry it
 // forever (stalling every later decision behind it) nor lose the
 // decision: it is delivered with its large values cut, or counted.
+//
+// Spool off, the same span failed its whole export batch (the decisions
+// around it lost): it is cut the same way.
 func TestSpoolOversizedSpanDoesNotStallDrainer(t *testing.T) {
+	for _, spooled := range []bool{true, false} {
+		t.Run(fmt.Sprint("spool=", spooled), func(t *testing.T) { oversizedSpan(t, spooled) })
+	}
+}
+
+func oversizedSpan(t *testing.T, spooled bool) {
 	r := startReceiver(t) // grpc.NewServer(): MaxRecvMsgSize 4 MiB, as the collector
-	p, err := Setup(context.Background(), Config{Endpoint: r.addr, Insecure: true,
-		Spool: spool.Config{Dir: t.TempDir()}, SkipCheck: true})
+	cfg := Config{Endpoint: r.addr, Insecure: true, SkipCheck: true, Batch: BatchConfig{BatchTimeout: time.Hour}}
+	if spooled {
+		cfg.Spool = spool.Config{Dir: t.TempDir()}
+	}
+	p, err := Setup(context.Background(), cfg)
 	require.NoError(t, err)
 	tr := p.Tracer("t")
 	decide(tr, "before", 20)

@@ -113,7 +113,7 @@ func TestRedTeamHugeSpanIsCut(t *testing.T) {
 	require.Len(t, spans, 1)
 	res, _ := attr(spans[0], "gen_ai.tool.call.result")
 	assert.Less(t, len(res), 100<<10)
-	assert.Contains(t, res, "bytes cut by the spool")
+	assert.Contains(t, res, "bytes cut for export")
 	assert.True(t, strings.HasPrefix(res, "éé") && strings.HasSuffix(res, "éé"))
 	got, _ := attr(spans[0], "gate.reason")
 	assert.Equal(t, reason, got)

@@ -81,11 +81,24 @@ func (f *fixer) value(v *commonpb.AnyValue) {
 	}
 }
 
-// Client is an otlptrace.Client that sanitizes what it uploads.
+// Client is an otlptrace.Client that sanitizes what it uploads and keeps
+// each request under MaxRequestBytes: a batch larger than the receiver
+// takes is refused whole (ResourceExhausted, which the OTLP exporter does
+// not retry), every decision in it lost.
 type Client struct{ otlptrace.Client }
 
-// UploadTraces sanitizes rs (Sanitize) and uploads it.
+// UploadTraces sanitizes rs (Sanitize) and uploads it in requests of at
+// most MaxRequestBytes (Split), one after the other; it returns the first
+// error (the requests before it were delivered).
 func (c Client) UploadTraces(ctx context.Context, rs []*tracepb.ResourceSpans) error {
 	Sanitize(rs)
-	return c.Client.UploadTraces(ctx, rs)
+	for _, req := range Split(rs, MaxRequestBytes) {
+		if len(req) == 1 && len(req[0].ScopeSpans) == 1 && len(req[0].ScopeSpans[0].Spans) == 1 {
+			Fit(&tracepb.TracesData{ResourceSpans: req}, MaxRequestBytes) // one span larger than a request
+		}
+		if err := c.Client.UploadTraces(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package otlpsafe_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -10,6 +12,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+	"pgregory.net/rapid"
 
 	"github.com/toolgate/toolgate/otelbridge/internal/otlpsafe"
 )
@@ -52,5 +55,50 @@ func FuzzSanitize(f *testing.F) {
 		if s == "\xff" {
 			assert.Equal(t, `\xff`, rs[0].ScopeSpans[0].Spans[0].Name)
 		}
+	})
+}
+
+// TestSplitKeepsEverySpanOnce: whatever the sizes, Split's requests hold
+// every span once, in order, under its resource and scope, each request
+// within max unless it is one span.
+func TestSplitKeepsEverySpanOnce(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var rs []*tracepb.ResourceSpans
+		type where struct{ res, scope string }
+		home := map[string]where{}
+		var order []string
+		for ri := range rapid.IntRange(1, 3).Draw(t, "resources") {
+			r := &tracepb.ResourceSpans{Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{{Key: "r", Value: str(fmt.Sprint(ri))}}}}
+			for si := range rapid.IntRange(1, 3).Draw(t, "scopes") {
+				ss := &tracepb.ScopeSpans{Scope: &commonpb.InstrumentationScope{Name: fmt.Sprint(ri, "/", si)}}
+				for range rapid.IntRange(0, 20).Draw(t, "spans") {
+					name := fmt.Sprint(len(order))
+					ss.Spans = append(ss.Spans, &tracepb.Span{Name: name,
+						Attributes: []*commonpb.KeyValue{{Key: "v", Value: str(strings.Repeat("x", rapid.IntRange(0, 3000).Draw(t, "size")))}}})
+					home[name] = where{fmt.Sprint(ri), ss.Scope.Name}
+					order = append(order, name)
+				}
+				r.ScopeSpans = append(r.ScopeSpans, ss)
+			}
+			rs = append(rs, r)
+		}
+		max := rapid.IntRange(500, 20000).Draw(t, "max")
+		var got []string
+		for _, req := range otlpsafe.Split(rs, max) {
+			n := 0
+			for _, r := range req {
+				for _, ss := range r.ScopeSpans {
+					for _, s := range ss.Spans {
+						n++
+						got = append(got, s.Name)
+						assert.Equal(t, home[s.Name], where{r.Resource.Attributes[0].Value.GetStringValue(), ss.Scope.Name})
+					}
+				}
+			}
+			if n > 1 {
+				assert.LessOrEqual(t, proto.Size(&tracepb.TracesData{ResourceSpans: req}), max)
+			}
+		}
+		assert.Equal(t, order, got)
 	})
 }
