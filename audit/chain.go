@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
 	"github.com/toolgate/toolgate/gate"
 )
 
@@ -27,6 +29,9 @@ type ChainQuery struct {
 type ChainEnd struct {
 	Length uint64
 	Head   string
+	// Agent and RunID are the run span's gen_ai.agent.name and
+	// toolgate.run.id (to report a chain none of whose rows is stored).
+	Agent, RunID string
 }
 
 // Chains is the stored state of the selected chains.
@@ -90,10 +95,44 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	if err := rows.Err(); err != nil {
 		return out, s.wrap("verify", err)
 	}
+	// The chains whose run span (gate.chain.length) is in the window: a
+	// chain none of whose rows is left (deleted, or its chain columns
+	// cleared) is still found by its run span.
+	var tconds []string
+	if q.RunID != "" {
+		tconds = append(tconds, "SpanAttributes['"+string(gate.AttrRunID)+"'] = {run:String}")
+	}
+	if !q.Since.IsZero() {
+		tconds = append(tconds, "Timestamp >= fromUnixTimestamp64Nano({since:Int64})")
+	}
+	if !q.Until.IsZero() {
+		tconds = append(tconds, "Timestamp < fromUnixTimestamp64Nano({until:Int64})")
+	}
+	tconds = append(tconds, "mapContains(SpanAttributes, '"+string(gate.AttrChainLength)+"')")
+	rows, err = s.query(ctx, "verify", "SELECT DISTINCT SpanAttributes['"+string(gate.AttrChainID)+"'] FROM "+
+		s.cfg.table(s.cfg.tracesTable)+" WHERE "+strings.Join(tconds, " AND "), &p)
+	if err != nil {
+		return out, err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return out, s.wrap("verify", err)
+		}
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, s.wrap("verify", err)
+	}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	var d gate.StoredDecision
 	cols := d.Columns()
 	names := make([]string, len(cols))
@@ -129,7 +168,8 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	// The run spans that recorded those chains' ends.
 	rows, err = s.query(ctx, "verify", "SELECT SpanAttributes['"+string(gate.AttrChainID)+"'] AS id,"+
 		" max(toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS length,"+
-		" argMax(SpanAttributes['"+string(gate.AttrChainHead)+"'], toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS head"+
+		" argMax(SpanAttributes['"+string(gate.AttrChainHead)+"'], toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS head,"+
+		" any(SpanAttributes['"+string(semconv.GenAIAgentNameKey)+"']), any(SpanAttributes['"+string(gate.AttrRunID)+"'])"+
 		" FROM "+s.cfg.table(s.cfg.tracesTable)+
 		" WHERE SpanAttributes['"+string(gate.AttrChainID)+"'] IN {chains:Array(String)} AND mapContains(SpanAttributes, '"+string(gate.AttrChainLength)+"')"+
 		" GROUP BY id", &cp)
@@ -141,7 +181,7 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	for rows.Next() {
 		var id string
 		var e ChainEnd
-		if err := rows.Scan(&id, &e.Length, &e.Head); err != nil {
+		if err := rows.Scan(&id, &e.Length, &e.Head, &e.Agent, &e.RunID); err != nil {
 			return out, s.wrap("verify", err)
 		}
 		out.Ends[id] = e
@@ -174,6 +214,12 @@ const (
 	// ProblemUnverified: a keyed chain (gate.KeyedChain) verified without
 	// its key: positions and links were checked, the hashes were not.
 	ProblemUnverified = "key_needed"
+	// ProblemNotKeyed: a chain that is not keyed, verified with a key.
+	// Anyone who can write to the store can compute an unkeyed chain's
+	// hashes: a keyed chain renamed (its hmac- prefix removed) and
+	// re-chained after an edit, or a whole forged run, verifies as an
+	// unkeyed chain; with a key, only keyed chains are proof.
+	ProblemNotKeyed = "not_keyed"
 )
 
 // ChainProblem is one finding in a chain.
@@ -239,16 +285,29 @@ func Verify(c Chains) []ChainReport { return VerifyKeyed(c, nil) }
 // VerifyKeyed is Verify with the key of the keyed chains
 // (executor.WithChainKey): their hashes are recomputed as HMAC-SHA256
 // under key (gate.StoredDecision.HashKeyed); unkeyed chains as by Verify.
+//
+// A chain whose run span is stored but none of whose rows is (every row
+// deleted, or its chain columns cleared) is reported with its positions
+// 1 … length missing. With a key, a chain that is not keyed is reported
+// ProblemNotKeyed.
 func VerifyKeyed(c Chains, key []byte) []ChainReport {
 	var out []ChainReport
+	seen := map[string]bool{}
 	for start := 0; start < len(c.Rows); {
 		end := start
 		for end < len(c.Rows) && c.Rows[end].ChainID == c.Rows[start].ChainID {
 			end++
 		}
-		e, ok := c.Ends[c.Rows[start].ChainID]
-		out = append(out, verifyChain(c.Rows[start:end], e, ok, key))
+		id := c.Rows[start].ChainID
+		seen[id] = true
+		e, ok := c.Ends[id]
+		out = append(out, verifyChain(id, c.Rows[start:end], e, ok, key))
 		start = end
+	}
+	for id, e := range c.Ends {
+		if !seen[id] {
+			out = append(out, verifyChain(id, nil, e, true, key))
+		}
 	}
 	slices.SortFunc(out, func(a, b ChainReport) int {
 		if n := strings.Compare(a.Agent, b.Agent); n != 0 {
@@ -262,16 +321,25 @@ func VerifyKeyed(c Chains, key []byte) []ChainReport {
 	return out
 }
 
-// verifyChain checks the rows of one chain (ordered by ChainSeq).
-func verifyChain(rows []gate.StoredDecision, end ChainEnd, hasEnd bool, key []byte) ChainReport {
-	r := ChainReport{ChainID: rows[0].ChainID, Agent: rows[0].Agent, RunID: rows[0].RunID,
-		Rows: uint64(len(rows)), Last: rows[len(rows)-1].ChainSeq, RunSpan: hasEnd, Length: end.Length, Problems: []ChainProblem{}}
+// verifyChain checks the rows of chain id (ordered by ChainSeq; none when
+// only its run span is stored).
+func verifyChain(id string, rows []gate.StoredDecision, end ChainEnd, hasEnd bool, key []byte) ChainReport {
+	r := ChainReport{ChainID: id, Agent: end.Agent, RunID: end.RunID,
+		Rows: uint64(len(rows)), RunSpan: hasEnd, Length: end.Length, Problems: []ChainProblem{}}
+	if len(rows) > 0 {
+		r.Agent, r.RunID, r.Last = rows[0].Agent, rows[0].RunID, rows[len(rows)-1].ChainSeq
+	}
 	keyed := gate.KeyedChain(r.ChainID)
+	if !keyed && len(key) > 0 {
+		r.Problems = append(r.Problems, ChainProblem{Kind: ProblemNotKeyed, Seq: 1,
+			Detail: "verified with a key, but the chain is not keyed (its ID does not start " + gate.KeyedChainPrefix +
+				"): anyone who can write to the store can compute its hashes (a keyed chain renamed and re-chained, or a forged run)"})
+	}
 	if !keyed {
 		key = nil
 	}
 	checkHashes := !keyed || len(key) > 0
-	if !checkHashes {
+	if !checkHashes && len(rows) > 0 {
 		r.Problems = append(r.Problems, ChainProblem{Kind: ProblemUnverified, Seq: rows[0].ChainSeq,
 			Detail: "a keyed chain (HMAC-SHA256): its hashes cannot be checked without the key (auditq verify --chain-key-file); positions and links were checked"})
 	}

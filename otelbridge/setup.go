@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/toolgate/toolgate/otelbridge/bridge"
+	"github.com/toolgate/toolgate/otelbridge/internal/otlpsafe"
 	"github.com/toolgate/toolgate/otelbridge/sampling"
 	"github.com/toolgate/toolgate/otelbridge/spool"
 )
@@ -141,7 +143,9 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 					return nil, err
 				}
 			}
-			e, err := otlptracegrpc.New(ctx, append(traceExporterOptions(cfg), cfg.ExporterOptions...)...)
+			// otlptracegrpc.New, its client sanitized: one invalid UTF-8
+			// string must not fail the marshalling of a whole batch.
+			e, err := otlptrace.New(ctx, otlpsafe.Client{Client: otlptracegrpc.NewClient(append(traceExporterOptions(cfg), cfg.ExporterOptions...)...)})
 			if err != nil {
 				return nil, fmt.Errorf("otelbridge: otlptracegrpc exporter: %w", err)
 			}

@@ -83,6 +83,13 @@ run --run), all of its rows, and reports per chain (with its agent and run):
   head_mismatch  the run span's head is not the hash of the last position
   key_needed     a keyed chain (executor.WithChainKey: HMAC-SHA256) verified
                  without --chain-key-file: positions and links checked only
+  not_keyed      a chain without a key verified with --chain-key-file: a
+                 store writer can compute its hashes (a keyed chain renamed
+                 and re-chained, or a forged run), so it proves nothing
+
+A run whose invoke_agent span is stored but none of whose decisions is (all
+deleted, or their chain columns cleared) is reported with every position
+missing.
 
 Exit codes: 0 no chain has a problem (each complete or open; none found),
 3 a chain has a problem (or, with --require-end, is open), 1 error, 2 bad

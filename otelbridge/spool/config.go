@@ -33,7 +33,10 @@ type FullPolicy int
 
 const (
 	// DropOldest (the zero value) drops the oldest unsent records, just
-	// enough to make room, and counts their spans in Stats.Dropped.
+	// enough to make room, and counts their spans in Stats.Dropped. The
+	// write-ahead records of running calls ([Spool.Commit]) are never
+	// dropped; when they alone fill the budget, new records are refused
+	// (ErrFull) as under Refuse.
 	DropOldest FullPolicy = iota
 	// Refuse refuses new records and counts their spans in Stats.Refused;
 	// [Spool.Commit] returns an error wrapping [ErrFull], so that a strict

@@ -9,6 +9,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // maxBatchBytes bounds an upload request's records (the collector's gRPC
@@ -56,7 +57,7 @@ func (s *Spool) drain() {
 				singleUntil = b.idxs[len(b.idxs)-1] + 1
 				continue
 			}
-			s.report(fmt.Errorf("spool: the collector rejected a record of %d spans as invalid; dropped (counted in Dropped): %w", b.spans, err))
+			s.report(fmt.Errorf("spool: the collector rejected a record of %d spans as invalid or too large; dropped (counted in Dropped): %w", b.spans, err))
 			s.acked(b.idxs, stDropped)
 			continue
 		}
@@ -73,13 +74,30 @@ func (s *Spool) drain() {
 }
 
 // permanent reports a gRPC status that retrying cannot change: the
-// request itself is invalid.
+// request itself is invalid (InvalidArgument), or too large for the
+// receiver (ResourceExhausted without RetryInfo, which the OTLP
+// specification and the OTLP exporter treat as not retryable; grpc-go's
+// "received message larger than max").
 func permanent(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	st, ok := status.FromError(err)
-	return ok && st.Code() == codes.InvalidArgument
+	if !ok {
+		return false
+	}
+	switch st.Code() {
+	case codes.InvalidArgument:
+		return true
+	case codes.ResourceExhausted:
+		for _, d := range st.Details() {
+			if _, retry := d.(interface{ GetRetryDelay() *durationpb.Duration }); retry {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // nextBatch collects unsent final records from the cursor on, up to the

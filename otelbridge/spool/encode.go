@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/otelbridge/internal/otlpsafe"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -104,6 +105,11 @@ func (e *encoder) record(kind byte, sp sdktrace.ReadOnlySpan, t time.Time) ([]by
 	if len(rs) != 1 || len(rs[0].GetScopeSpans()) != 1 {
 		return nil, nil, fmt.Errorf("spool: transform: %d resource spans for one span", len(rs))
 	}
+	// As encodeRecord: invalid UTF-8 (of another instrumentation) escaped,
+	// and the span within MaxRecordBytes (the resource, spliced in below,
+	// is small and counted apart).
+	otlpsafe.Sanitize(rs)
+	otlpsafe.Fit(&tracepb.TracesData{ResourceSpans: rs}, MaxRecordBytes-len(resField))
 	r := rs[0]
 	r.SchemaUrl = schema
 	ss := r.ScopeSpans[0]

@@ -14,6 +14,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/toolgate/toolgate/otelbridge/internal/otlpsafe"
 )
 
 // Record kinds.
@@ -48,9 +50,16 @@ type header struct {
 // encodeRecord makes a record of the resource spans.
 func encodeRecord(kind byte, spans int, t time.Time, rs []*tracepb.ResourceSpans) ([]byte, error) {
 	td := &tracepb.TracesData{ResourceSpans: rs}
+	fitRecord(td)
 	buf := make([]byte, headerLen, headerLen+proto.Size(td))
 	// The sizes are cached by proto.Size just above.
-	buf, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, td)
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(buf, td)
+	if err != nil && otlpsafe.Sanitize(rs) {
+		// A span of another instrumentation with invalid UTF-8 (the
+		// executor's are valid): escaped, not refused.
+		out, err = proto.MarshalOptions{}.MarshalAppend(buf[:headerLen], td)
+	}
+	buf = out
 	if err != nil {
 		return nil, fmt.Errorf("spool: encode record: %w", err)
 	}

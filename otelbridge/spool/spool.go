@@ -402,12 +402,9 @@ func (s *Spool) admitLocked(size int64) error {
 		case stUnsent:
 			s.unsent -= int64(m.spans)
 			delete(s.cache, s.first+uint64(i))
-		case stPending:
-			k := s.pendIdx[s.first+uint64(i)]
-			delete(s.pending, k)
-			delete(s.pendIdx, s.first+uint64(i))
-			s.npending.Store(int64(len(s.pending)))
 		default:
+			// A pending record is never dropped: its tool is running, and
+			// if the process dies it is the only record of the call.
 			continue
 		}
 		m.state = stDropped
@@ -416,6 +413,9 @@ func (s *Spool) admitLocked(size int64) error {
 	}
 	s.advanceCursorLocked()
 	s.truncateLocked()
+	if s.live+size > s.cfg.MaxBytes {
+		return fmt.Errorf("%w: the budget (%d bytes) is held by the write-ahead records of %d running calls: raise MaxBytes", ErrFull, s.cfg.MaxBytes, len(s.pending))
+	}
 	return nil
 }
 
@@ -613,6 +613,21 @@ func (s *Spool) Commit(ctx context.Context, span trace.Span) error {
 			s.refusedCommits.Add(1)
 		}
 		return fmt.Errorf("spool: commit: %w", err)
+	}
+	if !ro.EndTime().IsZero() {
+		// The span ended while this Commit ran (its caller gave up and
+		// ended it): its final record may be in the log before this one,
+		// which would then stay pending and be uploaded as an interrupted
+		// call by the next Open. Append the final again after it: that
+		// resolves it, now and at the next Open (the store keeps one copy).
+		if frs, ferr := toOTLP([]sdktrace.ReadOnlySpan{ro}); ferr == nil {
+			if fdata, ferr := encodeRecord(kindFinal, 1, now, frs); ferr == nil {
+				if _, ferr := s.put(kindFinal, 1, now, fdata, keyOf(ro.SpanContext()), frs); ferr == nil {
+					s.notify()
+				}
+			}
+		}
+		return fmt.Errorf("%w: the span ended before its write-ahead record was written", ErrNotRecording)
 	}
 	if err := s.syncTo(idx); err != nil {
 		return fmt.Errorf("spool: commit: %w", err)
