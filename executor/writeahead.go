@@ -91,14 +91,16 @@ func (e *Executor) commit(ctx context.Context, span trace.Span, r *Run, call Too
 		res := ToolResult{Gate: *info}
 		buf := e.attrPool.Get().(*[]attribute.KeyValue)
 		attrs := e.decisionAttributes((*buf)[:0], r, &res, toolType, cs.calls)
+		if e.cfg.recordContent {
+			// Before the seal: the chain covers the recorded arguments
+			// (the Input column), the same finish records.
+			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input))
+		}
 		// The decision takes its chain position now: the committed record
 		// is the one the store keeps when the process dies while the tool
 		// runs. finish keeps the position (the record has its link).
 		attrs = r.sealSpan(span, &res.Gate, true, cs.toolName, gate.SafeText(call.ID, gate.MaxNameBytes), attrs)
 		info.Chain = res.Gate.Chain
-		if e.cfg.recordContent {
-			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(input))
-		}
 		span.SetAttributes(attrs...)
 		clear(attrs)
 		*buf = attrs[:0]

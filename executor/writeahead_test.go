@@ -123,6 +123,39 @@ func assertCommittedIsFinal(t fataler, committed map[attribute.Key]attribute.Val
 	}
 }
 
+// assertCommittedHash: the committed record's chain hash is the hash of
+// the committed record itself read as the store reads it (its recorded
+// arguments included), and the final record keeps that position and hash
+// and hashes to it too: what `auditq verify` recomputes from the row the
+// store keeps, whether the process died while the tool ran or not.
+func assertCommittedHash(t fataler, final tracetest.SpanStub, committed map[attribute.Key]attribute.Value) {
+	t.Helper()
+	read := func(attrs []attribute.KeyValue) gate.StoredDecision {
+		var d gate.StoredDecision
+		d.TraceID, d.SpanID = final.SpanContext.TraceID().String(), final.SpanContext.SpanID().String()
+		d.ReadAttributes(attrs)
+		d.Defaults()
+		return d
+	}
+	kvs := make([]attribute.KeyValue, 0, len(committed))
+	for k, v := range committed {
+		kvs = append(kvs, attribute.KeyValue{Key: k, Value: v})
+	}
+	c, f := read(kvs), read(final.Attributes)
+	if c.ChainHash == "" && f.ChainHash == "" && !c.Gated && !c.OptOut {
+		return // no gate judged the call: not a decision, no position
+	}
+	if c.ChainHash == "" || c.Hash() != c.ChainHash {
+		t.Fatalf("committed record hashes to %q, carries %q (input %q)", c.Hash(), c.ChainHash, c.Input)
+	}
+	if f.ChainHash != c.ChainHash || f.ChainSeq != c.ChainSeq || f.Hash() != f.ChainHash {
+		t.Fatalf("final record: seq %d hash %q (recomputed %q), committed seq %d hash %q", f.ChainSeq, f.ChainHash, f.Hash(), c.ChainSeq, c.ChainHash)
+	}
+	if f.Input == "" || f.Input != c.Input {
+		t.Fatalf("recorded arguments: final %q, committed %q", f.Input, c.Input)
+	}
+}
+
 func spanOfCall(t fataler, spans *tracetest.InMemoryExporter, id string) tracetest.SpanStub {
 	t.Helper()
 	for _, s := range spans.GetSpans() {
@@ -436,6 +469,7 @@ func TestPropertyWriteAhead(t *testing.T) {
 			fa := attrMap(final.Attributes)
 			if ran[id] == 1 {
 				assertCommittedIsFinal(t, snap, final.Attributes)
+				assertCommittedHash(t, final, snap)
 				// The span (and so the committed record) carries the call's
 				// decision record as the executor returned it.
 				for _, kv := range res.Gate.Attributes(nil, 1<<20) {

@@ -70,20 +70,31 @@ func (r *Record) Stored() bool {
 // attributes: ReadAttributes) and by a verifier (from the row: Columns).
 //
 // Covered (in this order, by ChainVersion): TraceId, SpanId, Agent, RunId,
-// TaskId, ToolName, ToolCallId, then every decision field of Fields()
-// except the chain's own columns (ChainId, ChainSeq and ChainPrev enter
-// the link hash, ChainHash is its result). Not covered: what the row
-// records of the call after the decision or outside it — Timestamp,
-// InsertedAt, ParentSpanId, ServiceName (a resource attribute the
-// producer's tracer sets), ErrorType, IsError, StatusMessage, Duration
-// (the tool's outcome and duration) and Input (the recorded arguments,
-// when recorded); and the derived columns the store computes from covered
-// ones (VerdictGates, VerdictActions).
+// TaskId, ToolName, ToolCallId, Input (the recorded arguments as stored,
+// "" when content is not recorded: a store writer cannot turn a recorded
+// `rm -rf /` into `ls`), then every decision field of Fields() except the
+// chain's own columns (ChainId, ChainSeq and ChainPrev enter the link
+// hash, ChainHash is its result).
+//
+// Not covered: what the row records of the call after the decision or
+// outside it — Timestamp, InsertedAt, ParentSpanId, ServiceName (a
+// resource attribute the producer's tracer sets); the tool's outcome:
+// ErrorType, IsError, StatusMessage, Duration and the recorded result
+// (gen_ai.tool.call.result, not a gate_decisions column); and the derived
+// columns the store computes from covered ones (VerdictGates,
+// VerdictActions). The outcome cannot be covered by a hash taken at
+// decision time: in strict mode (executor.WithWriteAhead) the decision is
+// sealed and committed before the tool runs, so a store writer can still
+// change whether a call failed, its error and its duration undetected.
 type StoredDecision struct {
 	// Identity (TraceId, SpanId as lowercase hex, "" when invalid; Agent
 	// gen_ai.agent.name, RunId toolgate.run.id, TaskId toolgate.task.id,
 	// ToolName gen_ai.tool.name, ToolCallId gen_ai.tool.call.id).
 	TraceID, SpanID, Agent, RunID, TaskID, ToolName, ToolCallID string
+	// Input is the Input column: the call's recorded arguments
+	// (gen_ai.tool.call.arguments, as the span carried them: redacted and
+	// bounded by the producer), "" when content is not recorded.
+	Input string
 	// The decision fields, named as their columns (see Fields).
 	Gated, OptOut                                                    bool
 	Action, Reason, Source, RiskLevel, Approval, Approver, ErrorKind string
@@ -114,7 +125,7 @@ type StoredColumn struct {
 
 // storedColumns is the number of StoredDecision columns: the content
 // columns in encoding order (AppendContent), then the four chain columns.
-const storedColumns = 29
+const storedColumns = 30
 
 func (d *StoredDecision) columns() [storedColumns]StoredColumn {
 	return [storedColumns]StoredColumn{
@@ -125,6 +136,7 @@ func (d *StoredDecision) columns() [storedColumns]StoredColumn {
 		{"TaskId", &d.TaskID, false},
 		{"ToolName", &d.ToolName, false},
 		{"ToolCallId", &d.ToolCallID, false},
+		{"Input", &d.Input, false},
 		{"Gated", &d.Gated, false},
 		{"OptOut", &d.OptOut, false},
 		{"Action", &d.Action, false},
@@ -169,7 +181,7 @@ func (d *StoredDecision) Columns() []StoredColumn {
 // bytes ('|', ':', NUL, invalid UTF-8) their strings hold.
 func (d *StoredDecision) AppendContent(dst []byte) []byte {
 	dst = appendField(dst, ChainVersion)
-	for _, s := range [...]*string{&d.TraceID, &d.SpanID, &d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID} {
+	for _, s := range [...]*string{&d.TraceID, &d.SpanID, &d.Agent, &d.RunID, &d.TaskID, &d.ToolName, &d.ToolCallID, &d.Input} {
 		dst = appendField(dst, *s)
 	}
 	dst = appendBool(dst, d.Gated)
@@ -299,6 +311,8 @@ func (d *StoredDecision) ReadAttributes(attrs []attribute.KeyValue) {
 			d.ToolName = storedString(kv.Value)
 		case semconv.GenAIToolCallIDKey:
 			d.ToolCallID = storedString(kv.Value)
+		case semconv.GenAIToolCallArgumentsKey:
+			d.Input = storedString(kv.Value)
 		case AttrGated:
 			d.Gated = storedBool(kv.Value)
 		case AttrOptOut:

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"pgregory.net/rapid"
 
 	"github.com/toolgate/toolgate/gate"
@@ -163,8 +164,8 @@ func TestEveryContentColumnIsCovered(t *testing.T) {
 }
 
 // The stored decision's columns are every gate.Fields() column plus the
-// call's identity columns, and no other; the chain columns are exactly the
-// gate.chain.* fields.
+// call's identity columns and its recorded arguments (Input), and no
+// other; the chain columns are exactly the gate.chain.* fields.
 func TestStoredColumnsAreTheFields(t *testing.T) {
 	var d gate.StoredDecision
 	got := map[string]bool{}
@@ -175,7 +176,7 @@ func TestStoredColumnsAreTheFields(t *testing.T) {
 			chain[c.Name] = true
 		}
 	}
-	want := map[string]bool{"TraceId": true, "SpanId": true, "Agent": true, "RunId": true, "TaskId": true, "ToolName": true, "ToolCallId": true}
+	want := map[string]bool{"TraceId": true, "SpanId": true, "Agent": true, "RunId": true, "TaskId": true, "ToolName": true, "ToolCallId": true, "Input": true}
 	wantChain := map[string]bool{}
 	for _, f := range gate.Fields() {
 		want[f.Name] = true
@@ -208,6 +209,10 @@ func TestReadAttributes(t *testing.T) {
 	e.Defaults()
 	assert.Equal(t, gate.StoredDecision{Gated: true, Stage: "gate", Calls: 1}, e)
 	assert.True(t, reflect.DeepEqual(e.Verdicts, []string(nil)))
+	// The recorded arguments are the Input column, byte for byte.
+	var in gate.StoredDecision
+	in.ReadAttributes([]attribute.KeyValue{semconv.GenAIToolCallArgumentsKey.String("rm -rf / \xff\x00")})
+	assert.Equal(t, "rm -rf / \xff\x00", in.Input)
 }
 
 // The keyed link hash is LinkHash without a key, and under a key neither

@@ -39,20 +39,23 @@ type verifyResult struct {
 	CompleteChains int `json:"complete_chains"`
 	OpenChains     int `json:"open_chains"`
 	ProblemChains  int `json:"problem_chains"`
-	// Unchained is how many decisions in the window carry no chain
-	// (older producers, bridged events): not verifiable.
+	// Unchained is how many decisions in the window (and of the run)
+	// carry no chain (ChainId empty: bridged events, older producers, or
+	// rows unchained after the fact): not verifiable; a problem with
+	// --require-chained.
 	Unchained uint64              `json:"unchained"`
 	Reports   []audit.ChainReport `json:"reports"`
 }
 
 func newVerifyCmd(io stdio) *cobra.Command {
 	var (
-		conn         connFlags
-		out          outFlags
-		run          string
-		since, until string
-		keyFile      string
-		requireEnd   bool
+		conn           connFlags
+		out            outFlags
+		run            string
+		since, until   string
+		keyFile        string
+		requireEnd     bool
+		requireChained bool
 	)
 	formats := []string{formatTable, formatJSON}
 	cmd := &cobra.Command{
@@ -91,12 +94,21 @@ A run whose invoke_agent span is stored but none of whose decisions is (all
 deleted, or their chain columns cleared) is reported with every position
 missing.
 
+verify also counts the decisions in the window that carry no chain
+(unchained): decisions bridged from framework events (otelbridge/bridge),
+rows of an older producer — or a run unchained by a store writer who cleared
+its ChainId and deleted its run span. They are not verifiable; with
+--require-chained any of them is a problem (exit 3): use it where every
+decision comes from the executor.
+
 Exit codes: 0 no chain has a problem (each complete or open; none found),
-3 a chain has a problem (or, with --require-end, is open), 1 error, 2 bad
+3 a chain has a problem (or, with --require-end, is open; or, with
+--require-chained, a decision in the window is unchained), 1 error, 2 bad
 usage. See docs/durability.md for what this proves and what not.`,
 		Example: `  auditq verify --since 24h
   auditq verify --run run-42 --format json
   auditq verify --since 1h --require-end   # runs known to have ended: open fails too
+  auditq verify --since 24h --require-chained   # every decision from the executor: unchained rows fail
   auditq verify --since 2026-11-28T00:00:00Z --until 2026-11-29T00:00:00Z || echo "trail damaged"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -165,6 +177,9 @@ usage. See docs/durability.md for what this proves and what not.`,
 			if requireEnd && res.OpenChains > 0 {
 				return exitError{exitProblems, fmt.Errorf("verify: %d of %d chains are open (no run end stored) and --require-end was given", res.OpenChains, res.Chains)}
 			}
+			if requireChained && res.Unchained > 0 {
+				return exitError{exitProblems, fmt.Errorf("verify: %d decisions in the window carry no chain (ChainId empty) and --require-chained was given: bridged events, an older producer, or rows unchained after the fact", res.Unchained)}
+			}
 			return nil
 		},
 	}
@@ -175,6 +190,7 @@ usage. See docs/durability.md for what this proves and what not.`,
 	f.StringVar(&since, "since", "", "chains with a decision at or after this time: a duration before now (24h, 7d) or RFC 3339")
 	f.StringVar(&until, "until", "", "chains with a decision before this time: a duration before now or RFC 3339")
 	f.BoolVar(&requireEnd, "require-end", false, "exit 3 also when a chain is open (its run's end is not stored): for runs known to have ended")
+	f.BoolVar(&requireChained, "require-chained", false, "exit 3 also when a decision in the window carries no chain (unchained: bridged events, older producers, or a run whose chain was cleared)")
 	f.StringVar(&keyFile, "chain-key-file", "", "file holding the key of keyed chains (executor.WithChainKey; one trailing newline ignored)")
 	return cmd
 }
