@@ -219,6 +219,12 @@ func TestChainHashSurvivesTheStore(t *testing.T) {
 		if task := hostileString(rt, "task"); task != "" {
 			ids = append(ids, gate.AttrTaskID.String(gate.SafeText(task, gate.MaxNameBytes)))
 		}
+		// The recorded arguments (content recording on), hostile bytes
+		// as the executor records them (SafeText); none when recording is
+		// off.
+		if rapid.Bool().Draw(rt, "recordContent") {
+			ids = append(ids, semconv.GenAIToolCallArgumentsKey.String(gate.SafeText(hostileString(rt, "input"), 1<<16)))
+		}
 		attrs := rec.Attributes(append([]attribute.KeyValue(nil), ids...), rapid.IntRange(0, 6000).Draw(rt, "reasonLimit"))
 		traceID, spanID := fmt.Sprintf("%032x", n), fmt.Sprintf("%016x", n)
 		// The producer's side.
