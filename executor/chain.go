@@ -93,7 +93,9 @@ func (r *Run) chainLink(sc trace.SpanContext, ids, attrs []attribute.KeyValue) g
 }
 
 // sealSpan gives the decision rec, recorded on span with attrs (its
-// attributes at the end) and identified by toolName and callID (its start
+// attributes at the end, the recorded arguments gen_ai.tool.call.arguments
+// included when content is recorded: the hash covers them) and
+// identified by toolName and callID (its start
 // attributes; callID "" for none), its chain position when the store
 // keeps it (gate.Record.Stored) and the span records, and returns attrs
 // with the gate.chain.* attributes appended. A record that already has

@@ -48,7 +48,8 @@
 // ends (under WithWriteAhead, a call that will run when it is committed,
 // before its tool runs), under the run's lock, and records gate.chain.id, gate.chain.seq,
 // gate.chain.prev and gate.chain.hash (SHA-256 over the previous hash and
-// the decision as the store will hold it, gate.StoredDecision); the
+// the decision as the store will hold it, gate.StoredDecision: the
+// recorded arguments included, the tool's outcome not); the
 // result's Gate.Chain carries the same link. Run.End records the chain's
 // length and head on the run span (gate.chain.length, gate.chain.head).
 // Spans that do not record (sampled out at their start) take no position.

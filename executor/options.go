@@ -179,7 +179,9 @@ func WithMaxOutputBytes(n int) Option {
 
 // WithRecordContent records each call's input (gen_ai.tool.call.arguments)
 // and output (gen_ai.tool.call.result) on its span and in ToolCallTrace,
-// redacted and limited to the record limit. Off by default.
+// redacted and limited to the record limit. Off by default. The recorded
+// input is covered by the decision's chain hash (gate.StoredDecision
+// Input); the output, an outcome, is not.
 func WithRecordContent(on bool) Option {
 	return func(c *config) { c.recordContent = on }
 }

@@ -204,7 +204,7 @@ func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
 	if len(res.Reports) == 0 {
 		fmt.Fprintln(errw, "auditq: no chained decisions match")
 		if res.Unchained > 0 {
-			fmt.Fprintf(errw, "auditq: %d decisions in the window carry no chain (older producers or bridged events)\n", res.Unchained)
+			fmt.Fprintf(errw, "auditq: %d decisions in the window carry no chain (bridged events, older producers, or unchained after the fact; --require-chained fails on them)\n", res.Unchained)
 		}
 		return nil
 	}
@@ -255,7 +255,7 @@ func writeVerify(w, errw io.Writer, o outFlags, res verifyResult) error {
 		fmt.Fprintf(&b, "; %d with problems", res.ProblemChains)
 	}
 	if res.Unchained > 0 {
-		fmt.Fprintf(&b, "; %d decisions carry no chain (older producers or bridged events)", res.Unchained)
+		fmt.Fprintf(&b, "; %d decisions carry no chain (bridged events, older producers, or unchained after the fact; --require-chained fails on them)", res.Unchained)
 	}
 	fmt.Fprintln(errw, "auditq: "+b.String())
 	return nil
