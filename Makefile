@@ -69,6 +69,7 @@ build:
 vet:
 	@echo "==> gofmt, go vet"
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [[ -n "$$out" ]]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@if git grep -n -E '^(<<<<<<<|>>>>>>>) ' -- . ; then echo "merge conflict markers (above)"; exit 1; fi
 	@$(GO) vet ./...
 	@cd audit/exportertest && $(GO) vet ./...
 
