@@ -75,6 +75,12 @@ type Decision struct {
 	// aborted run's calls past its refusal budget, one span per up to 64
 	// calls). Stats counts calls: a grouped row counts Calls times.
 	Calls uint64 `json:"calls"`
+	// Interrupted: a write-ahead (strict mode) call whose agent process
+	// ended while the tool ran; the spool uploaded the decision it had
+	// committed before the tool ran, with span status Error and the message
+	// InterruptedStatus (IsError and StatusMsg; no column of its own). The
+	// tool may or may not have finished.
+	Interrupted bool `json:"interrupted"`
 	// The decision's place in its run's verifiable chain (gate.chain.*,
 	// schema version 8; "" and 0 for rows of older producers and bridged
 	// events): the chain's ID, the 1-based position, the previous
@@ -99,6 +105,7 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 	if d.Verdicts == nil {
 		d.Verdicts = []string{}
 	}
+	d.Interrupted = d.IsError && d.StatusMsg == InterruptedStatus
 	return d, err
 }
 
@@ -127,7 +134,19 @@ type Filter struct {
 	// Stage is one of gate.Stages() ("registry", "reachability", "input",
 	// "gate"): the calls that got that far (Decision.Stage).
 	Stage string
+	// Interrupted keeps only interrupted calls (Decision.Interrupted:
+	// status Error with the message InterruptedStatus); false does not
+	// filter.
+	Interrupted bool
 }
+
+// InterruptedStatus is the span status message of an interrupted call: a
+// call recorded write-ahead (strict mode) whose agent process ended while
+// the tool ran, uploaded by the spool when it was next opened with
+// toolgate.call.interrupted=true and status Error. It is
+// otelbridge/spool.InterruptedMessage (audit does not import the runtime;
+// a test holds them equal).
+const InterruptedStatus = "agent process ended before the call finished"
 
 // where renders f as a WHERE clause over gate_decisions, with parameters.
 func (f Filter) where(p *Params) string {
@@ -157,6 +176,10 @@ func (f Filter) where(p *Params) string {
 	add("Stage = {stage:String}", "stage", f.Stage)
 	if f.Rewritten {
 		conds = append(conds, "Rewritten")
+	}
+	if f.Interrupted {
+		conds = append(conds, "IsError AND StatusMessage = {interrupted:String}")
+		p.String("interrupted", InterruptedStatus)
 	}
 	if len(conds) == 0 {
 		return ""

@@ -104,6 +104,9 @@ const (
 	fixNotGRPC = "point the exporter at the collector's OTLP/gRPC receiver (port 4317 by default; 4318 is OTLP/HTTP)"
 	fixStart   = "start the collector or set Config.Endpoint / OTEL_EXPORTER_OTLP_ENDPOINT; spans queue meanwhile " +
 		"and are lost if it never answers"
+	// fixStartSpool is fixStart with the spool on (Config.Spool.Dir).
+	fixStartSpool = "start the collector or set Config.Endpoint / OTEL_EXPORTER_OTLP_ENDPOINT; spans wait in the spool " +
+		"(Config.Spool.Dir) meanwhile and are sent when it answers"
 )
 
 // target is where and how the trace exporter connects.
@@ -241,6 +244,9 @@ func Check(ctx context.Context, cfg Config) error {
 		err = checkTLS(ctx, t)
 	} else {
 		err = checkPlaintext(ctx, t)
+	}
+	if ce, ok := errors.AsType[*CheckError](err); ok && ce.Fix == fixStart && cfg.Spool.Dir != "" {
+		ce.Fix = fixStartSpool
 	}
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ type Provider struct {
 	spool     *spool.Spool    // nil with the spool off
 	toolCalls *bridge.ToolCallIndex
 	meters    *sdkmetric.MeterProvider // nil unless Config.Metrics
-	diagnose  *diagnosingExporter      // nil unless the OTLP exporter is ours
+	diagnose  *diagnoser               // nil unless the OTLP exporter (or the spool's client) is ours
 }
 
 // Stats are the pipeline's counters, in spans.
@@ -81,7 +81,9 @@ func (s Stats) Lost() int64 { return s.Batch.Lost() + s.Spool.Lost() }
 // the exporter makes one attempt per upload (the drainer retries), calls
 // committed with [Provider.Commit] are kept by every sampling setting
 // (chained before Config.Sampling.Keep), Config.Batch.ErrorHandler also
-// receives the spool's errors, and Shutdown leaves what it could not send
+// receives the spool's errors (failed uploads grouped, see
+// spool.UploadError, and with the same diagnosis as failed exports), and
+// Shutdown leaves what it could not send
 // on disk for the next start. Setup then fails with spool.ErrLocked when
 // another process uses the directory. See docs/durability.md.
 //
@@ -113,10 +115,11 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 		next     sdktrace.SpanProcessor
 		batch    *BatchProcessor
 		sp       *spool.Spool
-		diagnose *diagnosingExporter
+		diagnose *diagnoser
 	)
 	if cfg.Spool.Dir != "" {
 		client := cfg.TraceClient
+		ours := client == nil
 		if client == nil {
 			if cfg.Exporter != nil {
 				return nil, errors.New("otelbridge: the spool uploads OTLP through an otlptrace.Client: set Config.TraceClient instead of Config.Exporter (or turn the spool off)")
@@ -129,8 +132,15 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 			client = otlptracegrpc.NewClient(append(traceExporterOptions(cfg), cfg.ExporterOptions...)...)
 		}
 		// The pipeline has one error handler, Config.Batch.ErrorHandler
-		// (validate refuses Config.Spool.ErrorHandler).
+		// (validate refuses Config.Spool.ErrorHandler); failed uploads
+		// reach it with the same diagnosis as the batch path's exports.
 		cfg.Spool.ErrorHandler = cfg.Batch.ErrorHandler
+		if ours && known {
+			diagnose = &diagnoser{cfg: cfg}
+			if cfg.Spool.ErrorHandler != nil {
+				cfg.Spool.ErrorHandler = diagnose.spoolErrors(cfg.Spool.ErrorHandler)
+			}
+		}
 		if sp, err = spool.Open(ctx, cfg.Spool, client); err != nil {
 			return nil, fmt.Errorf("otelbridge: %w", err)
 		}
@@ -151,8 +161,8 @@ func Setup(ctx context.Context, cfg Config) (*Provider, error) {
 			}
 			exp = e
 			if known {
-				diagnose = &diagnosingExporter{SpanExporter: e, cfg: cfg}
-				exp = diagnose
+				diagnose = &diagnoser{cfg: cfg}
+				exp = &diagnosingExporter{SpanExporter: e, diagnoser: diagnose}
 			}
 		}
 		if batch, err = NewBatchProcessor(exp, cfg.Batch); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/audit/audittest"
 )
 
@@ -139,6 +140,23 @@ func TestHelpNeverShowsTheDSNPassword(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "http://reader:xxxxx@127.0.0.1:1")
 	assert.NotContains(t, stderr, "s3cr3t-pw")
+}
+
+// TestShortPasswordKeepsTheMessage: a one-letter password that occurs
+// inside the message's words ("writer", "with") is scrubbed from the DSN
+// only; the message reads as written.
+func TestShortPasswordKeepsTheMessage(t *testing.T) {
+	for _, dsn := range []string{"http://writer:w@127.0.0.1:1", "http://127.0.0.1:1/?username=writer&password=w"} {
+		t.Setenv(dsnEnv, dsn)
+		var out bytes.Buffer
+		code, stderr := execAuditq(t, context.Background(), &out, "stats")
+		assert.Equal(t, 1, code)
+		assert.Contains(t, stderr, "start the embedded one with `make demo` or `auditq serve --data-dir DIR`", dsn)
+		assert.Contains(t, stderr, audit.RedactDSN(dsn), dsn)
+		assert.NotContains(t, stderr, "xxxxxriter", dsn)
+		assert.NotContains(t, stderr, ":w@", dsn)
+		assert.NotContains(t, stderr, "password=w", dsn)
+	}
 }
 
 func TestOneLineEscapesControlCharacters(t *testing.T) {

@@ -27,6 +27,7 @@ type filterFlags struct {
 	service      string
 	stage        string
 	rewritten    bool
+	interrupted  bool
 }
 
 func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string) {
@@ -44,6 +45,7 @@ func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string
 	fs.StringVar(&f.run, "run", "", "only this run ID")
 	fs.StringVar(&f.service, "service", "", "only this service (OTel service.name)")
 	fs.BoolVar(&f.rewritten, "rewritten", false, "only calls whose input a gate rewrote")
+	fs.BoolVar(&f.interrupted, "interrupted", false, "only interrupted calls: recorded write-ahead (strict mode), the agent process ended while the tool ran")
 	fs.StringVar(&f.stage, "stage", "", "only calls that got this far: cancelled (context done), run (run aborted), registry (unknown tool), reachability (tool not reachable for the agent) or input (invalid input) — refused before any gate — or gate")
 	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions([]string{string(gate.ActionAllow), string(gate.ActionDeny)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(stageNames(), cobra.ShellCompDirectiveNoFileComp))
@@ -88,7 +90,7 @@ func (f *filterFlags) filter(now time.Time) (audit.Filter, error) {
 	out.Stage = f.stage
 	out.Agent, out.Tool, out.Action, out.Risk = f.agent, f.tool, f.action, f.risk
 	out.Reason, out.TraceID, out.RunID, out.Service = f.reason, f.trace, f.run, f.service
-	out.Rewritten = f.rewritten
+	out.Rewritten, out.Interrupted = f.rewritten, f.interrupted
 	return out, nil
 }
 
@@ -108,7 +110,9 @@ func newDecisionsCmd(io stdio) *cobra.Command {
 filtered by time, agent, tool, action, risk, reason text, trace, run or stage.
 Calls the executor refused before any gate — an unknown tool, a tool the agent
 cannot reach, invalid input — are decisions too (action deny, source executor):
---stage registry, reachability or input lists them.
+--stage registry, reachability or input lists them. --interrupted lists the
+calls recorded write-ahead (strict mode) whose agent process ended while the
+tool ran (ACTION reads "allow (interrupted)").
 
 Pages: at most --limit decisions are printed; when there are more, stderr
 says so with the token that continues: repeat the command with --after TOKEN.
@@ -117,6 +121,8 @@ Field names of json, jsonl and csv are documented in docs/auditq.md.`,
   auditq decisions --since 24h --action deny
   # one agent's high-risk shell calls, as JSON for jq
   auditq decisions --agent coder --tool bash --risk high --format json | jq '.[].reason'
+  # which calls did the agent not see finish? (strict mode, agent process died)
+  auditq decisions --since 7d --interrupted
   # what did agents try that never reached the gate? (unknown tools)
   auditq decisions --since 7d --stage registry
   # a fixed window, as CSV
@@ -178,12 +184,25 @@ func decisionHeader() []string {
 }
 
 // decisionCells are d's cells under decisionHeader. SOURCE is the gate
-// that decided (gate.source, e.g. classify.bash, chain[0]:approval). TOOL
+// that decided (gate.source, e.g. classify.bash, chain[0]:approval). ACTION
+// is actionCell (marked when the call was interrupted). TOOL
 // is toolCell: a decision that records several calls (the executor's
 // grouped refusals, Decision.Calls > 1) ends in "×n".
 func decisionCells(d audit.Decision, loc *time.Location) []string {
-	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), toolCell(d), oneLine(d.Action), oneLine(d.RiskLevel),
+	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), toolCell(d), actionCell(d), oneLine(d.RiskLevel),
 		oneLine(d.Source), oneLine(d.Reason), formatDuration(d.DurationNs), oneLine(d.TraceID)}
+}
+
+// interruptedMark ends the ACTION cell of an interrupted call
+// (Decision.Interrupted): the agent process ended while the tool ran.
+const interruptedMark = " (interrupted)"
+
+// actionCell is d's action, with interruptedMark for an interrupted call.
+func actionCell(d audit.Decision) string {
+	if d.Interrupted {
+		return oneLine(d.Action) + interruptedMark
+	}
+	return oneLine(d.Action)
 }
 
 // toolCell is d's tool name, with " ×n" when the decision records n > 1

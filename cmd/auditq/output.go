@@ -112,6 +112,9 @@ func colorFor(column, value string) string {
 		case "allow":
 			return ansiGreen
 		}
+		if strings.HasSuffix(value, interruptedMark) {
+			return ansiYellow + ansiBold
+		}
 	case "RISK":
 		switch value {
 		case "high":

@@ -89,9 +89,13 @@ type Config struct {
 	// MaxBackoff caps the wait between failed uploads (the first wait is
 	// 100 ms or the cap if lower, doubling); 0 = 500 ms.
 	MaxBackoff time.Duration
+	// ReportInterval is how often at most the same upload failure reaches
+	// ErrorHandler during an outage (see [UploadError]); 0 = 30 s.
+	ReportInterval time.Duration
 	// ErrorHandler receives the spool's errors: failed uploads (the
-	// drainer retries them), refused or failed appends, recovery
-	// findings. It must be safe for concurrent use; its panics are
+	// drainer retries them; *[UploadError], grouped by ReportInterval, and
+	// a *[RecoveredError] when uploads work again), refused or failed
+	// appends, recovery findings. It must be safe for concurrent use; its panics are
 	// recovered. Nil: errors are only counted (see [Stats]). Within
 	// otelbridge.Setup it is set from otelbridge.Config.Batch.ErrorHandler,
 	// the pipeline's one error handler.
@@ -120,8 +124,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxBytes < 0 || c.SyncInterval < 0 {
 		return c, fmt.Errorf("spool: Config: negative MaxBytes (%d) or SyncInterval (%s)", c.MaxBytes, c.SyncInterval)
 	}
-	if c.BatchSpans < 0 || c.UploadTimeout < 0 || c.MaxBackoff < 0 {
-		return c, fmt.Errorf("spool: Config: negative BatchSpans (%d), UploadTimeout (%s) or MaxBackoff (%s); 0 means the default", c.BatchSpans, c.UploadTimeout, c.MaxBackoff)
+	if c.BatchSpans < 0 || c.UploadTimeout < 0 || c.MaxBackoff < 0 || c.ReportInterval < 0 {
+		return c, fmt.Errorf("spool: Config: negative BatchSpans (%d), UploadTimeout (%s), MaxBackoff (%s) or ReportInterval (%s); 0 means the default", c.BatchSpans, c.UploadTimeout, c.MaxBackoff, c.ReportInterval)
 	}
 	if c.Sync != SyncInterval && c.Sync != SyncAlways {
 		return c, fmt.Errorf("spool: Config: unknown sync policy %d", c.Sync)
@@ -143,6 +147,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = DefaultMaxBackoff
+	}
+	if c.ReportInterval == 0 {
+		c.ReportInterval = DefaultReportInterval
 	}
 	return c, nil
 }

@@ -19,7 +19,10 @@
 //     could not send on disk and the next [Open] of the directory sends
 //     it. Records are sent at least once: after a crash, what was sent but
 //     not yet recorded as acknowledged is sent again (the store collapses
-//     duplicates by SpanId, keeping the first copy).
+//     duplicates by SpanId, keeping the first copy). Its failed attempts
+//     reach Config.ErrorHandler grouped ([UploadError]: the first, then
+//     the same failure at most once per Config.ReportInterval with the
+//     count not reported; [RecoveredError] when uploads work again).
 //   - A torn or corrupt record (a crash in the middle of a write, a power
 //     loss) is found by its CRC-32C when the log is opened, cut off and
 //     counted in [Stats].TornRecovered; it never stops Open.

@@ -29,6 +29,7 @@ func (s *Spool) drain() {
 	defer close(s.drainDone)
 	var wait time.Duration
 	var singleUntil uint64 // records below it go one per request (after a rejected batch)
+	rep := uploadReporter{every: s.cfg.ReportInterval}
 	for {
 		b := s.nextBatch(singleUntil)
 		if b == nil {
@@ -49,6 +50,9 @@ func (s *Spool) drain() {
 		if err == nil {
 			wait = 0
 			s.acked(b.idxs, stSent)
+			if n := rep.succeeded(time.Now()); n != nil {
+				s.report(n)
+			}
 			continue
 		}
 		if permanent(err) {
@@ -64,7 +68,9 @@ func (s *Spool) drain() {
 		s.uploadFailed.Add(int64(b.spans))
 		s.lastErr.Store(&err)
 		wait = min(max(2*wait, 100*time.Millisecond), s.cfg.MaxBackoff)
-		s.report(fmt.Errorf("spool: upload of %d spans failed (retrying in %s): %w", b.spans, wait, err))
+		if e := rep.failed(time.Now(), b.spans, wait, err); e != nil {
+			s.report(e)
+		}
 		select {
 		case <-time.After(wait):
 		case <-s.drainCtx.Done():

@@ -16,7 +16,8 @@ import (
 // fields win, and an on spool gets the defaults of its other zero fields.
 func TestConfigResolve(t *testing.T) {
 	defaults := spool.Config{MaxBytes: spool.DefaultMaxBytes, SyncInterval: spool.DefaultSyncInterval,
-		BatchSpans: spool.DefaultBatchSpans, UploadTimeout: spool.DefaultUploadTimeout, MaxBackoff: spool.DefaultMaxBackoff}
+		BatchSpans: spool.DefaultBatchSpans, UploadTimeout: spool.DefaultUploadTimeout, MaxBackoff: spool.DefaultMaxBackoff,
+		ReportInterval: spool.DefaultReportInterval}
 	with := func(f func(*spool.Config)) spool.Config { c := defaults; f(&c); return c }
 	tests := []struct {
 		env     map[string]string
@@ -43,6 +44,7 @@ func TestConfigResolve(t *testing.T) {
 		{env: map[string]string{spool.EnvFull: "panic"}, wantErr: "refuse"},
 		{env: map[string]string{spool.EnvDir: "/d"}, cfg: spool.Config{MaxBackoff: -time.Second}, wantErr: "MaxBackoff"},
 		{env: map[string]string{spool.EnvDir: "/d"}, cfg: spool.Config{BatchSpans: -1}, wantErr: "BatchSpans"},
+		{env: map[string]string{spool.EnvDir: "/d"}, cfg: spool.Config{ReportInterval: -time.Second}, wantErr: "ReportInterval"},
 	}
 	for i, tt := range tests {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
