@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 )
@@ -36,4 +37,44 @@ func (s *Spool) TailMismatch() string {
 		return fmt.Sprintf("tail %s, last segment file %s", want, segs[len(segs)-1])
 	}
 	return ""
+}
+
+// CheckInvariants is checkLocked under the lock.
+func (s *Spool) CheckInvariants() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checkLocked()
+}
+
+// StopDrainer stops the drainer goroutine, so that a test drives uploads
+// itself with DrainStep (deterministic interleavings).
+func (s *Spool) StopDrainer() {
+	s.drainCancel()
+	<-s.drainDone
+}
+
+// DrainStep does what one turn of the drainer does: takes the next batch,
+// uploads it and records the outcome (sent, or dropped when permanent).
+// It returns the number of records in the batch (0: nothing to send) and
+// the upload error.
+func (s *Spool) DrainStep(ctx context.Context) (int, error) {
+	b := s.nextBatch(0)
+	if b == nil {
+		return 0, nil
+	}
+	err := s.client.UploadTraces(ctx, b.rs)
+	switch {
+	case err == nil:
+		s.acked(b.idxs, stSent)
+	case permanent(err):
+		s.acked(b.idxs, stDropped)
+	}
+	return len(b.idxs), err
+}
+
+// RestartDrainer starts a drainer again after StopDrainer.
+func (s *Spool) RestartDrainer() {
+	s.drainCtx, s.drainCancel = context.WithCancel(context.Background())
+	s.drainDone = make(chan struct{})
+	go s.drain()
 }

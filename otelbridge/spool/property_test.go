@@ -146,6 +146,9 @@ func (m *spoolModel) Check(t *rapid.T) {
 	if e := m.errs.Load(); e != nil {
 		t.Fatalf("spool error: %v", *e)
 	}
+	if err := m.r.sp.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func sortedKeys[V any](mp map[string]V) []string {

@@ -347,6 +347,10 @@ func (s *Spool) recordLocked(idx uint64, kind byte, spans int, t int64, n int) {
 	s.live += m.size
 	s.disk += m.size
 	s.written.Store(idx)
+	// A pending record appended at the cursor (all before it done; a
+	// Commit, or a pending record moved by truncateLocked) must not hold
+	// the cursor: nothing would ever move it on (invariant.go).
+	s.advanceCursorLocked()
 }
 
 // put appends a record under the budget. A final whose span has a pending
@@ -454,6 +458,7 @@ func (s *Spool) truncateLocked() {
 	}
 	s.recs = append([]recMeta(nil), s.recs[n:]...)
 	s.first = floor
+	s.cursor = max(s.cursor, floor) // the records below floor are done
 	s.disk -= dead
 	s.deadN, s.deadBytes = 0, 0
 	if floor >= s.tailStart { // the tail was rewritten from floor on
@@ -576,14 +581,16 @@ func (s *Spool) OnEnd(sp sdktrace.ReadOnlySpan) {
 	if err == nil && s.cfg.Sync == SyncAlways {
 		err = s.syncTo(idx)
 	}
+	if idx != 0 {
+		// In the log (even if its fsync failed): the drainer must see it.
+		s.notify()
+	}
 	if err != nil {
 		if idx == 0 {
 			s.refused.Add(1)
 		}
 		s.report(fmt.Errorf("spool: span %s %q not spooled: %w", sp.SpanContext().SpanID(), sp.Name(), err))
-		return
 	}
-	s.notify()
 }
 
 // Commit durably records span as it is now — its attributes so far, an
@@ -649,25 +656,41 @@ func (s *Spool) Committed(sc trace.SpanContext) bool {
 }
 
 // ForceFlush waits until every final record appended before the call was
-// uploaded, bounded by ctx, and fsyncs the log.
+// uploaded (or dropped), bounded by ctx, and fsyncs the log. It wakes the
+// drainer again at every poll (every 2 ms), so that no lost wake-up can
+// leave it idle while records wait.
 func (s *Spool) ForceFlush(ctx context.Context) error {
 	s.mu.Lock()
 	target := s.next()
 	s.mu.Unlock()
-	s.notify()
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
 	for {
 		s.mu.Lock()
-		done := s.cursor >= target || s.closed
+		done := s.closed || !s.unsentBelowLocked(target)
 		s.mu.Unlock()
 		if done {
 			return s.syncTo(s.written.Load())
 		}
+		s.notify()
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("spool: flush: %d spans still unsent: %w", s.Stats().Unsent, ctx.Err())
-		case <-time.After(2 * time.Millisecond):
+		case <-t.C:
 		}
 	}
+}
+
+// unsentBelowLocked reports whether an unsent final record below index
+// target is left. By the cursor invariant (invariant.go) that is the
+// cursor's record; the scan from the cursor does not rely on it.
+func (s *Spool) unsentBelowLocked(target uint64) bool {
+	for i := max(s.cursor, s.first); i < min(target, s.next()); i++ {
+		if s.recs[i-s.first].state == stUnsent {
+			return true
+		}
+	}
+	return false
 }
 
 // Shutdown stops taking spans, uploads until the log is empty or ctx ends
