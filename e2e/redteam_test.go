@@ -24,8 +24,11 @@ import (
 // larger than our collector's gRPC receive limit (4 MiB): before the fix
 // the collector refused it on every attempt and the spool's drainer
 // retried it forever, so no later decision of the process ever reached
-// ClickHouse. Now the spool cuts its large values; every decision is
-// stored and the run's chain verifies complete.
+// ClickHouse. Now the executor records at most executor.MaxRecordLimit
+// bytes of a value (the chain covers the recorded input, so the export
+// path must not cut it), and the spool cuts what other instrumentations
+// make too large; every decision is stored and the run's chain verifies
+// complete.
 func TestRedTeamOversizedDecisionThroughCollector(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, withoutJaeger())

@@ -188,14 +188,22 @@ func WithRecordContent(on bool) Option {
 
 // WithRecordLimit caps each recorded string (input, output and gate reason)
 // at n bytes, keeping head and tail (default 4096; n <= 0 keeps the
-// default).
+// default; at most MaxRecordLimit).
 func WithRecordLimit(n int) Option {
 	return func(c *config) {
 		if n > 0 {
-			c.recordLimit = n
+			c.recordLimit = min(n, MaxRecordLimit)
 		}
 	}
 }
+
+// MaxRecordLimit (256 KiB) bounds WithRecordLimit. A call's span then stays
+// far below the 1 MiB a spooled span may take (otelbridge/spool
+// MaxRecordBytes) and the 4 MiB a collector's gRPC receiver takes, so the
+// export path never has to cut what the executor recorded: the recorded
+// input is covered by the decision's chain hash, and a value cut on the
+// way would read as an edited row to `auditq verify`.
+const MaxRecordLimit = 256 << 10
 
 // WithRedactor replaces the redaction applied to everything recorded
 // (inputs, outputs, gate reasons) and to reasons in denial messages. The

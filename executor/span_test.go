@@ -323,3 +323,17 @@ func TestToolResultCarriesSpanIDs(t *testing.T) {
 		assert.True(t, res.SpanID.IsValid())
 	}
 }
+
+// TestRecordLimitIsBounded: a record limit above MaxRecordLimit records at
+// most MaxRecordLimit bytes of a call's input, so the export path never
+// cuts a chained value (the chain covers the recorded input).
+func TestRecordLimitIsBounded(t *testing.T) {
+	for _, limit := range []int{executor.MaxRecordLimit / 2, executor.MaxRecordLimit, 16 << 20} {
+		h := newHarness(t, executor.WithGates(fixed("g", gate.Allow())), executor.WithRecordContent(true), executor.WithRecordLimit(limit))
+		in := `{"command":"echo ` + strings.Repeat("A", 1<<20) + `"}`
+		h.agent(t).Run("r").Execute(context.Background(), call("c", "bash", in))
+		got := attrMap(h.lastSpan(t).Attributes)[semconv.GenAIToolCallArgumentsKey].AsString()
+		assert.LessOrEqual(t, len(got), min(limit, executor.MaxRecordLimit), "limit %d", limit)
+		assert.Greater(t, len(got), min(limit, executor.MaxRecordLimit)/2, "limit %d", limit)
+	}
+}
