@@ -97,7 +97,7 @@ func BenchmarkEndToEndSpool(b *testing.B) {
 			if mode == "Strict32" {
 				workers = 32 // concurrent commits share an fsync
 			}
-			service := fmt.Sprintf("e2e-bench-spool-%s-%d", mode, b.N)
+			service := fmt.Sprintf("e2e-bench-spool-%s-%d-%d", mode, b.N, time.Now().UnixNano()) // unique per run: -count > 1 reuses b.N
 			cfg := otelbridge.Config{ServiceName: service, Batch: otelbridge.BatchConfig{QueueSize: 1 << 20, BatchSize: 1024}}
 			if mode != "Off" {
 				cfg.Spool = spool.Config{Dir: b.TempDir(), MaxBytes: 1 << 30}
