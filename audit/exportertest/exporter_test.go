@@ -2,6 +2,7 @@ package exportertest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,6 +164,9 @@ var rewrittenDeny = gate.Record{
 var groupedRefusal = gate.Record{
 	Stage: gate.StageRun, Action: gate.ActionDeny, Source: gate.SourceExecutor, ErrorKind: "run_aborted",
 	Reason: "the run was aborted: calls refused past its refusal budget, aggregated", Calls: 64,
+	// Migration 8's chain columns, as the executor records them
+	// (gate.chain.seq an int attribute, stored by the exporter as text).
+	Chain: gate.Link{ID: "5f0c9a1e2d3b4c5d6e7f8091a2b3c4d5", Seq: 2, Prev: strings.Repeat("ab", 32), Hash: strings.Repeat("cd", 32)},
 }
 
 // rewrittenDenyVerdicts is gate.verdicts of rewrittenDeny as the exporter
@@ -227,7 +231,7 @@ func TestExporterWritesDecisions(t *testing.T) {
 					want[i] = m.Version
 				}
 				assert.Equal(t, want, res.Applied)
-				assert.Len(t, want, 7, "a new migration: check the exporter still writes what it adds")
+				assert.Len(t, want, 8, "a new migration: check the exporter still writes what it adds")
 			}
 			require.NoError(t, exp.ConsumeTraces(ctx, second))
 			// The exporter retries a batch it believes failed: the same
@@ -248,6 +252,11 @@ func TestExporterWritesDecisions(t *testing.T) {
 			for _, d := range page.Decisions {
 				byTool[d.ToolName+"/"+d.Action] = d
 			}
+			g := byTool["nosuch/deny"]
+			assert.Equal(t, groupedRefusal.Chain.ID, g.ChainID, "migration 8: gate.chain.id")
+			assert.EqualValues(t, groupedRefusal.Chain.Seq, g.ChainSeq, "gate.chain.seq, an int attribute")
+			assert.Equal(t, groupedRefusal.Chain.Prev, g.ChainPrev)
+			assert.Equal(t, groupedRefusal.Chain.Hash, g.ChainHash)
 			d := byTool["http_get/deny"]
 			assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", d.TraceID, "lowercase hex trace ID")
 			assert.Equal(t, "0200000000000001", d.SpanID)
