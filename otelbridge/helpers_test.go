@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
-// Span helpers shared by this package's tests (the sampling package has its own).
+// Span helpers of this package's tests; the fixtures are shared (internal/spantest).
 // Span fixtures shared with the other otelbridge parts' tests (internal/spantest).
 var (
 	agentAttrs = spantest.AgentAttrs
