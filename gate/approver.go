@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // ApprovalRequest is what an Approver is asked: one exact call and the
@@ -25,6 +26,11 @@ type ApprovalRequest struct {
 	// Approve, Decline or TimedOut); an answer without it, or with another,
 	// denies the call.
 	CallHash string
+	// ResumeID is the ID of the durable approval request this call resumes
+	// (see WithResume), or "" for a first ask. An approver that keeps
+	// requests across processes (approve/inbox) answers a resume from the
+	// stored request, and only if the stored call is this call.
+	ResumeID string
 }
 
 // ApprovalOutcome is how an ask ended.
@@ -39,6 +45,14 @@ const (
 	ApprovalDeclined ApprovalOutcome = "declined"
 	ApprovalTimeout  ApprovalOutcome = "timeout"
 	ApprovalInvalid  ApprovalOutcome = "invalid"
+	// ApprovalPending: the approver stored the request durably and the call
+	// is suspended until a human answers (build it with
+	// ApprovalRequest.Pending; ApprovalResult.RequestID names the request).
+	// The executor does not run the call: it returns a result whose error
+	// wraps executor.ErrApprovalPending and records a deny with
+	// gate.approval=pending. The application resumes the call later with
+	// WithResume(ctx, RequestID).
+	ApprovalPending ApprovalOutcome = "pending"
 )
 
 // ApprovalResult is an Approver's answer to one request. Build it from the
@@ -59,6 +73,14 @@ type ApprovalResult struct {
 	// for the same command are approved without asking again ("always allow
 	// this exact command"). GrantScopeNone (the default) remembers nothing.
 	Remember GrantScope
+	// RequestID names the durable approval request this answer is for
+	// (gate.approval.id), when the approver keeps requests; "" otherwise.
+	RequestID string
+	// AskedAt and AnsweredAt are when the request was stored and answered
+	// (UTC), when the approver knows them; the executor records
+	// AnsweredAt−AskedAt as the approval's wait (gate.approval.wait_ms).
+	// Zero values: the executor records the time it waited itself.
+	AskedAt, AnsweredAt time.Time
 }
 
 // Approved reports whether the answer approves the call.
@@ -75,6 +97,12 @@ func (req ApprovalRequest) ApproveForRun(approver, reason string) ApprovalResult
 	res := req.Approve(approver, reason)
 	res.Remember = GrantScopeRun
 	return res
+}
+
+// Pending answers req with "stored as request id; the call is suspended
+// until a human answers" (ApprovalPending).
+func (req ApprovalRequest) Pending(approver, requestID string, askedAt time.Time) ApprovalResult {
+	return ApprovalResult{Outcome: ApprovalPending, Approver: approver, CallHash: req.CallHash, RequestID: requestID, AskedAt: askedAt}
 }
 
 // Decline answers req with a refusal.
@@ -114,4 +142,25 @@ type ApproverFunc func(ctx context.Context, req ApprovalRequest) (ApprovalResult
 // Approve calls f.
 func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (ApprovalResult, error) {
 	return f(ctx, req)
+}
+
+// resumeKey is the context key of WithResume.
+type resumeKey struct{}
+
+// WithResume returns a context under which the executor resumes the call
+// suspended as durable approval request id (ApprovalPending): the ask
+// that the gates raise again for the call carries ResumeID = id, and the
+// approver answers it from the stored request. A resume never widens what
+// was approved: the gates judge the call again, and the stored answer
+// applies only when the call is the one the request was made for (same
+// tool, input bytes, call ID, agent and run: CallHash); otherwise the call
+// is denied.
+func WithResume(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, resumeKey{}, id)
+}
+
+// ResumeID returns the request ID set by WithResume, or "".
+func ResumeID(ctx context.Context) string {
+	id, _ := ctx.Value(resumeKey{}).(string)
+	return id
 }

@@ -26,10 +26,17 @@ const (
 	AttrRule attribute.Key = "gate.rule"
 	// AttrApproval (string) is set when the decision was an ask:
 	// one of ApprovalApproved, ApprovalDeclined, ApprovalTimeout,
-	// ApprovalInvalid.
+	// ApprovalInvalid, ApprovalPending (a suspended call: action deny).
 	AttrApproval attribute.Key = "gate.approval"
 	// AttrApprover (string) names the approver that answered an ask.
 	AttrApprover attribute.Key = "gate.approver"
+	// AttrApprovalID (string) is the ID of the durable approval request an
+	// ask was stored as (approve/inbox): the pending decision and the
+	// resumed call's decision carry the same ID.
+	AttrApprovalID attribute.Key = "gate.approval.id"
+	// AttrApprovalWait (int, milliseconds) is the time from the ask to the
+	// answer (Record.ApprovalWait).
+	AttrApprovalWait attribute.Key = "gate.approval.wait_ms"
 	// AttrError (string) is set on a fail-closed denial: one of
 	// ErrorKind*; on a call refused before the gate (AttrStage), the
 	// executor's error.type: tool_not_found, tool_not_reachable or

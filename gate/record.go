@@ -63,6 +63,14 @@ type Record struct {
 	// Approval and Approver are set when the decision was an ask.
 	Approval ApprovalOutcome `json:"approval,omitempty"`
 	Approver string          `json:"approver,omitempty"`
+	// ApprovalID names the durable approval request the ask was stored as
+	// (gate.approval.id; approve/inbox), "" when the approver keeps none.
+	ApprovalID string `json:"approvalId,omitempty"`
+	// ApprovalWait is the time from the ask to the answer
+	// (gate.approval.wait_ms): AnsweredAt−AskedAt of a durable request, or
+	// the time the executor waited for an in-process approver; 0 when
+	// unknown or not asked.
+	ApprovalWait time.Duration `json:"approvalWaitNs,omitempty"`
 	// OptOut: the executor's owner opted this agent out of the
 	// executor-level gates.
 	OptOut bool `json:"optOut,omitempty"`
