@@ -81,6 +81,10 @@ type ApprovalResult struct {
 	// AnsweredAt−AskedAt as the approval's wait (gate.approval.wait_ms).
 	// Zero values: the executor records the time it waited itself.
 	AskedAt, AnsweredAt time.Time
+	// AskTraceID and AskSpanID (lowercase hex W3C IDs) identify the span of
+	// the call that first asked, when the answer resumes a stored request;
+	// the executor links the resumed call's span to it.
+	AskTraceID, AskSpanID string
 }
 
 // Approved reports whether the answer approves the call.
