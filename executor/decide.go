@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/gate"
 )
 
@@ -57,8 +60,18 @@ func (e *Executor) decide(ctx context.Context, r *Run, ent *entry, g gate.Gate, 
 		gc.Input, gc.RawInput, runRaw = in, raw, raw
 		rec.Rewritten, rec.RewrittenBy = true, d.Source
 	}
+	resumeID := gate.ResumeID(ctx)
+	if resumeID != "" && d.Action == gate.ActionAllow {
+		// A resumed call runs only on its stored answer: even a call the
+		// gates now allow outright goes to the approver, which checks that
+		// it is the call the request was made for and uses the answer up.
+		d.Action = gate.ActionAsk
+		d.Reason += "; resuming approval request " + strconv.Quote(gate.SafeText(resumeID, gate.MaxNameBytes))
+	}
 	if d.Action == gate.ActionAsk {
-		d, rec.Approval, rec.Approver = e.resolveAsk(ctx, r, *gc, d)
+		var a askOutcome
+		d, a = e.resolveAsk(ctx, r, *gc, d, resumeID)
+		rec.Approval, rec.Approver, rec.ApprovalID, rec.ApprovalWait = a.outcome, a.approver, a.requestID, a.wait
 	}
 	if d.Action == gate.ActionAllow && ctx.Err() != nil {
 		// Cancellation is checked again after the gate: a cancelled call
@@ -91,9 +104,21 @@ const (
 	ApproverNone = "none"
 )
 
-// resolveAsk turns an ask into allow or deny. It returns the final decision
-// and the approval outcome and approver to record.
-func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallContext, d gate.Decision) (gate.Decision, gate.ApprovalOutcome, string) {
+// askOutcome is what the record keeps of a resolved ask.
+type askOutcome struct {
+	outcome   gate.ApprovalOutcome
+	approver  string
+	requestID string        // the durable request (gate.approval.id), if any
+	wait      time.Duration // ask to answer (gate.approval.wait_ms)
+}
+
+// resolveAsk turns an ask into allow or deny. resumeID is the durable
+// approval request the call resumes (gate.WithResume), or "". It returns
+// the final decision and what to record of the ask: an answer of a
+// durable request names it, and its wait is AnsweredAt−AskedAt when the
+// approver knows both, else the time this call waited; a pending request
+// (ApprovalPending) denies the call with outcome pending.
+func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallContext, d gate.Decision, resumeID string) (gate.Decision, askOutcome) {
 	allow := func(reason string) gate.Decision {
 		return gate.Decision{Action: gate.ActionAllow, Reason: reason, Source: d.Source, Rule: d.Rule, Risk: d.Risk}
 	}
@@ -101,53 +126,93 @@ func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallConte
 		return gate.Decision{Action: gate.ActionDeny, Reason: reason, Source: d.Source, Rule: d.Rule, Risk: d.Risk, ErrorKind: kind}
 	}
 	key := gate.GrantKey(gc.AgentName, gc.ToolName, gc.RawInput)
-	if ok, err := e.cfg.grants.Granted(ctx, r.grantID, key); err != nil {
-		e.fail(ctx, "grant_store", fmt.Errorf("executor: reading run grants of run %q: %w", r.id, err))
-	} else if ok {
-		return allow(d.Reason + "; approved by a grant of this run"), gate.ApprovalApproved, ApproverGrant
+	if resumeID == "" { // a resume is answered from its stored request, not a grant
+		if ok, err := e.cfg.grants.Granted(ctx, r.grantID, key); err != nil {
+			e.fail(ctx, "grant_store", fmt.Errorf("executor: reading run grants of run %q: %w", r.id, err))
+		} else if ok {
+			return allow(d.Reason + "; approved by a grant of this run"), askOutcome{outcome: gate.ApprovalApproved, approver: ApproverGrant}
+		}
 	}
 	if e.cfg.approver == nil {
-		return deny(d.Reason+"; no approver is configured", ""), gate.ApprovalDeclined, ApproverNone
+		return deny(d.Reason+"; no approver is configured", ""), askOutcome{outcome: gate.ApprovalDeclined, approver: ApproverNone}
 	}
 	req := gate.NewApprovalRequest(gc, d, gc.OriginalInput)
+	req.ResumeID = resumeID
+	asked := time.Now()
 	res, err, late := e.approve(ctx, req)
-	approver := gate.SafeText(res.Approver, gate.MaxNameBytes)
-	if approver == "" {
-		approver = "approver"
+	a := askOutcome{approver: gate.SafeText(res.Approver, gate.MaxNameBytes), wait: time.Since(asked)}
+	if a.approver == "" {
+		a.approver = "approver"
+	}
+	approver := a.approver
+	ended := func(dec gate.Decision, o gate.ApprovalOutcome) (gate.Decision, askOutcome) {
+		a.outcome = o
+		return dec, a
 	}
 	switch {
 	case ctx.Err() != nil:
-		return deny(d.Reason+"; the call was cancelled while waiting for approval", gate.ErrorKindCancelled), gate.ApprovalTimeout, approver
+		return ended(deny(d.Reason+"; the call was cancelled while waiting for approval", gate.ErrorKindCancelled), gate.ApprovalTimeout)
 	case late:
-		return deny(d.Reason+"; no approval within "+e.approvalWindow(), ""), gate.ApprovalTimeout, approver
+		return ended(deny(d.Reason+"; no approval within "+e.approvalWindow(), ""), gate.ApprovalTimeout)
 	case errors.Is(err, errApproverPanic):
-		return deny(d.Reason+"; approver failed: "+err.Error(), gate.ErrorKindPanic), gate.ApprovalInvalid, approver
+		return ended(deny(d.Reason+"; approver failed: "+err.Error(), gate.ErrorKindPanic), gate.ApprovalInvalid)
 	case err != nil:
-		return deny(d.Reason+"; approver failed: "+err.Error(), gate.ErrorKindError), gate.ApprovalInvalid, approver
+		return ended(deny(d.Reason+"; approver failed: "+err.Error(), gate.ErrorKindError), gate.ApprovalInvalid)
 	case res.CallHash != req.CallHash:
-		return deny(d.Reason+"; the answer is not bound to this call (its call hash is missing or names another call)", gate.ErrorKindInvalid), gate.ApprovalInvalid, approver
+		return ended(deny(d.Reason+"; the answer is not bound to this call (its call hash is missing or names another call)", gate.ErrorKindInvalid), gate.ApprovalInvalid)
 	}
+	// The answer is bound to this call: what it says of a durable request
+	// is recorded.
+	a.requestID = gate.SafeText(res.RequestID, gate.MaxNameBytes)
+	if !res.AskedAt.IsZero() && !res.AnsweredAt.IsZero() && !res.AnsweredAt.Before(res.AskedAt) {
+		a.wait = res.AnsweredAt.Sub(res.AskedAt)
+	}
+	e.linkAsk(ctx, res)
 	switch res.Outcome {
+	case gate.ApprovalPending:
+		if a.requestID == "" {
+			return ended(deny(d.Reason+"; the approver suspended the call without naming a stored request", gate.ErrorKindInvalid), gate.ApprovalInvalid)
+		}
+		a.wait = 0 // not answered yet
+		return ended(deny(d.Reason+"; waiting for human approval (request "+a.requestID+")", ""), gate.ApprovalPending)
 	case gate.ApprovalApproved:
 		switch res.Remember {
 		case gate.GrantScopeNone, gate.GrantScopeRun:
 		default:
-			return deny(d.Reason+"; the answer asks for an unknown grant scope ("+strconv.Quote(string(res.Remember))+")", gate.ErrorKindInvalid), gate.ApprovalInvalid, approver
+			return ended(deny(d.Reason+"; the answer asks for an unknown grant scope ("+strconv.Quote(string(res.Remember))+")", gate.ErrorKindInvalid), gate.ApprovalInvalid)
 		}
 		if res.Remember == gate.GrantScopeRun {
 			if err := e.cfg.grants.Grant(ctx, r.grantID, key); err != nil {
 				e.fail(ctx, "grant_store", fmt.Errorf("executor: remembering a grant of run %q: %w", r.id, err))
 			}
 		}
-		return allow(d.Reason + "; approved by " + approver + suffix(res.Reason)), gate.ApprovalApproved, approver
+		return ended(allow(d.Reason+"; approved by "+approver+suffix(res.Reason)), gate.ApprovalApproved)
 	case gate.ApprovalDeclined:
-		return deny(d.Reason+"; declined by "+approver+suffix(res.Reason), ""), gate.ApprovalDeclined, approver
+		return ended(deny(d.Reason+"; declined by "+approver+suffix(res.Reason), ""), gate.ApprovalDeclined)
 	case gate.ApprovalTimeout:
-		return deny(d.Reason+"; no approval in time"+suffix(res.Reason), ""), gate.ApprovalTimeout, approver
+		return ended(deny(d.Reason+"; no approval in time"+suffix(res.Reason), ""), gate.ApprovalTimeout)
 	default:
-		return deny(d.Reason+"; the answer has no valid outcome ("+strconv.Quote(string(res.Outcome))+")", gate.ErrorKindInvalid), gate.ApprovalInvalid, approver
+		return ended(deny(d.Reason+"; the answer has no valid outcome ("+strconv.Quote(string(res.Outcome))+")", gate.ErrorKindInvalid), gate.ApprovalInvalid)
 	}
 }
+
+// linkAsk links the call's span to the span of the call that first asked,
+// when res resumes a stored request that names it.
+func (e *Executor) linkAsk(ctx context.Context, res gate.ApprovalResult) {
+	if res.AskTraceID == "" || res.AskSpanID == "" {
+		return
+	}
+	tid, err1 := trace.TraceIDFromHex(res.AskTraceID)
+	sid, err2 := trace.SpanIDFromHex(res.AskSpanID)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true})
+	trace.SpanFromContext(ctx).AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attrLinkAsk}})
+}
+
+// attrLinkAsk marks the link from a resumed call to the call that asked.
+var attrLinkAsk = attribute.String("gate.link", "approval_ask")
 
 func (e *Executor) approvalWindow() string {
 	if e.cfg.approvalTimeout > 0 {

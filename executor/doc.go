@@ -136,6 +136,24 @@
 // must carry the request's CallHash and a known outcome, else the call is
 // denied with gate.approval=invalid, gate.error=invalid.
 //
+// Durable approvals (approve/inbox): an approver that stores the request
+// and answers gate.ApprovalPending suspends the call: it does not run, its
+// result wraps ErrApprovalPending (ErrorType "approval_pending", the run
+// is not aborted) and its record is a deny with gate.approval=pending and
+// gate.approval.id naming the request. The application resumes it by
+// executing the same call (same call ID, tool and input, on a run with the
+// same agent and run ID) under gate.WithResume(ctx, id): the gates judge
+// it again (a deny still denies; a rewrite that changes the input makes
+// it another call), and even a call they now allow goes to the approver
+// with ApprovalRequest.ResumeID = id, so it runs only on the stored answer
+// for exactly this call, once; run grants are not consulted for a resume.
+// The answer's RequestID and its AskedAt/AnsweredAt are recorded as
+// gate.approval.id and gate.approval.wait_ms (an in-process approver's
+// wait is the time the call waited), and the resumed call's span is
+// linked to the asking call's span (link attribute gate.link=approval_ask).
+// Resume one call per Execute: a batch under a resume context would
+// present the one ID for every call.
+//
 // Calls refused before the gate (a context already done, an aborted run,
 // unknown tool, unreachable tool, invalid input) never reach a gate, but
 // they are decisions — what a model tried: ToolResult.Gate records the

@@ -180,6 +180,14 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		var runRaw json.RawMessage
 		info, runRaw = e.decide(ctx, r, ent, g, gname, gc, cs.verdicts[:0])
 		info.Stage = gate.StageGate
+		if info.Action == gate.ActionDeny && info.Approval == gate.ApprovalPending {
+			// Suspended, not refused: the run is not aborted; the call
+			// counts towards the refusal budget (each one stores a request).
+			err := fmt.Errorf("%w: tool %q: approval request %s", ErrApprovalPending, call.Name, info.ApprovalID)
+			res := errorResult(call, ErrorTypeApprovalPending, err, pendingMessage(call.Name, info))
+			res.Gate, _ = e.refusedCall(r, info)
+			return res
+		}
 		if info.Action == gate.ActionDeny {
 			err := fmt.Errorf("%w: tool %q by %s: %s", ErrDenied, call.Name, info.Source, info.Reason)
 			if e.cfg.abortOnDeny {
@@ -313,4 +321,11 @@ func denialMessage(tool string, g gate.Record) string {
 		msg += " (approval " + string(g.Approval) + ")"
 	}
 	return msg + ". Do not retry the same call: it will be denied again. Continue without it, or tell the user what you needed it for."
+}
+
+// pendingMessage is the model-facing text of a call suspended for a human's
+// approval (gate.ApprovalPending).
+func pendingMessage(tool string, g gate.Record) string {
+	return fmt.Sprintf("Tool %q has not run: it is waiting for a person's approval (request %s; %s). "+
+		"Do not retry the call; it runs once a person approves it and the application resumes it.", tool, g.ApprovalID, g.Reason)
 }

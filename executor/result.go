@@ -41,6 +41,14 @@ var (
 	// ErrRunAborted.
 	ErrRefusalBudget = fmt.Errorf("%w: too many consecutive calls did not run", ErrRunAborted)
 	ErrInternal      = errors.New("executor: internal error")
+	// ErrApprovalPending: the call is suspended until a person answers its
+	// durable approval request (gate.ApprovalPending; ToolResult.Gate.
+	// ApprovalID names the request). It did not run. Persist the call (its
+	// ID, tool and input, the agent and run IDs) and execute it again later
+	// under gate.WithResume(ctx, ApprovalID) on a run with the same agent
+	// and run ID: it runs only if it is the same call and the request was
+	// approved, and only once.
+	ErrApprovalPending = errors.New("executor: waiting for a person's approval")
 )
 
 // Values of the error.type span attribute (OTel semantic conventions
@@ -59,6 +67,9 @@ const (
 	// aborted a run for its refusal budget (WithRefusalBudget).
 	ErrorTypeRefusalBudget = "refusal_budget"
 	ErrorTypeInternal      = "internal"
+	// ErrorTypeApprovalPending is the error.type of a call suspended for
+	// a durable approval (ErrApprovalPending).
+	ErrorTypeApprovalPending = "approval_pending"
 )
 
 // ToolResult is the executor's answer for one call: exactly one per call,
