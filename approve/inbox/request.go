@@ -81,8 +81,12 @@ type Filter struct {
 	Status []Status // any of these (after expiry is applied)
 	Agent  string
 	RunID  string
-	// OlderThan keeps requests asked at least this long ago.
+	// OlderThan keeps requests asked at least this long ago (measured from
+	// Now).
 	OlderThan time.Duration
+	// Now is the time OlderThan is measured from (zero: the Inbox's clock
+	// in Inbox.List, time.Now in a Store).
+	Now time.Time
 	// Limit caps the result (0: no cap). Newest first.
 	Limit int
 }
