@@ -219,14 +219,22 @@ func procStatusBytes(pid int, field string) (int64, error) {
 // $TOOLGATE_AUDITQ, or ./cmd/auditq built into a cache directory.
 func AuditqBinary(t testing.TB) string { return auditqBinary(t) }
 
-// auditqBinary returns $TOOLGATE_AUDITQ, or builds ./cmd/auditq into a
-// cache directory shared by the test processes of this checkout (under a
-// file lock; go build leaves an up-to-date binary alone).
+// auditqBinary returns $TOOLGATE_AUDITQ, or ./cmd/auditq built by
+// GoBinary.
 func auditqBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("TOOLGATE_AUDITQ"); p != "" {
 		return p
 	}
+	return GoBinary(t, "./cmd/auditq")
+}
+
+// GoBinary builds the main package pkg of this module (a path such as
+// "./examples/unattended") into a cache directory shared by the test
+// processes of this checkout, under a file lock (go build leaves an
+// up-to-date binary alone), and returns the binary's path.
+func GoBinary(t testing.TB, pkg string) string {
+	t.Helper()
 	root := moduleRoot()
 	sum := sha256.Sum256([]byte(root))
 	dir := filepath.Join(os.TempDir(), "toolgate-testenv-"+hex.EncodeToString(sum[:6]))
@@ -242,15 +250,15 @@ func auditqBinary(t testing.TB) string {
 		t.Fatalf("testenv: lock %s: %v", lock.Name(), err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	bin := filepath.Join(dir, "auditq")
+	bin := filepath.Join(dir, filepath.Base(pkg))
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goTool); err != nil {
 		goTool = "go"
 	}
-	cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/auditq")
+	cmd := exec.Command(goTool, "build", "-o", bin, pkg)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("testenv: go build ./cmd/auditq: %v\n%s", err, out)
+		t.Fatalf("testenv: go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
