@@ -69,4 +69,20 @@ echo
 echo "demo: bin/auditq doctor (with the reader's DSN from .demo/env):"
 bin/auditq doctor --decision-timeout 20s
 echo
+# Approvals that outlive the process (docs/approvals.md): a fresh inbox for
+# this demo, with the current user as its one approver.
+demo_inbox="$ROOT/.demo/approvals.db"
+rm -f "$demo_inbox" "$ROOT/.demo/unattended-run.json"
+approver="${USER:-$(id -un 2>/dev/null || echo demo)}"
+approver_token="$(TOOLGATE_INBOX="$demo_inbox" bin/auditq approvals approvers add "$approver" --token-only)"
+( umask 077; printf 'export TOOLGATE_INBOX=%q\n' "$demo_inbox" >>.demo/env; printf '%s\n' "$approver_token" >.demo/approver-token )
+echo "demo: approvals inbox $demo_inbox (TOOLGATE_INBOX in .demo/env), approver \"$approver\" (its HTTP token in .demo/approver-token)"
+echo "demo: try an approval that outlives the agent process (source .demo/env first):"
+echo "  go run ./examples/unattended                                               # asks; the call waits, the agent exits"
+echo "  bin/auditq approvals                                                       # what waits: the call, the reason, the risk"
+echo "  bin/auditq approve <apr_…> --reason 'known package'                        # or: bin/auditq decline <apr_…> --reason …"
+echo "  go run ./examples/unattended --resume                                      # the approved call runs, once"
+echo "  bin/auditq decisions --approval approved --since 1h                        # who let it through, and after how long"
+echo "  (or the web page: bin/auditq approvals serve, then http://127.0.0.1:8470/login?token=\$(cat .demo/approver-token))"
+echo
 echo "The stack is still running (scripts/stack.sh status); 'make stop' ends it."

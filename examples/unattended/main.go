@@ -13,7 +13,8 @@
 //
 // With --wait the agent blocks for the answer instead (at most that long).
 // The inbox is --inbox (default $TOOLGATE_INBOX, else
-// .toolgate/approvals.db); the suspended call is kept in --state. Spans go
+// .toolgate/approvals.db); the suspended call is kept in --state (default:
+// unattended-run.json beside the inbox). Spans go
 // to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (source .demo/env
 // after make demo). Nothing is executed: the bash tool only reports what
 // it would run (and appends it to --ran, for tests).
@@ -82,7 +83,7 @@ func main() {
 		def = filepath.Join(".toolgate", "approvals.db")
 	}
 	flag.StringVar(&o.inbox, "inbox", def, "the approval inbox (a bbolt file shared with auditq)")
-	flag.StringVar(&o.state, "state", filepath.Join(".toolgate", "unattended-run.json"), "where the suspended call is kept")
+	flag.StringVar(&o.state, "state", "", "where the suspended call is kept (default: unattended-run.json beside the inbox)")
 	flag.StringVar(&o.command, "command", "pip install requests", "the shell command the agent wants to run")
 	flag.StringVar(&o.runID, "run", "", "the run ID (default: a new one)")
 	flag.StringVar(&o.callID, "call-id", "call_1", "the tool-call ID")
@@ -93,6 +94,9 @@ func main() {
 	flag.StringVar(&o.ran, "ran", "", "append each command the tool runs to this file (fsynced)")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the outcome as one JSON line")
 	flag.Parse()
+	if o.state == "" {
+		o.state = filepath.Join(filepath.Dir(o.inbox), "unattended-run.json")
+	}
 	code, err := run(context.Background(), o, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "unattended:", err)
