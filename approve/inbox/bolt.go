@@ -81,6 +81,9 @@ func Open(path string, cfg OpenConfig) (*DB, error) {
 		}
 	}
 	db := &DB{path: path, cfg: cfg}
+	if _, err := os.Stat(path); err == nil && db.view(context.Background(), checkBuckets) == nil {
+		return db, nil // an inbox file already; no write lock needed
+	}
 	err := db.update(context.Background(), func(tx *bolt.Tx) error {
 		for _, b := range []string{bucketRequests, bucketApprovers, bucketTokens, bucketGrants} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
@@ -138,6 +141,16 @@ func (db *DB) view(ctx context.Context, f func(tx *bolt.Tx) error) error {
 	err = b.View(f)
 	_ = b.Close()
 	return err
+}
+
+// checkBuckets reports a missing bucket.
+func checkBuckets(tx *bolt.Tx) error {
+	for _, b := range []string{bucketRequests, bucketApprovers, bucketTokens, bucketGrants} {
+		if _, err := bucket(tx, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func bucket(tx *bolt.Tx, name string) (*bolt.Bucket, error) {
