@@ -200,6 +200,7 @@ func TestChainHashSurvivesTheStore(t *testing.T) {
 			Reason: hostileString(rt, "reason"), Source: hostileString(rt, "source"), Rule: hostileString(rt, "rule"),
 			ErrorKind: hostileString(rt, "error"), Risk: gate.RiskLevel(hostileString(rt, "risk")),
 			Approval: gate.ApprovalOutcome(hostileString(rt, "approval")), Approver: hostileString(rt, "approver"),
+			ApprovalID: hostileString(rt, "approvalID"), ApprovalWait: time.Duration(rapid.Int64Range(-1<<40, 1<<40).Draw(rt, "approvalWait")),
 			Rewritten: rapid.Bool().Draw(rt, "rewritten"), RewrittenBy: hostileString(rt, "rewrittenBy"),
 			OriginalInputHash: hostileString(rt, "originalHash"), Rounds: rapid.IntRange(0, 5).Draw(rt, "rounds"),
 			Verdicts: verdicts, Duration: time.Duration(rapid.Int64Range(-1<<40, 1<<40).Draw(rt, "duration")),
