@@ -200,6 +200,7 @@ func TestChainHashSurvivesTheStore(t *testing.T) {
 			Reason: hostileString(rt, "reason"), Source: hostileString(rt, "source"), Rule: hostileString(rt, "rule"),
 			ErrorKind: hostileString(rt, "error"), Risk: gate.RiskLevel(hostileString(rt, "risk")),
 			Approval: gate.ApprovalOutcome(hostileString(rt, "approval")), Approver: hostileString(rt, "approver"),
+			ApprovalID: hostileString(rt, "approvalID"), ApprovalWait: time.Duration(rapid.Int64Range(-1<<40, 1<<40).Draw(rt, "approvalWait")),
 			Rewritten: rapid.Bool().Draw(rt, "rewritten"), RewrittenBy: hostileString(rt, "rewrittenBy"),
 			OriginalInputHash: hostileString(rt, "originalHash"), Rounds: rapid.IntRange(0, 5).Draw(rt, "rounds"),
 			Verdicts: verdicts, Duration: time.Duration(rapid.Int64Range(-1<<40, 1<<40).Draw(rt, "duration")),
@@ -308,7 +309,7 @@ func TestMigrateUpgradesVersion7(t *testing.T) {
 
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, []int{8}, res.Applied)
+	assert.Equal(t, []int{8, 9}, res.Applied)
 	freshCols, freshView := schemaOf(t, ctx, env.Writer, env.Database)
 	cols, view := schemaOf(t, ctx, env.Writer, db)
 	assert.Equal(t, freshCols, cols, "same schema as a fresh install")

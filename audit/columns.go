@@ -275,6 +275,12 @@ func buildColumns(fields []gate.Field) ([]column, []error) {
 		g.take(gate.AttrChainSeq, 8),
 		g.take(gate.AttrChainPrev, 8),
 		g.take(gate.AttrChainHash, 8),
+		// Version 9: durable approvals (gate.approval.id: the approval
+		// request the ask was stored as; gate.approval.wait_ms: the time
+		// from the ask to the answer; "" and 0 for older spans and for
+		// approvers that keep no request or report no wait).
+		g.take(gate.AttrApprovalID, 9),
+		g.take(gate.AttrApprovalWait, 9),
 	} {
 		cols = append(cols, cs...)
 	}

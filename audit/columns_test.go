@@ -99,10 +99,10 @@ func TestBuildColumnsReportsUnplacedFields(t *testing.T) {
 }
 
 // The table's layout: the columns of the first table in their original
-// order, then version 4's, 5's, 6's and 7's, appended (an upgraded table has
+// order, then version 4's, 5's, 6's, 7's, 8's and 9's, appended (an upgraded table has
 // the same).
 func TestColumnLayout(t *testing.T) {
-	var v2, v4, v5, v6, v7, v8 []string
+	var v2, v4, v5, v6, v7, v8, v9 []string
 	for _, c := range decisionColumns() {
 		switch c.since {
 		case 2:
@@ -117,6 +117,8 @@ func TestColumnLayout(t *testing.T) {
 			v7 = append(v7, c.name)
 		case 8:
 			v8 = append(v8, c.name)
+		case 9:
+			v9 = append(v9, c.name)
 		default:
 			t.Errorf("column %s: since %d", c.name, c.since)
 		}
@@ -129,13 +131,14 @@ func TestColumnLayout(t *testing.T) {
 	assert.Equal(t, "Rule", strings.Join(v6, " "))
 	assert.Equal(t, "Calls", strings.Join(v7, " "))
 	assert.Equal(t, "ChainId ChainSeq ChainPrev ChainHash", strings.Join(v8, " "))
+	assert.Equal(t, "ApprovalId ApprovalWaitMs", strings.Join(v9, " "))
 	// The derived columns are the table's own (DEFAULT), not the view's.
 	view := names(viewColumns(decisionColumns()))
 	assert.NotContains(t, view, "VerdictGates")
-	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage, Rule, Calls, ChainId, ChainSeq, ChainPrev, ChainHash"), view)
+	assert.True(t, strings.HasSuffix(view, "Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage, Rule, Calls, ChainId, ChainSeq, ChainPrev, ChainHash, ApprovalId, ApprovalWaitMs"), view)
 	// Queries read Verdicts with the verdict a span leaves out restored
 	// (none for a call refused before the gate).
-	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts(true)+", Stage, Rule, Calls, ChainId, ChainSeq, ChainPrev, ChainHash"), selectList())
+	assert.True(t, strings.HasSuffix(selectList(), ", Rounds, "+verdicts(true)+", Stage, Rule, Calls, ChainId, ChainSeq, ChainPrev, ChainHash, ApprovalId, ApprovalWaitMs"), selectList())
 }
 
 // Stage reads "gate" for spans without gate.stage (older producers), in

@@ -34,7 +34,7 @@ type Decision struct {
 	Reason       string    `json:"reason"`         // gate.reason
 	Source       string    `json:"source"`         // gate.source
 	RiskLevel    string    `json:"risk_level"`     // gate.risk.level: safe | review | high | ""
-	Approval     string    `json:"approval"`       // gate.approval: approved | declined | timeout | invalid | ""
+	Approval     string    `json:"approval"`       // gate.approval: approved | declined | timeout | invalid | pending | ""
 	Approver     string    `json:"approver"`       // gate.approver
 	ErrorKind    string    `json:"error_kind"`     // gate.error: fail-closed cause
 	ErrorType    string    `json:"error_type"`     // error.type
@@ -91,6 +91,19 @@ type Decision struct {
 	ChainSeq  uint64 `json:"-"`
 	ChainPrev string `json:"-"`
 	ChainHash string `json:"-"`
+	// ApprovalID names the durable approval request an ask was stored as
+	// (gate.approval.id, schema version 9): the pending decision (approval
+	// pending, action deny) and the decision of the call resumed after
+	// the answer carry the same ID. "" when the approver keeps no request,
+	// when nobody was asked, and in rows of older producers.
+	ApprovalID string `json:"approval_id"`
+	// ApprovalWaitMs is the time from the ask to the answer in
+	// milliseconds (gate.approval.wait_ms, schema version 9): for a
+	// durable request its answer's time minus its ask's, else the time
+	// the executor waited for the approver (a wait under a millisecond
+	// reads 1). 0 when not known: nobody was asked, the ask is pending, or
+	// a row of an older producer.
+	ApprovalWaitMs uint64 `json:"approval_wait_ms"`
 }
 
 // scanDecision reads one row selected with selectList().
@@ -101,7 +114,7 @@ func scanDecision(rows driver.Rows) (Decision, error) {
 		&d.Reason, &d.Source, &d.RiskLevel, &d.Approval, &d.Approver, &d.ErrorKind, &d.ErrorType,
 		&d.IsError, &d.StatusMsg, &d.DurationNs, &d.GateDuration, &d.Input,
 		&d.Rewritten, &d.RewrittenBy, &d.OriginalInputHash, &d.Rounds, &d.Verdicts, &d.Stage, &d.Rule, &d.Calls,
-		&d.ChainID, &d.ChainSeq, &d.ChainPrev, &d.ChainHash)
+		&d.ChainID, &d.ChainSeq, &d.ChainPrev, &d.ChainHash, &d.ApprovalID, &d.ApprovalWaitMs)
 	if d.Verdicts == nil {
 		d.Verdicts = []string{}
 	}
@@ -138,7 +151,20 @@ type Filter struct {
 	// status Error with the message InterruptedStatus); false does not
 	// filter.
 	Interrupted bool
+	// Approval is an approval outcome (gate.approval: "approved",
+	// "declined", "timeout", "invalid" or "pending"): the asks that ended
+	// so. ApprovalNone keeps the decisions nobody was asked about.
+	Approval string
+	// Approver is who answered the asks (gate.approver).
+	Approver string
+	// ApprovalID is a durable approval request's ID (gate.approval.id):
+	// its pending decision and the decision of the call resumed after it.
+	ApprovalID string
 }
+
+// ApprovalNone is the Filter.Approval of the decisions without an ask
+// (an empty gate.approval).
+const ApprovalNone = "none"
 
 // InterruptedStatus is the span status message of an interrupted call: a
 // call recorded write-ahead (strict mode) whose agent process ended while
@@ -174,6 +200,13 @@ func (f Filter) where(p *Params) string {
 	add("RunId = {run:String}", "run", f.RunID)
 	add("ServiceName = {service:String}", "service", f.Service)
 	add("Stage = {stage:String}", "stage", f.Stage)
+	if f.Approval == ApprovalNone {
+		conds = append(conds, "Approval = ''")
+	} else {
+		add("Approval = {approval:String}", "approval", f.Approval)
+	}
+	add("Approver = {approver:String}", "approver", f.Approver)
+	add("ApprovalId = {approval_id:String}", "approval_id", f.ApprovalID)
 	if f.Rewritten {
 		conds = append(conds, "Rewritten")
 	}

@@ -29,6 +29,7 @@ func ExampleMigrations() {
 	// 6 rule: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 	// 7 calls: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 	// 8 chain: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
+	// 9 approvals: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 }
 
 // Count the last day's decisions by action, as `auditq stats` does, then

@@ -77,7 +77,20 @@ func (c config) migrations() []Migration {
 		c.upgrade(6, "rule"),
 		c.upgrade(7, "calls"),
 		c.chainIndexes(c.upgrade(8, "chain")),
+		c.approvalIndex(c.upgrade(9, "approvals")),
 	}
+}
+
+// approvalIndex adds to migration 9 (last, after its ADD COLUMN) a skip
+// index on ApprovalId: `auditq decisions --approval-id` finds the
+// decisions of one approval request (the pending ask and the resumed
+// call) without reading every granule. It indexes the parts written from
+// then on (older rows hold no approval ID).
+func (c config) approvalIndex(m Migration) Migration {
+	index := "ALTER TABLE " + c.table(DecisionsTable) + c.onCluster() +
+		"\n    ADD INDEX IF NOT EXISTS idx_approval_id ApprovalId TYPE bloom_filter(0.01) GRANULARITY 1"
+	m.Statements = append(m.Statements, index)
+	return m
 }
 
 // chainIndexes adds to migration 8 (last, after its ADD COLUMN) the skip

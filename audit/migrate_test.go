@@ -43,6 +43,10 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 				"ADD COLUMN IF NOT EXISTS Rule LowCardinality(String) CODEC(ZSTD(1))",
 				"SpanAttributes['gate.rule'] AS Rule\nFROM",
 				"AND (mapContains(SpanAttributes, 'gate.rule'))",
+				"ADD COLUMN IF NOT EXISTS ApprovalId String CODEC(ZSTD(1)),\n    ADD COLUMN IF NOT EXISTS ApprovalWaitMs UInt64 CODEC(ZSTD(1))",
+				"SpanAttributes['gate.approval.id'] AS ApprovalId,\n    toUInt64OrZero(SpanAttributes['gate.approval.wait_ms']) AS ApprovalWaitMs\nFROM",
+				"AND (mapContains(SpanAttributes, 'gate.approval.id') OR mapContains(SpanAttributes, 'gate.approval.wait_ms'))",
+				"ADD INDEX IF NOT EXISTS idx_approval_id ApprovalId TYPE bloom_filter(0.01) GRANULARITY 1",
 			},
 			notWant: []string{"ON CLUSTER", "Replicated", "TTL"},
 		},
@@ -75,7 +79,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ms, err := audit.Migrations(tc.opts...)
 			require.NoError(t, err)
-			require.Len(t, ms, 8)
+			require.Len(t, ms, 9)
 			var all strings.Builder
 			for i, m := range ms {
 				assert.Equal(t, i+1, m.Version)
@@ -105,7 +109,7 @@ func TestMigrationsGeneratedSQL(t *testing.T) {
 func TestMigrationsUseAttributeConstants(t *testing.T) {
 	ms, err := audit.Migrations()
 	require.NoError(t, err)
-	require.Len(t, ms, 8)
+	require.Len(t, ms, 9)
 	view := ms[2].Statements[0]
 	for _, k := range []string{
 		string(gate.AttrAction), string(gate.AttrReason), string(gate.AttrSource), string(gate.AttrRiskLevel),
@@ -133,7 +137,7 @@ func TestMigrationsUseAttributeConstants(t *testing.T) {
 // A released migration's SQL never changes: databases record its checksum
 // (auditq migrate --status shows "applied (with different SQL)" otherwise).
 // Versions 1–3 are the checksums of the first release, version 4 of the
-// verdict columns', version 5 of gate.stage's, version 6 of gate.rule's, version 7 of gate.calls' (version 8 is new with gate.chain.*); a change to a column of gate.Fields() that an
+// verdict columns', version 5 of gate.stage's, version 6 of gate.rule's, version 7 of gate.calls', version 8 of gate.chain.*' (version 9 is new with gate.approval.id and gate.approval.wait_ms); a change to a column of gate.Fields() that an
 // earlier migration created fails here. A schema change is a new migration.
 func TestMigrationChecksumsAreFrozen(t *testing.T) {
 	tests := []struct {
@@ -150,6 +154,7 @@ func TestMigrationChecksumsAreFrozen(t *testing.T) {
 			"7d36296989a88d7f59656f014b913bd40ce471645a5486dfb17e2863e4577f39",
 			"0534b3b766b535bd050a37ba9819cbcd4f2ecbba9d2b9946054e8b9906e1b654",
 			"b03c1a0c8cfaf67802d2c2faec4afbc8adb2eec9219435e48e4524890bb9bbf0",
+			"7aa0b9db3f0a7dfd0a8635c862fc3ace65fcf2de6205e02981634b433e49f933",
 		}},
 		{"cluster and retention", []audit.Option{audit.WithCluster("audit"), audit.WithRetention(365 * 24 * time.Hour)}, []string{
 			"b32e2bc80f1d1de70895e626115cde86c56c7ddfe476e4cad68341ef31ffd22e",
@@ -160,6 +165,7 @@ func TestMigrationChecksumsAreFrozen(t *testing.T) {
 			"11d91f87f5f07722b90bd83d3be32c30febde0e6b1bc482c695cd334cfeafb28",
 			"81c79e05b297f52a693faff62d129a29db5b76e69e14729f345e2e5b999a0751",
 			"ae3d6acfcc3523d310ebeb3d2acbe31b8c930ec297bee1c406b0a00845cb8ab7",
+			"625639f591166d8e94964edb7bede87e7273679b53e00ac86385e0f869110192",
 		}},
 	}
 	for _, tc := range tests {
@@ -221,7 +227,7 @@ func TestMigrateBackfillsSpansWrittenBeforeTheView(t *testing.T) {
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
 	// Step 1 finds the exporter's table and leaves it (and its rows) alone.
-	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, res.Applied)
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, res.Applied)
 	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
 	require.NoError(t, err)
 	defer st.Close()

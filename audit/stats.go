@@ -31,8 +31,15 @@ const (
 	// BySource groups by the policy that decided (gate.source).
 	BySource Dimension = "source"
 	// ByApproval groups by the approval outcome of asks (gate.approval:
-	// approved, declined, timeout, invalid; "" when nobody was asked).
+	// approved, declined, timeout, invalid, pending; "" when nobody was
+	// asked).
 	ByApproval Dimension = "approval"
+	// ByApprover groups by who answered the asks (gate.approver: the
+	// approver's name, or the person a durable request's answer names;
+	// "" when nobody was asked). With ByApproval: who let what through,
+	// and who refused. StatsRow's Waited and wait fields say how long
+	// they took.
+	ByApprover Dimension = "approver"
 	// ByGate groups by every gate that judged the call (VerdictGates:
 	// each gate of Decision.Verdicts once, however many rounds it judged;
 	// for a span without gate.verdicts, the deciding gate). A call judged
@@ -55,7 +62,7 @@ const RulePattern = `\[([a-z0-9][a-z0-9_.-]*)\]`
 
 // Dimensions lists every Dimension.
 func Dimensions() []Dimension {
-	return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk, ByRule, BySource, ByApproval, ByGate, ByStage}
+	return []Dimension{ByTool, ByAgent, ByAction, ByReason, ByRisk, ByRule, BySource, ByApproval, ByApprover, ByGate, ByStage}
 }
 
 // column is the gate_decisions column of d, or "".
@@ -77,6 +84,8 @@ func (d Dimension) column() string {
 		return "Source"
 	case ByApproval:
 		return "Approval"
+	case ByApprover:
+		return "Approver"
 	case ByGate:
 		return "Gate"
 	case ByStage:
@@ -104,7 +113,7 @@ func ParseDimensions(s string) ([]Dimension, error) {
 			continue
 		}
 		if d.column() == "" {
-			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason, risk, rule, source, approval, gate or stage)", d)
+			return nil, fmt.Errorf("audit: unknown dimension %q (want tool, agent, action, reason, risk, rule, source, approval, approver, gate or stage)", d)
 		}
 		if seen[d] {
 			return nil, fmt.Errorf("audit: dimension %q given twice", d)
@@ -139,6 +148,22 @@ type StatsRow struct {
 	// calls); Denied of them with action deny.
 	Count  uint64
 	Denied uint64
+	// Waited is how many of the group's decisions recorded the time from
+	// an ask to its answer (Decision.ApprovalWaitMs > 0, schema version
+	// 9); WaitSumMs and WaitMaxMs are the sum and the largest of those
+	// times, in milliseconds (AvgWaitMs is their mean).
+	Waited    uint64
+	WaitSumMs uint64
+	WaitMaxMs uint64
+}
+
+// AvgWaitMs is the mean time from ask to answer of the group's decisions
+// that recorded one (WaitSumMs / Waited), 0 when none did.
+func (r StatsRow) AvgWaitMs() uint64 {
+	if r.Waited == 0 {
+		return 0
+	}
+	return r.WaitSumMs / r.Waited
 }
 
 // Stats is the answer to a StatsQuery: rows ordered by bucket, then count
@@ -192,7 +217,8 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		sel = append(sel, d.selectExpr())
 		group = append(group, col)
 	}
-	sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied")
+	sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied",
+		"countIf(ApprovalWaitMs > 0) AS Waited", "sum(ApprovalWaitMs) AS WaitSum", "max(ApprovalWaitMs) AS WaitMax")
 	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + q.Filter.where(&p)
 	order := []string{"Count DESC"}
 	if len(group) > 0 {
@@ -221,7 +247,7 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		for i := range keys {
 			dest = append(dest, &keys[i])
 		}
-		dest = append(dest, &r.Count, &r.Denied)
+		dest = append(dest, &r.Count, &r.Denied, &r.Waited, &r.WaitSumMs, &r.WaitMaxMs)
 		if err := rows.Scan(dest...); err != nil {
 			return out, s.wrap("stats", err)
 		}

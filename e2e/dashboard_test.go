@@ -70,7 +70,7 @@ func TestDashboardQueries(t *testing.T) {
 	d, err := grafana.GateDecisions()
 	require.NoError(t, err)
 	queries := grafana.PanelQueries(d)
-	require.Len(t, queries, 10)
+	require.Len(t, queries, 11)
 
 	perAgent := map[string][2]int{} // agent → [decisions, denied] of bash calls
 	for id, a := range o.calls {
@@ -150,6 +150,8 @@ func TestDashboardQueries(t *testing.T) {
 					}
 					assert.Equal(t, float64(tc.decisions), sum, q.Title)
 					assert.Equal(t, float64(tc.deny), denied, q.Title)
+				case "Approvals by approver":
+					assert.Empty(t, rows, "%s: the workload asks nobody", q.Title)
 				case "Denied calls":
 					assert.Len(t, rows, min(tc.deny, 200), q.Title)
 					for _, r := range rows {

@@ -80,8 +80,9 @@
 // audit store holds it, [StoredDecision] (the one canonical encoding,
 // version [ChainVersion], computed alike by the producer from the span's
 // attributes and by a verifier from the stored row). It covers the call's
-// identity, its recorded arguments (the Input column) and the decision,
-// not the tool's outcome (error, status, duration), which strict mode
+// identity, its recorded arguments (the Input column) and the decision
+// (its approval ID and wait included, encoded only when set so that older
+// rows keep their hashes), not the tool's outcome (error, status, duration), which strict mode
 // cannot know when it seals the decision before the tool runs.
 //
 // gate imports neither executor nor classify, nor os or a terminal

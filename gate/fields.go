@@ -31,7 +31,8 @@ type Field struct {
 // Fields lists the Record's span attributes in a fixed order: the single
 // list the audit store's gate_decisions columns are generated from, so a
 // new Record field is one edit here (and in Record.Attributes) plus a
-// migration.
+// migration. A new field goes last (the audit store's columns and the
+// chain's content encoding, StoredDecision, keep their order).
 func Fields() []Field {
 	return []Field{
 		{AttrGated, "Gated", FieldBool, ""},
@@ -56,5 +57,7 @@ func Fields() []Field {
 		{AttrChainSeq, "ChainSeq", FieldInt, ""},
 		{AttrChainPrev, "ChainPrev", FieldString, ""},
 		{AttrChainHash, "ChainHash", FieldString, ""},
+		{AttrApprovalID, "ApprovalId", FieldString, ""},
+		{AttrApprovalWait, "ApprovalWaitMs", FieldInt, ""},
 	}
 }

@@ -122,7 +122,9 @@ type Record struct {
 // gate.gated, gate.opt_out, gate.stage and gate.calls; a pre-gate refusal records its
 // action, source, reason and error kind like a gated decision (no
 // gate.duration_ns: no gate ran). The gate.chain.* keys are recorded when
-// Chain is set (Link.Attributes).
+// Chain is set (Link.Attributes). gate.approval.id is recorded when
+// ApprovalID is set and gate.approval.wait_ms (int64, ApprovalWaitMs) when
+// ApprovalWait is positive, on a gated or pre-gate record.
 func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attribute.KeyValue {
 	attrs = append(attrs, AttrGated.Bool(r.Gated))
 	if r.OptOut {
@@ -157,6 +159,12 @@ func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attri
 	if r.Approval != "" {
 		attrs = append(attrs, AttrApproval.String(SafeText(string(r.Approval), MaxNameBytes)), AttrApprover.String(SafeText(r.Approver, MaxNameBytes)))
 	}
+	if r.ApprovalID != "" {
+		attrs = append(attrs, AttrApprovalID.String(SafeText(r.ApprovalID, MaxNameBytes)))
+	}
+	if ms := r.ApprovalWaitMs(); ms > 0 {
+		attrs = append(attrs, AttrApprovalWait.Int64(ms))
+	}
 	if r.Risk != RiskNone {
 		attrs = append(attrs, AttrRiskLevel.String(SafeText(string(r.Risk), MaxNameBytes)))
 	}
@@ -174,6 +182,17 @@ func (r *Record) Attributes(attrs []attribute.KeyValue, reasonLimit int) []attri
 		attrs = append(attrs, AttrSamplingPriority.Int(1))
 	}
 	return attrs
+}
+
+// ApprovalWaitMs is ApprovalWait as gate.approval.wait_ms records it:
+// whole milliseconds, a positive wait under one millisecond as 1 (so a
+// recorded wait is never read as "unknown"), 0 when ApprovalWait is not
+// positive.
+func (r *Record) ApprovalWaitMs() int64 {
+	if r.ApprovalWait <= 0 {
+		return 0
+	}
+	return max(r.ApprovalWait.Milliseconds(), 1)
 }
 
 // onlyVerdictIsFinal: the single verdict says no more than the final

@@ -20,7 +20,8 @@ func full() gate.Record {
 		OptOut: true, Rewritten: true, RewrittenBy: "normalise", OriginalInputHash: gate.InputHash([]byte(`{}`)), Rounds: 2,
 		Verdicts: []gate.Verdict{{Gate: "normalise", Action: gate.ActionAllow, Rewrote: true}, {Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "rm.root"}},
 		Duration: 1500 * time.Nanosecond, Stage: gate.StageGate, Calls: 3,
-		Chain: gate.Link{ID: "chain-1", Seq: 2, Prev: "prev", Hash: "hash"},
+		Chain:      gate.Link{ID: "chain-1", Seq: 2, Prev: "prev", Hash: "hash"},
+		ApprovalID: "apr-1", ApprovalWait: 90*time.Second + 250*time.Millisecond + 7*time.Microsecond,
 	}
 }
 
@@ -80,6 +81,17 @@ func TestRecordAttributesShapes(t *testing.T) {
 			map[attribute.Key]string{gate.AttrRule: "prod.write", gate.AttrReason: "writes to prod"}, nil},
 		{"no rule, no attribute", gate.Record{Gated: true, Action: gate.ActionDeny, Source: "a", Reason: "r [not.a.rule]"},
 			map[attribute.Key]string{gate.AttrAction: "deny"}, []attribute.Key{gate.AttrRule}},
+		{"a durable approval's ID and wait", gate.Record{Gated: true, Action: gate.ActionAllow, Source: "a", Approval: gate.ApprovalApproved, Approver: "alice@example.com",
+			ApprovalID: "apr-7", ApprovalWait: 3*time.Minute + 999*time.Microsecond},
+			map[attribute.Key]string{gate.AttrApprovalID: "apr-7", gate.AttrApprovalWait: "180000", gate.AttrApprover: "alice@example.com"}, nil},
+		{"a pending approval: the ID, no wait yet", gate.Record{Gated: true, Action: gate.ActionDeny, Source: "a", Approval: gate.ApprovalPending, Approver: "inbox", ApprovalID: "apr-8"},
+			map[attribute.Key]string{gate.AttrApprovalID: "apr-8", gate.AttrApproval: "pending"}, []attribute.Key{gate.AttrApprovalWait}},
+		{"a wait under a millisecond is recorded as 1", gate.Record{Gated: true, Action: gate.ActionAllow, Source: "a", Approval: gate.ApprovalApproved, Approver: "cb", ApprovalWait: 300 * time.Microsecond},
+			map[attribute.Key]string{gate.AttrApprovalWait: "1"}, []attribute.Key{gate.AttrApprovalID}},
+		{"no approval, no approval ID or wait", gate.Record{Gated: true, Action: gate.ActionAllow, Source: "a", ApprovalWait: -time.Second},
+			map[attribute.Key]string{}, []attribute.Key{gate.AttrApprovalID, gate.AttrApprovalWait}},
+		{"an approval ID is bounded like a name", gate.Record{Gated: true, Action: gate.ActionAllow, Source: "a", ApprovalID: string(make([]byte, 1000))},
+			map[attribute.Key]string{}, nil},
 		{"names are bounded", gate.Record{Gated: true, Action: gate.ActionAllow, Source: string(make([]byte, 1000))},
 			map[attribute.Key]string{}, nil},
 	}
@@ -96,6 +108,9 @@ func TestRecordAttributesShapes(t *testing.T) {
 				assert.NotContains(t, got, k)
 			}
 			if s, ok := got[gate.AttrSource]; ok {
+				assert.LessOrEqual(t, len(s.AsString()), gate.MaxNameBytes)
+			}
+			if s, ok := got[gate.AttrApprovalID]; ok {
 				assert.LessOrEqual(t, len(s.AsString()), gate.MaxNameBytes)
 			}
 		})

@@ -76,6 +76,15 @@ func (r *Record) Stored() bool {
 // chain's own columns (ChainId, ChainSeq and ChainPrev enter the link
 // hash, ChainHash is its result).
 //
+// The approval columns (ApprovalId, ApprovalWaitMs: gate.approval.id and
+// gate.approval.wait_ms, schema version 9), which came after the chain,
+// are covered as a trailer: encoded after Calls, both of them, only when
+// either is set (StoredColumn.Trailer). A decision without them — every
+// row a producer wrote before they existed — has the encoding, and so
+// the hash, it had; a decision with them cannot be told from one without
+// (the trailer's presence is part of the encoding), so clearing an
+// approval ID or a wait is an edit like any other.
+//
 // Not covered: what the row records of the call after the decision or
 // outside it — Timestamp, InsertedAt, ParentSpanId, ServiceName (a
 // resource attribute the producer's tracer sets); the tool's outcome:
@@ -105,6 +114,9 @@ type StoredDecision struct {
 	Verdicts                                                         []string
 	Stage, Rule                                                      string
 	Calls                                                            uint64
+	// The approval columns (a trailer of the content: see above).
+	ApprovalID     string
+	ApprovalWaitMs uint64
 	// The chain columns (ChainId, ChainSeq, ChainPrev, ChainHash).
 	ChainID   string
 	ChainSeq  uint64
@@ -121,49 +133,57 @@ type StoredColumn struct {
 	// Chain: one of the chain's own columns (not in the content the
 	// digest covers).
 	Chain bool
+	// Trailer: one of the content's trailing columns (the approval
+	// columns), encoded — all of them, in order — only when one of them
+	// is not its zero value.
+	Trailer bool
 }
 
 // storedColumns is the number of StoredDecision columns: the content
-// columns in encoding order (AppendContent), then the four chain columns.
-const storedColumns = 30
+// columns in encoding order (AppendContent, the trailer last), then the
+// four chain columns.
+const storedColumns = 32
 
 func (d *StoredDecision) columns() [storedColumns]StoredColumn {
 	return [storedColumns]StoredColumn{
-		{"TraceId", &d.TraceID, false},
-		{"SpanId", &d.SpanID, false},
-		{"Agent", &d.Agent, false},
-		{"RunId", &d.RunID, false},
-		{"TaskId", &d.TaskID, false},
-		{"ToolName", &d.ToolName, false},
-		{"ToolCallId", &d.ToolCallID, false},
-		{"Input", &d.Input, false},
-		{"Gated", &d.Gated, false},
-		{"OptOut", &d.OptOut, false},
-		{"Action", &d.Action, false},
-		{"Reason", &d.Reason, false},
-		{"Source", &d.Source, false},
-		{"RiskLevel", &d.RiskLevel, false},
-		{"Approval", &d.Approval, false},
-		{"Approver", &d.Approver, false},
-		{"ErrorKind", &d.ErrorKind, false},
-		{"GateDuration", &d.GateDuration, false},
-		{"Rewritten", &d.Rewritten, false},
-		{"RewrittenBy", &d.RewrittenBy, false},
-		{"OriginalInputHash", &d.OriginalInputHash, false},
-		{"Rounds", &d.Rounds, false},
-		{"Verdicts", &d.Verdicts, false},
-		{"Stage", &d.Stage, false},
-		{"Rule", &d.Rule, false},
-		{"Calls", &d.Calls, false},
-		{"ChainId", &d.ChainID, true},
-		{"ChainSeq", &d.ChainSeq, true},
-		{"ChainPrev", &d.ChainPrev, true},
-		{"ChainHash", &d.ChainHash, true},
+		{"TraceId", &d.TraceID, false, false},
+		{"SpanId", &d.SpanID, false, false},
+		{"Agent", &d.Agent, false, false},
+		{"RunId", &d.RunID, false, false},
+		{"TaskId", &d.TaskID, false, false},
+		{"ToolName", &d.ToolName, false, false},
+		{"ToolCallId", &d.ToolCallID, false, false},
+		{"Input", &d.Input, false, false},
+		{"Gated", &d.Gated, false, false},
+		{"OptOut", &d.OptOut, false, false},
+		{"Action", &d.Action, false, false},
+		{"Reason", &d.Reason, false, false},
+		{"Source", &d.Source, false, false},
+		{"RiskLevel", &d.RiskLevel, false, false},
+		{"Approval", &d.Approval, false, false},
+		{"Approver", &d.Approver, false, false},
+		{"ErrorKind", &d.ErrorKind, false, false},
+		{"GateDuration", &d.GateDuration, false, false},
+		{"Rewritten", &d.Rewritten, false, false},
+		{"RewrittenBy", &d.RewrittenBy, false, false},
+		{"OriginalInputHash", &d.OriginalInputHash, false, false},
+		{"Rounds", &d.Rounds, false, false},
+		{"Verdicts", &d.Verdicts, false, false},
+		{"Stage", &d.Stage, false, false},
+		{"Rule", &d.Rule, false, false},
+		{"Calls", &d.Calls, false, false},
+		{"ApprovalId", &d.ApprovalID, false, true},
+		{"ApprovalWaitMs", &d.ApprovalWaitMs, false, true},
+		{"ChainId", &d.ChainID, true, false},
+		{"ChainSeq", &d.ChainSeq, true, false},
+		{"ChainPrev", &d.ChainPrev, true, false},
+		{"ChainHash", &d.ChainHash, true, false},
 	}
 }
 
 // Columns lists d's gate_decisions columns with pointers to d's fields:
-// the content columns in encoding order, then the four chain columns. A
+// the content columns in encoding order (the trailer last), then the four
+// chain columns. A
 // verifier selects these columns from a row and scans into the pointers.
 func (d *StoredDecision) Columns() []StoredColumn {
 	cs := d.columns()
@@ -176,8 +196,10 @@ func (d *StoredDecision) Columns() []StoredColumn {
 // as the field "true" or "false", an int as the field of its decimal
 // digits, a list as the field of its length in decimal then one field per
 // element —, where a field is its length in bytes in decimal, ':', and its
-// bytes. Every value is length-prefixed and the columns are fixed by the
-// version, so two different contents never share an encoding, whatever
+// bytes; the trailer columns (ApprovalId, ApprovalWaitMs) only when one of
+// them is set. Every value is length-prefixed, the columns before the
+// trailer are fixed by the version and the trailer is all or nothing at
+// the end, so two different contents never share an encoding, whatever
 // bytes ('|', ':', NUL, invalid UTF-8) their strings hold.
 func (d *StoredDecision) AppendContent(dst []byte) []byte {
 	dst = appendField(dst, ChainVersion)
@@ -200,7 +222,12 @@ func (d *StoredDecision) AppendContent(dst []byte) []byte {
 	}
 	dst = appendField(dst, d.Stage)
 	dst = appendField(dst, d.Rule)
-	return appendUint(dst, d.Calls)
+	dst = appendUint(dst, d.Calls)
+	if d.ApprovalID != "" || d.ApprovalWaitMs != 0 {
+		dst = appendField(dst, d.ApprovalID)
+		dst = appendUint(dst, d.ApprovalWaitMs)
+	}
+	return dst
 }
 
 func appendBool(dst []byte, b bool) []byte {
@@ -349,6 +376,10 @@ func (d *StoredDecision) ReadAttributes(attrs []attribute.KeyValue) {
 			d.Rule = storedString(kv.Value)
 		case AttrCalls:
 			d.Calls = storedUint(kv.Value)
+		case AttrApprovalID:
+			d.ApprovalID = storedString(kv.Value)
+		case AttrApprovalWait:
+			d.ApprovalWaitMs = storedUint(kv.Value)
 		case AttrChainID:
 			d.ChainID = storedString(kv.Value)
 		case AttrChainSeq:

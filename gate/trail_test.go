@@ -1,11 +1,13 @@
 package gate_test
 
 import (
+	"encoding/hex"
 	"errors"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,8 +41,8 @@ func decodeContent(b []byte) (gate.StoredDecision, error) {
 		return d, errors.New("no version")
 	}
 	for _, c := range d.Columns() {
-		if c.Chain {
-			continue
+		if c.Chain || c.Trailer && len(b) == 0 {
+			continue // no trailer: its columns are zero
 		}
 		s, err := field()
 		if err != nil {
@@ -200,12 +202,13 @@ func TestReadAttributes(t *testing.T) {
 		Approval: "declined", Approver: "ui", ErrorKind: "invalid", GateDuration: 1500, Rewritten: true,
 		RewrittenBy: "normalise", OriginalInputHash: gate.InputHash([]byte(`{}`)), Rounds: 2,
 		Verdicts: gate.EncodeVerdicts(rec.Verdicts), Stage: "gate", Rule: "rm.root", Calls: 3,
+		ApprovalID: "apr-1", ApprovalWaitMs: 90250,
 		ChainID: "chain-1", ChainSeq: 2, ChainPrev: "prev", ChainHash: "hash",
 	}, d)
 	// Absent attributes read as the column defaults; a negative int reads
 	// as toUInt64OrZero does (0); a string stands for its stored form.
 	var e gate.StoredDecision
-	e.ReadAttributes([]attribute.KeyValue{gate.AttrDuration.Int64(-5), gate.AttrGated.String("true"), gate.AttrCalls.Int64(0)})
+	e.ReadAttributes([]attribute.KeyValue{gate.AttrDuration.Int64(-5), gate.AttrGated.String("true"), gate.AttrCalls.Int64(0), gate.AttrApprovalWait.Int64(-1)})
 	e.Defaults()
 	assert.Equal(t, gate.StoredDecision{Gated: true, Stage: "gate", Calls: 1}, e)
 	assert.True(t, reflect.DeepEqual(e.Verdicts, []string(nil)))
@@ -228,4 +231,66 @@ func TestKeyedLinkHash(t *testing.T) {
 	assert.Len(t, k1, 64)
 	assert.True(t, gate.KeyedChain(gate.KeyedChainPrefix+"x"))
 	assert.False(t, gate.KeyedChain("x"))
+}
+
+// legacyDecision is a decision as a producer before the approval columns
+// stored it (none set), with the digest and link hash that producer
+// computed (toolgate-chain-v1 before schema version 9, measured at the
+// commit before them).
+func legacyDecision() (d gate.StoredDecision, digest, hash string) {
+	d = gate.StoredDecision{TraceID: "0af7651916cd43dd8448eb211c80319c", SpanID: "b7ad6b7169203331", Agent: "coder", RunID: "run-1",
+		TaskID: "t", ToolName: "bash", ToolCallID: "call_1", Input: `{"cmd":"rm -rf /"}`, Gated: true, Action: "deny",
+		Reason: "approval declined", Source: "chain[0]:approval", RiskLevel: "high", Approval: "declined", Approver: "terminal",
+		GateDuration: 1500, Rounds: 1, Verdicts: []string{"classify.bash|ask|high|delete.root"}, Stage: "gate", Rule: "delete.root", Calls: 1,
+		ChainID: "c1", ChainSeq: 2, ChainPrev: "ab"}
+	return d, "d946a690708d8c517a809d55e59ad79eb1dea323404af636aaae64dc167bfc9e", "1a4bd1b9fb0323fac8f4357e41b86048531d3c47bcb7dc55be3cbcc9099f475a"
+}
+
+// The approval columns came after the chain: a decision without them has
+// the digest and hash it had before (rows already stored still verify),
+// and either of them, set, changes both (an approval ID or a wait is
+// covered: clearing or editing one is detected).
+func TestApprovalColumnsKeepOlderHashes(t *testing.T) {
+	d, digest, hash := legacyDecision()
+	dg := d.Digest()
+	assert.Equal(t, digest, hex.EncodeToString(dg[:]))
+	assert.Equal(t, hash, d.Hash())
+	withID, withWait, both := d, d, d
+	withID.ApprovalID = "apr-1"
+	withWait.ApprovalWaitMs = 1
+	both.ApprovalID, both.ApprovalWaitMs = "apr-1", 1
+	seen := map[string]bool{hash: true}
+	for _, e := range []gate.StoredDecision{withID, withWait, both} {
+		h := e.Hash()
+		assert.False(t, seen[h], "%+v hashes like another", e)
+		seen[h] = true
+	}
+	// The trailer is all or nothing: an ID moved into the wait's place (or
+	// the other way round) is another encoding.
+	a, b := d, d
+	a.ApprovalID, b.ApprovalWaitMs = "7", 7
+	assert.NotEqual(t, a.Digest(), b.Digest())
+}
+
+// The producer's digest (from the span's attributes) of a record with a
+// durable approval equals the verifier's (from the row's columns): the
+// approval columns are read from gate.approval.id and
+// gate.approval.wait_ms as the store reads them.
+func TestApprovalColumnsFromAttributes(t *testing.T) {
+	rec := gate.Record{Gated: true, Action: gate.ActionAllow, Source: "inbox", Approval: gate.ApprovalApproved, Approver: "alice",
+		ApprovalID: "apr-\xff|:1", ApprovalWait: 1500 * time.Millisecond}
+	var d gate.StoredDecision
+	d.ReadAttributes(rec.Attributes(nil, 0))
+	d.Defaults()
+	assert.Equal(t, "apr-\\xff|:1", d.ApprovalID)
+	assert.EqualValues(t, 1500, d.ApprovalWaitMs)
+	rec.ApprovalID, rec.ApprovalWait = "", 0
+	var e gate.StoredDecision
+	e.ReadAttributes(rec.Attributes(nil, 0))
+	e.Defaults()
+	assert.Zero(t, e.ApprovalID)
+	assert.Zero(t, e.ApprovalWaitMs)
+	f := d
+	f.ApprovalID, f.ApprovalWaitMs = "", 0
+	assert.Equal(t, e, f)
 }

@@ -487,3 +487,43 @@ const CallsFixtureCalls = 100
 func CallsFixtureByStage() map[string]uint64 {
 	return map[string]uint64{"registry": 2, "run": 98}
 }
+
+// TraceApprovals is the trace of ApprovalFixture's run.
+const TraceApprovals = "a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9"
+
+// ApprovalHostileApprover is the approver name of ApprovalFixture's
+// hostile answer, and ApprovalHostileID its request ID (as given: the
+// stored forms are gate.SafeText's).
+const (
+	ApprovalHostileApprover = "eve'\"\\ \x00|%s 🔥\xff\u202e"
+	ApprovalHostileID       = "apr-'); DROP TABLE gate_decisions; --\xfe"
+)
+
+// ApprovalFixture is one run (trace TraceApprovals, agent "deployer", run
+// "run-9", seven hours after FixtureBase) of seven calls as the executor
+// records asks from schema version 9 on, encoded by gate.Record.Attributes:
+//
+//	a9…01 deploy      approved by alice@example.com, request apr-1, after 2m03s
+//	a9…02 deploy      pending (suspended, deny), approver inbox, request apr-2
+//	a9…03 deploy      the call resumed after apr-2's answer: approved by bob after 1h05m
+//	a9…04 write_file  declined by bob, request apr-3, after 45s (deny)
+//	a9…05 write_file  approved by terminal (in process: no request) after 850ms
+//	a9…06 bash        approved by ApprovalHostileApprover, request ApprovalHostileID, after 300µs (recorded as 1ms)
+//	a9…07 read_file   allowed, nobody asked
+func ApprovalFixture() []Span {
+	ask := func(span, tool string, action gate.Action, outcome gate.ApprovalOutcome, approver, id string, wait time.Duration) recordedCall {
+		return recordedCall{span: span, tool: tool, rec: gate.Record{Gated: true, Action: action, Source: "policy.consequential",
+			Risk: gate.RiskReview, Reason: "consequential call: " + string(outcome), Approval: outcome, Approver: approver,
+			ApprovalID: id, ApprovalWait: wait, Stage: gate.StageGate,
+			Verdicts: []gate.Verdict{{Gate: "policy.consequential", Action: gate.ActionAsk, Risk: gate.RiskReview}}}}
+	}
+	return recordedRun(FixtureBase.Add(7*time.Hour), TraceApprovals, "a9a9a9a9a9a9a9a9", "deployer", "run-9", "Unset", []recordedCall{
+		ask("a9a9a9a9a9a9a901", "deploy", gate.ActionAllow, gate.ApprovalApproved, "alice@example.com", "apr-1", 2*time.Minute+3*time.Second),
+		ask("a9a9a9a9a9a9a902", "deploy", gate.ActionDeny, gate.ApprovalPending, "inbox", "apr-2", 0),
+		ask("a9a9a9a9a9a9a903", "deploy", gate.ActionAllow, gate.ApprovalApproved, "bob", "apr-2", time.Hour+5*time.Minute),
+		ask("a9a9a9a9a9a9a904", "write_file", gate.ActionDeny, gate.ApprovalDeclined, "bob", "apr-3", 45*time.Second),
+		ask("a9a9a9a9a9a9a905", "write_file", gate.ActionAllow, gate.ApprovalApproved, "terminal", "", 850*time.Millisecond),
+		ask("a9a9a9a9a9a9a906", "bash", gate.ActionAllow, gate.ApprovalApproved, ApprovalHostileApprover, ApprovalHostileID, 300*time.Microsecond),
+		{span: "a9a9a9a9a9a9a907", tool: "read_file", rec: gate.Record{Gated: true, Action: gate.ActionAllow, Source: "classify.path", Risk: gate.RiskSafe, Stage: gate.StageGate}},
+	})
+}

@@ -153,6 +153,9 @@ var rewrittenDeny = gate.Record{
 	Gated: true, Action: gate.ActionDeny, Reason: "rm -rf outside the workspace", Source: "classify.bash",
 	Rule: "delete.root", Risk: gate.RiskHigh, Approval: gate.ApprovalInvalid, Approver: "channel", Rewritten: true, RewrittenBy: "sandbox",
 	OriginalInputHash: "05239f897663e2de54bf775f59125ecc5644bc267fc47614a42b84b68c75ce2c", Rounds: 2, Duration: 1500,
+	// Migration 9's approval columns (gate.approval.wait_ms an int
+	// attribute, stored by the exporter as text).
+	ApprovalID: `apr-"q" <&> é|1`, ApprovalWait: 2500 * time.Millisecond,
 	Verdicts: []gate.Verdict{
 		{Gate: "sandbox", Action: gate.ActionAllow, Rewrote: true, Rule: `strip|"pipe" <&> é`},
 		{Gate: "classify.bash", Action: gate.ActionDeny, Risk: gate.RiskHigh, Rule: "delete.root"},
@@ -231,7 +234,7 @@ func TestExporterWritesDecisions(t *testing.T) {
 					want[i] = m.Version
 				}
 				assert.Equal(t, want, res.Applied)
-				assert.Len(t, want, 8, "a new migration: check the exporter still writes what it adds")
+				assert.Len(t, want, 9, "a new migration: check the exporter still writes what it adds")
 			}
 			require.NoError(t, exp.ConsumeTraces(ctx, second))
 			// The exporter retries a batch it believes failed: the same
@@ -285,19 +288,22 @@ func TestExporterWritesDecisions(t *testing.T) {
 			assert.Equal(t, "invalid", rd.Approval)
 			assert.Equal(t, "delete.root", rd.Rule, "gate.rule (and, exporter first, version 6's repair)")
 			assert.EqualValues(t, 1, rd.Calls)
+			assert.Equal(t, rewrittenDeny.ApprovalID, rd.ApprovalID, "migration 9: gate.approval.id (and, exporter first, its repair)")
+			assert.EqualValues(t, 2500, rd.ApprovalWaitMs, "gate.approval.wait_ms, an int attribute")
 			gd := byTool["nosuch/deny"]
 			assert.EqualValues(t, 64, gd.Calls, "gate.calls (and, exporter first, version 7's repair)")
 			assert.Equal(t, "run", gd.Stage)
 			s, err := st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByRule}, Filter: audit.Filter{Agent: "coder", Action: "deny", Stage: "gate"}})
 			require.NoError(t, err)
-			assert.Equal(t, []audit.StatsRow{{Keys: []string{"delete.root"}, Count: 1, Denied: 1}}, s.Rows,
+			// The denied bash call's ask took 2.5s to answer (migration 9).
+			assert.Equal(t, []audit.StatsRow{{Keys: []string{"delete.root"}, Count: 1, Denied: 1, Waited: 1, WaitSumMs: 2500, WaitMaxMs: 2500}}, s.Rows,
 				"the rule recorded, though the reason names none in brackets")
 			s, err = st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByGate}, Filter: audit.Filter{Agent: "coder"}})
 			require.NoError(t, err)
 			assert.Equal(t, []audit.StatsRow{
 				{Keys: []string{""}, Count: 1}, // the allowed bash call: no verdicts, no source
-				{Keys: []string{"classify.bash"}, Count: 1, Denied: 1},
-				{Keys: []string{"sandbox"}, Count: 1, Denied: 1},
+				{Keys: []string{"classify.bash"}, Count: 1, Denied: 1, Waited: 1, WaitSumMs: 2500, WaitMaxMs: 2500},
+				{Keys: []string{"sandbox"}, Count: 1, Denied: 1, Waited: 1, WaitSumMs: 2500, WaitMaxMs: 2500},
 			}, s.Rows)
 
 			s, err = st.Stats(ctx, audit.StatsQuery{By: []audit.Dimension{audit.ByAction}})
@@ -351,6 +357,8 @@ func TestExporterAttributeStrings(t *testing.T) {
 		{gate.AttrRounds, "2"},
 		{gate.AttrDuration, "1500"},
 		{gate.AttrApproval, "invalid"},
+		{gate.AttrApprovalID, `apr-"q" <&> é|1`},
+		{gate.AttrApprovalWait, "2500"},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, stored[string(tc.key)], tc.key)

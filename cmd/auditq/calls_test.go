@@ -55,14 +55,14 @@ func TestGroupedRefusalsCountTheirCalls(t *testing.T) {
 	csv := run("decisions", "--agent", "flooder", "-o", "csv")
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	require.Len(t, lines, 8)
-	assert.True(t, strings.HasSuffix(lines[0], ",calls,interrupted"), lines[0])
+	assert.True(t, strings.HasSuffix(lines[0], ",calls,interrupted,approval_id,approval_wait_ms"), lines[0])
 	for _, l := range lines[1:] {
-		want := ",1,false"
+		want := ",1,false,,0"
 		switch {
 		case strings.Contains(l, "nosuch_4,"):
-			want = ",64,false"
+			want = ",64,false,,0"
 		case strings.Contains(l, "nosuch_68,"):
-			want = ",31,false"
+			want = ",31,false,,0"
 		}
 		assert.True(t, strings.HasSuffix(l, want), l)
 	}

@@ -28,6 +28,8 @@ type filterFlags struct {
 	stage        string
 	rewritten    bool
 	interrupted  bool
+	// The asks: their outcome, who answered, a durable request's ID.
+	approval, approver, approvalID string
 }
 
 func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string) {
@@ -47,6 +49,10 @@ func (f *filterFlags) add(cmd *cobra.Command, withTime bool, defaultSince string
 	fs.BoolVar(&f.rewritten, "rewritten", false, "only calls whose input a gate rewrote")
 	fs.BoolVar(&f.interrupted, "interrupted", false, "only interrupted calls: recorded write-ahead (strict mode), the agent process ended while the tool ran")
 	fs.StringVar(&f.stage, "stage", "", "only calls that got this far: cancelled (context done), run (run aborted), registry (unknown tool), reachability (tool not reachable for the agent) or input (invalid input) — refused before any gate — or gate")
+	fs.StringVar(&f.approval, "approval", "", "only asks that ended so: approved, declined, timeout, invalid or pending (suspended, awaiting an answer); none for the calls nobody was asked about")
+	fs.StringVar(&f.approver, "approver", "", "only asks this approver answered (gate.approver)")
+	fs.StringVar(&f.approvalID, "approval-id", "", "only the decisions of this durable approval request (gate.approval.id: the pending ask and the resumed call)")
+	_ = cmd.RegisterFlagCompletionFunc("approval", cobra.FixedCompletions(approvalNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("action", cobra.FixedCompletions([]string{string(gate.ActionAllow), string(gate.ActionDeny)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(stageNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("risk", cobra.FixedCompletions([]string{string(gate.RiskSafe), string(gate.RiskReview), string(gate.RiskHigh)}, cobra.ShellCompDirectiveNoFileComp))
@@ -59,6 +65,13 @@ func stageNames() []string {
 		out = append(out, string(s))
 	}
 	return out
+}
+
+// approvalNames are the values of --approval: the approval outcomes, then
+// none.
+func approvalNames() []string {
+	return []string{string(gate.ApprovalApproved), string(gate.ApprovalDeclined), string(gate.ApprovalTimeout),
+		string(gate.ApprovalInvalid), string(gate.ApprovalPending), audit.ApprovalNone}
 }
 
 // filter validates the flags and builds the query filter.
@@ -87,7 +100,11 @@ func (f *filterFlags) filter(now time.Time) (audit.Filter, error) {
 	if f.stage != "" && !slices.Contains(stageNames(), f.stage) {
 		return out, usagef("--stage %q: want %s", f.stage, strings.Join(stageNames(), ", "))
 	}
+	if f.approval != "" && !slices.Contains(approvalNames(), f.approval) {
+		return out, usagef("--approval %q: want %s", f.approval, strings.Join(approvalNames(), ", "))
+	}
 	out.Stage = f.stage
+	out.Approval, out.Approver, out.ApprovalID = f.approval, f.approver, f.approvalID
 	out.Agent, out.Tool, out.Action, out.Risk = f.agent, f.tool, f.action, f.risk
 	out.Reason, out.TraceID, out.RunID, out.Service = f.reason, f.trace, f.run, f.service
 	out.Rewritten, out.Interrupted = f.rewritten, f.interrupted
@@ -107,12 +124,16 @@ func newDecisionsCmd(io stdio) *cobra.Command {
 		Use:   "decisions",
 		Short: "List gate decisions, newest first",
 		Long: `decisions lists the gate's decisions (one per gated tool call), newest first,
-filtered by time, agent, tool, action, risk, reason text, trace, run or stage.
+filtered by time, agent, tool, action, risk, reason text, trace, run, stage or
+approval (--approval outcome, --approver, --approval-id).
 Calls the executor refused before any gate — an unknown tool, a tool the agent
 cannot reach, invalid input — are decisions too (action deny, source executor):
 --stage registry, reachability or input lists them. --interrupted lists the
 calls recorded write-ahead (strict mode) whose agent process ended while the
-tool ran (ACTION reads "allow (interrupted)").
+tool ran (ACTION reads "allow (interrupted)"). When a decision of the page was
+an ask, the table has an APPROVAL column: the outcome, who answered and how
+long the answer took ("approved by alice after 2m03s"); json, jsonl and csv
+always carry approval, approver, approval_id and approval_wait_ms.
 
 Pages: at most --limit decisions are printed; when there are more, stderr
 says so with the token that continues: repeat the command with --after TOKEN.
@@ -123,6 +144,10 @@ Field names of json, jsonl and csv are documented in docs/auditq.md.`,
   auditq decisions --agent coder --tool bash --risk high --format json | jq '.[].reason'
   # which calls did the agent not see finish? (strict mode, agent process died)
   auditq decisions --since 7d --interrupted
+  # who let what through this week, and how long did they take?
+  auditq decisions --since 7d --approval approved
+  # the calls suspended for an answer that has not come (yet)
+  auditq decisions --since 7d --approval pending
   # what did agents try that never reached the gate? (unknown tools)
   auditq decisions --since 7d --stage registry
   # a fixed window, as CSV
@@ -178,9 +203,46 @@ Field names of json, jsonl and csv are documented in docs/auditq.md.`,
 	return cmd
 }
 
-// decisionHeader are the table columns of a decision.
-func decisionHeader() []string {
+// decisionHeader are the table columns of a decision; with approval, the
+// APPROVAL column after REASON.
+func decisionHeader(approval bool) []string {
+	if approval {
+		return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "SOURCE", "REASON", "APPROVAL", "DURATION", "TRACE"}
+	}
 	return []string{"TIME", "AGENT", "TOOL", "ACTION", "RISK", "SOURCE", "REASON", "DURATION", "TRACE"}
+}
+
+// approvalCell is the APPROVAL cell of d: its outcome, "by" who answered,
+// "after" the wait (formatWait) when recorded; "" when nobody was asked.
+func approvalCell(d audit.Decision) string {
+	if d.Approval == "" && d.Approver == "" && d.ApprovalWaitMs == 0 {
+		return ""
+	}
+	s := oneLine(d.Approval)
+	if d.Approver != "" {
+		s += " by " + oneLine(d.Approver)
+	}
+	if d.ApprovalWaitMs > 0 {
+		s += " after " + formatWait(d.ApprovalWaitMs)
+	}
+	return strings.TrimSpace(s)
+}
+
+// formatWait renders a wait in milliseconds by its largest units: 850ms,
+// 12.3s, 2m03s, 1h05m, 3d04h.
+func formatWait(ms uint64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", d/time.Minute, d%time.Minute/time.Second)
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
+	}
+	return fmt.Sprintf("%dd%02dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 }
 
 // decisionCells are d's cells under decisionHeader. SOURCE is the gate
@@ -188,9 +250,24 @@ func decisionHeader() []string {
 // is actionCell (marked when the call was interrupted). TOOL
 // is toolCell: a decision that records several calls (the executor's
 // grouped refusals, Decision.Calls > 1) ends in "×n".
-func decisionCells(d audit.Decision, loc *time.Location) []string {
-	return []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), toolCell(d), actionCell(d), oneLine(d.RiskLevel),
-		oneLine(d.Source), oneLine(d.Reason), formatDuration(d.DurationNs), oneLine(d.TraceID)}
+func decisionCells(d audit.Decision, loc *time.Location, approval bool) []string {
+	cells := []string{formatTime(d.Timestamp, loc), oneLine(d.Agent), toolCell(d), actionCell(d), oneLine(d.RiskLevel),
+		oneLine(d.Source), oneLine(d.Reason)}
+	if approval {
+		cells = append(cells, approvalCell(d))
+	}
+	return append(cells, formatDuration(d.DurationNs), oneLine(d.TraceID))
+}
+
+// anyAsked reports whether a decision of ds was an ask (the table then
+// has the APPROVAL column).
+func anyAsked(ds []audit.Decision) bool {
+	for _, d := range ds {
+		if approvalCell(d) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // interruptedMark ends the ACTION cell of an interrupted call
@@ -269,9 +346,10 @@ func writeDecisions(w io.Writer, o outFlags, ds []audit.Decision) error {
 		if len(ds) == 0 {
 			return nil
 		}
-		t := &table{header: decisionHeader(), shrink: []string{"REASON", "SOURCE", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION", "SOURCE"}}
+		asked := anyAsked(ds)
+		t := &table{header: decisionHeader(asked), shrink: []string{"REASON", "APPROVAL", "SOURCE", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION", "SOURCE"}}
 		for _, d := range ds {
-			t.add(decisionCells(d, loc)...)
+			t.add(decisionCells(d, loc, asked)...)
 		}
 		return t.render(w, detectTerminal(w, o.noColor))
 	}

@@ -37,7 +37,7 @@ func newStatsCmd(io stdio) *cobra.Command {
 	formats := []string{formatTable, formatJSON, formatJSONL, formatCSV}
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Count decisions grouped by tool, agent, action, reason, risk, rule, source, approval or gate",
+		Short: "Count decisions grouped by tool, agent, action, reason, risk, rule, source, approval, approver, gate or stage",
 		Long: `stats counts the tool calls decided (each decided call once), grouped by the
 dimensions in --by, optionally per time bucket (--every). On a terminal each
 row gets a bar (share of the largest group) or, with --every, a sparkline of
@@ -45,7 +45,15 @@ its counts over the buckets.
 
 Rows are ordered by bucket, then count (largest first). json, jsonl and csv
 rows carry bucket (with --every), one field per dimension (tool_name, agent,
-action, reason, risk_level, rule, source, approval, gate), count and denied.
+action, reason, risk_level, rule, source, approval, approver, gate, stage),
+count and denied.
+
+approver is who answered the asks (gate.approver), approval how they ended
+(approved, declined, timeout, invalid, pending). Grouped by either, each row
+also says how long the answers took: the table's WAITED, AVG WAIT and MAX
+WAIT columns, and waited, avg_wait_ms and max_wait_ms in json, jsonl and csv
+(over the decisions that recorded the time from ask to answer,
+gate.approval.wait_ms).
 
 rule is the deciding gate's rule (gate.rule: Decision.Rule of a classifier
 or of a custom gate); for decisions recorded without it (before schema
@@ -69,6 +77,8 @@ calls made.`,
   # hourly decisions per action over the last day
   auditq stats --since 24h --by action --every 1h
   auditq stats --by agent,risk --format csv
+  # who let what through this week, and how fast did they answer?
+  auditq stats --since 7d --by approver,approval
   # which gates judged the denied calls (each gate of a chain counts)?
   auditq stats --action deny --by gate`,
 		Args: cobra.NoArgs,
@@ -111,7 +121,7 @@ calls made.`,
 	conn.add(cmd)
 	out.add(cmd, formats...)
 	filt.add(cmd, true, "24h")
-	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk, rule, source, approval, gate, stage")
+	cmd.Flags().StringVar(&by, "by", "action", "group by these, comma-separated: tool, agent, action, reason, risk, rule, source, approval, approver, gate, stage")
 	cmd.Flags().StringVar(&every, "every", "", "count per time bucket of this width (1h, 15m, 1d)")
 	_ = cmd.RegisterFlagCompletionFunc("by", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var ds []string
@@ -133,7 +143,27 @@ func statsRecord(s audit.Stats, r audit.StatsRow, loc *time.Location) record {
 	}
 	rec.set("count", r.Count)
 	rec.set("denied", r.Denied)
+	if showWaits(s) {
+		rec.set("waited", r.Waited)
+		rec.set("avg_wait_ms", r.AvgWaitMs())
+		rec.set("max_wait_ms", r.WaitMaxMs)
+	}
 	return rec
+}
+
+// showWaits: s is grouped by approver or approval, so its rows say how
+// long the answers took.
+func showWaits(s audit.Stats) bool {
+	return slices.Contains(s.By, audit.ByApprover) || slices.Contains(s.By, audit.ByApproval)
+}
+
+// waitCell is a wait for the table: formatWait, "-" when none was
+// recorded.
+func waitCell(waited, ms uint64) string {
+	if waited == 0 {
+		return "-"
+	}
+	return formatWait(ms)
 }
 
 func writeStats(w io.Writer, o outFlags, s audit.Stats) error {
@@ -177,6 +207,10 @@ func writeStats(w io.Writer, o outFlags, s audit.Stats) error {
 		header = append([]string{"BUCKET"}, header...)
 	}
 	header = append(header, "COUNT", "DENIED")
+	waits := showWaits(s)
+	if waits {
+		header = append(header, "WAITED", "AVG WAIT", "MAX WAIT")
+	}
 	if term.tty {
 		header = append(header, "")
 	}
@@ -194,14 +228,20 @@ func writeStats(w io.Writer, o outFlags, s audit.Stats) error {
 			cells = append(cells, emptyDash(oneLine(k)))
 		}
 		cells = append(cells, strconv.FormatUint(r.Count, 10), strconv.FormatUint(r.Denied, 10))
+		if waits {
+			cells = append(cells, strconv.FormatUint(r.Waited, 10), waitCell(r.Waited, r.AvgWaitMs()), waitCell(r.Waited, r.WaitMaxMs))
+		}
 		if term.tty {
 			cells = append(cells, bar(r.Count, maxCount, 20))
 		}
 		t.add(cells...)
 	}
 	// No total by gate: a call judged by several gates is in several rows.
-	if keyCols := len(header) - 2 - boolInt(term.tty); keyCols > 0 && len(s.Rows) > 1 && !slices.Contains(s.By, audit.ByGate) {
+	if keyCols := len(header) - 2 - 3*boolInt(waits) - boolInt(term.tty); keyCols > 0 && len(s.Rows) > 1 && !slices.Contains(s.By, audit.ByGate) {
 		total := append(make([]string, keyCols), strconv.FormatUint(s.Total, 10), strconv.FormatUint(s.TotalDenied, 10))
+		if waits {
+			total = append(total, "", "", "")
+		}
 		total[0] = "TOTAL"
 		if term.tty {
 			total = append(total, "")

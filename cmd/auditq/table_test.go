@@ -150,7 +150,7 @@ func BenchmarkTableRender(b *testing.B) {
 			strings.Repeat("rm -rf outside the workspace ", 1+i%4), "2.0ms", "0af7651916cd43dd8448eb211c80319c"}
 	}
 	for b.Loop() {
-		t := &table{header: decisionHeader(), shrink: []string{"REASON", "SOURCE", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION", "SOURCE"}}
+		t := &table{header: decisionHeader(false), shrink: []string{"REASON", "SOURCE", "AGENT", "TOOL", "TRACE"}, drop: []string{"TRACE", "DURATION", "SOURCE"}}
 		for _, r := range rows {
 			t.add(r...)
 		}

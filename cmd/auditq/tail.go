@@ -120,7 +120,7 @@ func (t *tailWriter) write(d audit.Decision) error {
 			return err
 		}
 	}
-	c := decisionCells(d, t.loc)
+	c := decisionCells(d, t.loc, false)
 	_, err := io.WriteString(t.w, t.line([]string{c[0], c[1], c[2], c[3], c[4], c[7], c[5], c[6]}, false))
 	return err
 }

@@ -55,7 +55,8 @@ func datasource() common.DataSourceRef {
 
 // GateDecisions builds the dashboard: stat panels (decisions, denied, deny
 // rate), decisions over time by action, top deny reasons, decisions by tool
-// and agent, and the denied calls with a link to each call's trace in Jaeger.
+// and agent, the denied calls with a link to each call's trace in Jaeger,
+// and the asks by approver and outcome with the time the answers took.
 // Variables: datasource, agent and tool (multi-value, with All), jaeger_url.
 func GateDecisions(opts ...Option) (dashboard.Dashboard, error) {
 	c := config{database: audit.DefaultDatabase, jaegerURL: "http://localhost:16686"}
@@ -105,7 +106,10 @@ func GateDecisions(opts ...Option) (dashboard.Dashboard, error) {
 				"url":         "${jaeger_url}/trace/${__value.raw}",
 				"targetBlank": true,
 			}}}}).
-			WithTarget(NewQuery(ds, "A", q.denied200, FormatTable)))
+			WithTarget(NewQuery(ds, "A", q.denied200, FormatTable))).
+		WithPanel(table.NewPanelBuilder().Id(10).Title("Approvals by approver").Datasource(ds).Span(24).Height(8).
+			Description("Who let what through: the asks by who answered (gate.approver) and how (approved, declined, timeout, invalid, pending), with the time from ask to answer (gate.approval.wait_ms) over the asks that recorded one.").
+			WithTarget(NewQuery(ds, "A", q.byApprover, FormatTable)))
 	return b.Build()
 }
 

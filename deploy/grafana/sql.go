@@ -16,6 +16,7 @@ type sqlSet struct {
 	agents, tools                                string
 	total, denied, denyRate, agentCount          string
 	overTime, topReasons, byToolAgent, denied200 string
+	byApprover                                   string
 }
 
 func queries(db string) sqlSet {
@@ -42,5 +43,10 @@ func queries(db string) sqlSet {
 		denied200: q("SELECT Timestamp AS time, Agent AS agent, ToolName AS tool, Reason AS reason,",
 			"  Source AS policy, RiskLevel AS risk, RunId AS run_id, ToolCallId AS tool_call_id, TraceId AS trace_id", from, where,
 			"  AND Action = 'deny'", "ORDER BY Timestamp DESC", "LIMIT 200"),
+		byApprover: q("SELECT Approver AS approver, Approval AS outcome, sum(Calls) AS asks,",
+			"  countIf(ApprovalWaitMs > 0) AS waited,",
+			"  if(waited = 0, 0, round(sumIf(ApprovalWaitMs, ApprovalWaitMs > 0) / waited / 1000, 1)) AS avg_wait_s,",
+			"  round(max(ApprovalWaitMs) / 1000, 1) AS max_wait_s", from, where,
+			"  AND Approval != ''", "GROUP BY approver, outcome", "ORDER BY asks DESC, approver, outcome"),
 	}
 }

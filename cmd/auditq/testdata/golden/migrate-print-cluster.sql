@@ -597,3 +597,108 @@ ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
     ADD INDEX IF NOT EXISTS idx_chain_id ChainId TYPE bloom_filter(0.001) GRANULARITY 1,
     ADD INDEX IF NOT EXISTS idx_run_id RunId TYPE bloom_filter(0.01) GRANULARITY 1;
 
+-- migration 9: approvals
+ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
+    ADD COLUMN IF NOT EXISTS ApprovalId String CODEC(ZSTD(1)),
+    ADD COLUMN IF NOT EXISTS ApprovalWaitMs UInt64 CODEC(ZSTD(1));
+
+ALTER TABLE `otel`.`gate_decisions_mv` ON CLUSTER `audit` MODIFY QUERY
+SELECT
+    Timestamp AS Timestamp,
+    now64(9) AS InsertedAt,
+    TraceId AS TraceId,
+    SpanId AS SpanId,
+    ParentSpanId AS ParentSpanId,
+    ServiceName AS ServiceName,
+    SpanAttributes['gen_ai.agent.name'] AS Agent,
+    SpanAttributes['toolgate.run.id'] AS RunId,
+    SpanAttributes['toolgate.task.id'] AS TaskId,
+    SpanAttributes['gen_ai.tool.name'] AS ToolName,
+    SpanAttributes['gen_ai.tool.call.id'] AS ToolCallId,
+    SpanAttributes['gate.gated'] = 'true' AS Gated,
+    SpanAttributes['gate.opt_out'] = 'true' AS OptOut,
+    SpanAttributes['gate.action'] AS Action,
+    SpanAttributes['gate.reason'] AS Reason,
+    SpanAttributes['gate.source'] AS Source,
+    SpanAttributes['gate.risk.level'] AS RiskLevel,
+    SpanAttributes['gate.approval'] AS Approval,
+    SpanAttributes['gate.approver'] AS Approver,
+    SpanAttributes['gate.error'] AS ErrorKind,
+    SpanAttributes['error.type'] AS ErrorType,
+    StatusCode = 'Error' AS IsError,
+    StatusMessage AS StatusMessage,
+    Duration AS Duration,
+    toUInt64OrZero(SpanAttributes['gate.duration_ns']) AS GateDuration,
+    SpanAttributes['gen_ai.tool.call.arguments'] AS Input,
+    SpanAttributes['gate.rewritten'] = 'true' AS Rewritten,
+    SpanAttributes['gate.rewritten_by'] AS RewrittenBy,
+    SpanAttributes['gate.input.original_sha256'] AS OriginalInputHash,
+    toUInt64OrZero(SpanAttributes['gate.rounds']) AS Rounds,
+    if(startsWith(SpanAttributes['gate.verdicts'], '['), JSONExtract(SpanAttributes['gate.verdicts'], 'Array(String)'), if(SpanAttributes['gate.verdicts'] = '', [], [SpanAttributes['gate.verdicts']])) AS Verdicts,
+    if(SpanAttributes['gate.stage'] = '', 'gate', SpanAttributes['gate.stage']) AS Stage,
+    SpanAttributes['gate.rule'] AS Rule,
+    if(toUInt64OrZero(SpanAttributes['gate.calls']) = 0, toUInt64(1), toUInt64OrZero(SpanAttributes['gate.calls'])) AS Calls,
+    SpanAttributes['gate.chain.id'] AS ChainId,
+    toUInt64OrZero(SpanAttributes['gate.chain.seq']) AS ChainSeq,
+    SpanAttributes['gate.chain.prev'] AS ChainPrev,
+    SpanAttributes['gate.chain.hash'] AS ChainHash,
+    SpanAttributes['gate.approval.id'] AS ApprovalId,
+    toUInt64OrZero(SpanAttributes['gate.approval.wait_ms']) AS ApprovalWaitMs
+FROM `otel`.`otel_traces`
+WHERE (mapContains(SpanAttributes, 'gate.action') OR SpanAttributes['gate.gated'] = 'true' OR SpanAttributes['gate.opt_out'] = 'true');
+
+INSERT INTO `otel`.`gate_decisions` (Timestamp, InsertedAt, TraceId, SpanId, ParentSpanId, ServiceName, Agent, RunId, TaskId, ToolName, ToolCallId, Gated, OptOut, Action, Reason, Source, RiskLevel, Approval, Approver, ErrorKind, ErrorType, IsError, StatusMessage, Duration, GateDuration, Input, Rewritten, RewrittenBy, OriginalInputHash, Rounds, Verdicts, Stage, Rule, Calls, ChainId, ChainSeq, ChainPrev, ChainHash, ApprovalId, ApprovalWaitMs)
+SELECT
+    Timestamp AS Timestamp,
+    repaired.FirstInsertedAt AS InsertedAt,
+    TraceId AS TraceId,
+    SpanId AS SpanId,
+    ParentSpanId AS ParentSpanId,
+    ServiceName AS ServiceName,
+    SpanAttributes['gen_ai.agent.name'] AS Agent,
+    SpanAttributes['toolgate.run.id'] AS RunId,
+    SpanAttributes['toolgate.task.id'] AS TaskId,
+    SpanAttributes['gen_ai.tool.name'] AS ToolName,
+    SpanAttributes['gen_ai.tool.call.id'] AS ToolCallId,
+    SpanAttributes['gate.gated'] = 'true' AS Gated,
+    SpanAttributes['gate.opt_out'] = 'true' AS OptOut,
+    SpanAttributes['gate.action'] AS Action,
+    SpanAttributes['gate.reason'] AS Reason,
+    SpanAttributes['gate.source'] AS Source,
+    SpanAttributes['gate.risk.level'] AS RiskLevel,
+    SpanAttributes['gate.approval'] AS Approval,
+    SpanAttributes['gate.approver'] AS Approver,
+    SpanAttributes['gate.error'] AS ErrorKind,
+    SpanAttributes['error.type'] AS ErrorType,
+    StatusCode = 'Error' AS IsError,
+    StatusMessage AS StatusMessage,
+    Duration AS Duration,
+    toUInt64OrZero(SpanAttributes['gate.duration_ns']) AS GateDuration,
+    SpanAttributes['gen_ai.tool.call.arguments'] AS Input,
+    SpanAttributes['gate.rewritten'] = 'true' AS Rewritten,
+    SpanAttributes['gate.rewritten_by'] AS RewrittenBy,
+    SpanAttributes['gate.input.original_sha256'] AS OriginalInputHash,
+    toUInt64OrZero(SpanAttributes['gate.rounds']) AS Rounds,
+    if(startsWith(SpanAttributes['gate.verdicts'], '['), JSONExtract(SpanAttributes['gate.verdicts'], 'Array(String)'), if(SpanAttributes['gate.verdicts'] = '', [], [SpanAttributes['gate.verdicts']])) AS Verdicts,
+    if(SpanAttributes['gate.stage'] = '', 'gate', SpanAttributes['gate.stage']) AS Stage,
+    SpanAttributes['gate.rule'] AS Rule,
+    if(toUInt64OrZero(SpanAttributes['gate.calls']) = 0, toUInt64(1), toUInt64OrZero(SpanAttributes['gate.calls'])) AS Calls,
+    SpanAttributes['gate.chain.id'] AS ChainId,
+    toUInt64OrZero(SpanAttributes['gate.chain.seq']) AS ChainSeq,
+    SpanAttributes['gate.chain.prev'] AS ChainPrev,
+    SpanAttributes['gate.chain.hash'] AS ChainHash,
+    SpanAttributes['gate.approval.id'] AS ApprovalId,
+    toUInt64OrZero(SpanAttributes['gate.approval.wait_ms']) AS ApprovalWaitMs
+FROM `otel`.`otel_traces`
+INNER JOIN (
+    SELECT SpanId, min(InsertedAt) AS FirstInsertedAt
+    FROM `otel`.`gate_decisions`
+    WHERE SpanId IN (SELECT SpanId FROM `otel`.`otel_traces` WHERE (mapContains(SpanAttributes, 'gate.approval.id') OR mapContains(SpanAttributes, 'gate.approval.wait_ms')))
+    GROUP BY SpanId
+) AS repaired USING (SpanId)
+WHERE (mapContains(SpanAttributes, 'gate.action') OR SpanAttributes['gate.gated'] = 'true' OR SpanAttributes['gate.opt_out'] = 'true')
+  AND (mapContains(SpanAttributes, 'gate.approval.id') OR mapContains(SpanAttributes, 'gate.approval.wait_ms'));
+
+ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
+    ADD INDEX IF NOT EXISTS idx_approval_id ApprovalId TYPE bloom_filter(0.01) GRANULARITY 1;
+
