@@ -12,7 +12,7 @@ export TOOLGATE_AUDITQ ?= $(BIN)/auditq
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all demo test stop status deps modules libchdb collector jaeger cluster build vet unit race exportertest bench fuzz clean
+.PHONY: all demo test stop status deps modules libchdb collector jaeger cluster chromium build vet unit race exportertest bench fuzz clean
 
 all: build
 
@@ -21,7 +21,7 @@ demo: deps build
 	@scripts/demo.sh
 
 ## test: install and build what the tests need, then run the whole suite
-test: deps cluster build vet
+test: deps cluster chromium build vet
 	@echo "==> go test ./... (integration tests use the real ClickHouse engine, collector and Jaeger)"
 	TOOLGATE_INTEGRATION=1 $(GO) test -count=1 -timeout 25m ./...
 	@echo "==> go test -race (executor, gate, otelbridge, replay)"
@@ -54,6 +54,11 @@ collector:
 jaeger:
 	@echo "==> Jaeger v2 (bin/jaeger)"
 	@scripts/build-jaeger.sh
+
+## chromium: Debian's Chromium, for the browser test of the approvals page
+chromium:
+	@echo "==> Chromium (Debian package; the approvals page's browser test)"
+	@scripts/install-chromium.sh >/dev/null
 
 ## cluster: the load-balancing collector of the cluster variant (bin/otelcol-toolgate-cluster)
 cluster:

@@ -52,6 +52,7 @@ func newRootCmd(io stdio) *cobra.Command {
 		newServeCmd(io),
 		newDecisionsCmd(io), newStatsCmd(io), newTraceCmd(io), newTailCmd(io), newExportCmd(io), newMigrateCmd(io),
 		newClassifyCmd(io), newDoctorCmd(io), newVerifyCmd(io),
+		newApprovalsCmd(io), newApproveCmd(io), newDeclineCmd(io),
 	)
 	return root
 }
