@@ -151,7 +151,7 @@ func approvalsTable(w io.Writer, rs []inbox.Request, withStatus bool, term termi
 		t.header = append([]string{"ID", "STATUS", "APPROVER"}, t.header[1:]...)
 	}
 	for _, r := range rs {
-		cells := []string{r.ID, formatAge(now.Sub(r.AskedAt)), oneLine(r.Agent), oneLine(r.RunID), oneLine(r.Tool), oneLine(r.Risk), oneLine(r.Reason), oneLine(string(r.Input))}
+		cells := []string{r.ID, formatAge(now.Sub(r.AskedAt)), oneLine(r.Agent), oneLine(r.RunID), oneLine(r.Tool), oneLine(r.Risk), oneLine(r.Reason), oneLine(inboxhttp.ReadableJSON(string(r.Input)))}
 		if withStatus {
 			approver := ""
 			if r.Answer != nil {
@@ -338,9 +338,9 @@ func answerRequest(ctx context.Context, io stdio, in *inbox.Inbox, id string, a 
 func printRequest(w io.Writer, r inbox.Request) {
 	fmt.Fprintf(w, "request  %s\n", r.ID)
 	fmt.Fprintf(w, "tool     %s\n", oneLine(r.Tool))
-	fmt.Fprintf(w, "input    %s\n", oneLine(string(r.Input)))
+	fmt.Fprintf(w, "input    %s\n", oneLine(inboxhttp.ReadableJSON(string(r.Input))))
 	if len(r.Original) > 0 {
-		fmt.Fprintf(w, "original %s (the model's input, before a gate rewrote it)\n", oneLine(string(r.Original)))
+		fmt.Fprintf(w, "original %s (the model's input, before a gate rewrote it)\n", oneLine(inboxhttp.ReadableJSON(string(r.Original))))
 	}
 	fmt.Fprintf(w, "agent    %s\n", oneLine(r.Agent))
 	fmt.Fprintf(w, "run      %s\n", oneLine(r.RunID))
