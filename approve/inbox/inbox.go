@@ -238,6 +238,7 @@ func (ib *Inbox) Answer(ctx context.Context, id string, a Answer) (Request, erro
 	if !ValidID(id) {
 		return Request{}, ErrNotFound
 	}
+	a.Approver = safeName(a.Approver)
 	a.Reason = safeText(a.Reason)
 	if !a.Approve {
 		a.ForRun = false
