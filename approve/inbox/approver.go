@@ -88,7 +88,14 @@ func (a *Approver) Approve(ctx context.Context, req gate.ApprovalRequest) (gate.
 	if req.ResumeID != "" {
 		return a.resume(ctx, req, req.ResumeID)
 	}
-	r, err := a.ib.Ask(ctx, req)
+	// A blocking ask expires when its call stops waiting (the approval
+	// timeout or the call's deadline), even if the process is gone before
+	// it can abandon the request: nobody can approve a call no one waits for.
+	var until time.Time
+	if d, ok := ctx.Deadline(); ok && a.cfg.Mode == Block {
+		until = d
+	}
+	r, err := a.ib.ask(ctx, req, until)
 	if err != nil {
 		return gate.ApprovalResult{}, err
 	}

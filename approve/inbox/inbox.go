@@ -106,6 +106,12 @@ func safeText(s string) string { return gate.SafeText(s, gate.MaxTextBytes) }
 // larger than MaxInputBytes is refused. The request expires TTL after
 // now.
 func (ib *Inbox) Ask(ctx context.Context, req gate.ApprovalRequest) (Request, error) {
+	return ib.ask(ctx, req, time.Time{})
+}
+
+// ask is Ask with the request expiring at until when that is before its
+// TTL ends (zero: the TTL).
+func (ib *Inbox) ask(ctx context.Context, req gate.ApprovalRequest, until time.Time) (Request, error) {
 	c := req.Call
 	raw := []byte(c.RawInput)
 	if len(raw) == 0 {
@@ -142,6 +148,9 @@ func (ib *Inbox) Ask(ctx context.Context, req gate.ApprovalRequest) (Request, er
 		Source:     safeName(req.Decision.Source),
 		AskedAt:    now,
 		ExpiresAt:  now.Add(ib.cfg.TTL),
+	}
+	if !until.IsZero() && until.Before(r.ExpiresAt) {
+		r.ExpiresAt = until
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		r.TraceID = sc.TraceID().String()

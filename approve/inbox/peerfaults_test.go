@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -197,4 +198,33 @@ func TestPeerApprovalFaults(t *testing.T) {
 		res = w.agent(t, "r2").Execute(ctx, deploy("c3", "prod"))
 		require.ErrorIs(t, res.Err, executor.ErrApprovalPending)
 	})
+}
+
+// TestBlockingAskExpiresWithItsCall: a blocking ask is stored to expire
+// when its call stops waiting, so a process that exits (or is killed)
+// before it can abandon the request leaves nothing a person could still
+// approve.
+func TestBlockingAskExpiresWithItsCall(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "approvals.db")
+	db, err := inbox.Open(path, inbox.OpenConfig{})
+	require.NoError(t, err)
+	ib := inbox.New(db, db, inbox.Config{})
+	deadline := time.Now().Add(150 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	req := gate.NewApprovalRequest(gate.ToolCallContext{ToolName: "deploy", RawInput: []byte(`{"env":"prod"}`), ToolCallID: "c1", AgentName: "a", RunID: "r"}, gate.Ask("why"), nil)
+	_, err = inbox.NewApprover(ib, inbox.ApproverConfig{Mode: inbox.Block}).Approve(ctx, req)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	rs, err := ib.List(context.Background(), inbox.Filter{})
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	assert.WithinDuration(t, deadline, rs[0].ExpiresAt, time.Millisecond, "stored expiry is the call's deadline")
+	// A suspended ask keeps the inbox's TTL whatever the call's deadline.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Second)
+	defer cancel2()
+	res, err := inbox.NewApprover(ib, inbox.ApproverConfig{Mode: inbox.Suspend}).Approve(ctx2, req)
+	require.NoError(t, err)
+	r, err := ib.Get(context.Background(), res.RequestID)
+	require.NoError(t, err)
+	assert.True(t, r.ExpiresAt.After(time.Now().Add(time.Hour)))
 }
