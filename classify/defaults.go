@@ -335,6 +335,27 @@ func DefaultRules() *Rules {
 		{Flags: []string{"--delete-secret-keys", "--delete-secret-and-public-key"}, Level: high, ID: "gpg.delete-secret", Reason: "deletes private keys"},
 	}}
 	c["ssh-keygen"] = withAnalyzer(cmdr(review, "creates or changes keys"), "keygen")
+	// OS keychains and password managers: printing a secret is high.
+	secretGet := func(reason string, reads ...string) CommandRule {
+		cr := CommandRule{Level: review, Reason: "password manager", Subcommands: map[string]CommandRule{}}
+		for _, s := range reads {
+			cr.Subcommands[s] = cmdr(high, reason)
+		}
+		return cr
+	}
+	c["security"] = secretGet("reads a secret from the macOS keychain", "find-generic-password", "find-internet-password", "find-certificate", "dump-keychain", "export", "find-identity", "show-keychain-info", "unlock-keychain", "delete-generic-password", "delete-internet-password", "delete-keychain")
+	c["security"].Subcommands["list-keychains"] = cmdr(safe, "lists keychains")
+	c["secret-tool"] = secretGet("reads a secret from the desktop keyring", "lookup", "search", "clear")
+	c["pass"] = CommandRule{Level: high, Reason: "prints a password from the password store", Subcommands: map[string]CommandRule{
+		"ls": cmdr(review, "lists password names"), "list": cmdr(review, "lists password names"), "find": cmdr(review, "lists password names"), "version": cmdr(safe, "prints version"), "help": cmdr(safe, "prints help"),
+	}}
+	c["gopass"] = c["pass"]
+	c["op"] = secretGet("reads a secret from 1Password", "read", "item", "document", "inject", "run", "signin", "connect")
+	c["bw"] = secretGet("reads a secret from Bitwarden", "get", "export", "list", "unlock", "serve")
+	c["lpass"] = secretGet("reads a secret from LastPass", "show", "export", "login")
+	c["keyring"] = secretGet("reads a secret from the system keyring", "get", "del", "set")
+	c["vault"] = secretGet("reads secrets from Vault", "read", "kv", "token", "login", "write", "delete")
+	c["kwallet-query"] = cmdr(high, "reads a secret from KWallet")
 	c["ssh-add"] = cmdr(review, "loads keys into the agent")
 
 	// Network.
@@ -600,6 +621,53 @@ func defaultPaths() []PathRule {
 		sec("~/.gnupg/**", "path.credentials", "GPG keys"),
 		sec("~/.password-store/**", "path.credentials", "password store"),
 		sec("~/.vault-token", "path.credentials", "Vault token"),
+		// Credential files real tools store (database clients, package
+		// registries, cloud and cluster CLIs, password managers, keyrings).
+		sec("**/.pgpass", "path.credentials", "PostgreSQL password file"),
+		sec("~/.my.cnf", "path.credentials", "MySQL client password file"),
+		sec("~/.mylogin.cnf", "path.credentials", "MySQL login path file"),
+		sec("/etc/mysql/debian.cnf", "path.credentials", "MySQL maintenance password"),
+		sec("**/.netrc", "path.credentials", "stored passwords"),
+		sec("~/.config/containers/auth.json", "path.credentials", "container registry credentials"),
+		sec("/run/containers/*/auth.json", "path.credentials", "container registry credentials"),
+		sec("~/.terraform.d/credentials.tfrc.json", "path.credentials", "Terraform Cloud token"),
+		sec("~/.cargo/credentials", "path.credentials", "crates.io token"),
+		sec("~/.cargo/credentials.toml", "path.credentials", "crates.io token"),
+		sec("~/.gem/credentials", "path.credentials", "RubyGems API key"),
+		sec("~/.local/share/gem/credentials", "path.credentials", "RubyGems API key"),
+		sec("~/.m2/settings-security.xml", "path.credentials", "Maven master password"),
+		sec("~/.m2/settings.xml", "path.credentials", "Maven server credentials"),
+		sec("~/.gradle/gradle.properties", "path.credentials", "Gradle publishing credentials"),
+		sec("~/.composer/auth.json", "path.credentials", "Composer tokens"),
+		sec("~/.config/composer/auth.json", "path.credentials", "Composer tokens"),
+		sec("~/.nuget/NuGet/NuGet.Config", "path.credentials", "NuGet API keys"),
+		sec("~/.yarnrc.yml", "path.credentials", "Yarn registry token"),
+		sec("~/.boto", "path.cloud-credentials", "Google Cloud Storage / boto credentials"),
+		sec("~/.s3cfg", "path.cloud-credentials", "S3 credentials"),
+		sec("~/.config/rclone/rclone.conf", "path.cloud-credentials", "rclone remotes and their credentials"),
+		sec("~/.oci/config", "path.cloud-credentials", "Oracle Cloud credentials"),
+		sec("~/.oci/**", "path.cloud-credentials", "Oracle Cloud keys"),
+		sec("~/.aliyun/config.json", "path.cloud-credentials", "Alibaba Cloud credentials"),
+		sec("~/.config/doctl/config.yaml", "path.cloud-credentials", "DigitalOcean token"),
+		sec("~/.databrickscfg", "path.cloud-credentials", "Databricks token"),
+		sec("~/.config/hub", "path.credentials", "GitHub token (hub)"),
+		sec("~/.config/glab-cli/config.yml", "path.credentials", "GitLab CLI token"),
+		sec("~/.config/github-copilot/**", "path.credentials", "GitHub Copilot token"),
+		sec("~/.config/op/**", "path.credentials", "1Password CLI session"),
+		sec("~/.config/Bitwarden CLI/**", "path.credentials", "Bitwarden CLI vault"),
+		sec("~/.config/sops/age/keys.txt", "path.private-key", "age private keys (SOPS)"),
+		sec("~/.ngrok2/ngrok.yml", "path.credentials", "ngrok token"),
+		sec("~/.config/ngrok/ngrok.yml", "path.credentials", "ngrok token"),
+		sec("~/.kube/**", "path.cloud-credentials", "Kubernetes credentials"),
+		sec("~/.minikube/**", "path.cloud-credentials", "cluster client keys"),
+		sec("~/.local/share/keyrings/**", "path.credentials", "desktop keyring"),
+		sec("~/Library/Keychains/**", "path.credentials", "macOS keychain"),
+		sec("~/.mozilla/firefox/*/logins.json", "path.credentials", "browser saved passwords"),
+		sec("~/.mozilla/firefox/*/key4.db", "path.credentials", "browser password key"),
+		sec("~/.config/google-chrome/*/Login Data", "path.credentials", "browser saved passwords"),
+		sec("~/.config/chromium/*/Login Data", "path.credentials", "browser saved passwords"),
+		sec("**/*.kdbx", "path.credentials", "KeePass password database"),
+		sec("**/.git-credentials", "path.credentials", "stored git tokens"),
 		sec("**/.env", "path.dotenv", "environment secrets file"),
 		sec("**/credentials.json", "path.credentials", "service credentials"),
 		sec("**/service-account*.json", "path.credentials", "cloud service-account key"),
