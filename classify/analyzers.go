@@ -13,6 +13,8 @@ func (r *run) analyze(name string, a *actx) traits {
 		return r.anRm(a)
 	case "find":
 		return r.anFind(a)
+	case "fd":
+		return r.anFd(a)
 	case "sed":
 		return r.anSed(a)
 	case "awk":
@@ -317,6 +319,15 @@ func (r *run) anFind(a *actx) traits {
 	}
 	var t traits
 	expr := args[i:]
+	nameLeaf := ""
+	if v, ok := flagValue(expr, "-name", "-iname"); ok && !v.dyn && !strings.Contains(v.s, "/") {
+		nameLeaf = v.s
+	}
+	if !hasFlag(expr, "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-fls", "-fprint0", "-quit") {
+		for _, s := range starts {
+			r.produce(treeGlob(s, nameLeaf))
+		}
+	}
 	for j := 0; j < len(expr); j++ {
 		switch p := expr[j].s; p {
 		case "-delete":
@@ -330,7 +341,7 @@ func (r *run) anFind(a *actx) traits {
 				k++
 			}
 			sub := make([]field, 0, k-j-1)
-			leaf := "{}"
+			leaf := "*"
 			if v, ok := flagValue(expr[:j], "-name", "-iname"); ok && !strings.Contains(v.s, "/") && v.s != "" {
 				leaf = v.s
 			}
@@ -338,6 +349,7 @@ func (r *run) anFind(a *actx) traits {
 				if strings.Contains(f.s, "{}") {
 					f.s = strings.ReplaceAll(f.s, "{}", strings.TrimSuffix(starts[0].s, "/")+"/"+leaf)
 					f.dyn = f.dyn || starts[0].dyn
+					f.glob = f.glob || hasGlob(leaf)
 				}
 				sub = append(sub, f)
 			}

@@ -101,8 +101,9 @@ func WithLimits(maxBytes, maxDepth, maxCommands int) Option {
 // shared by every classification of a Classifier.
 type compiled struct {
 	*Rules
-	paths   []compiledPath
-	secrets *secretFilter
+	paths    []compiledPath
+	secrets  *secretFilter
+	longOpts map[string]*longOptions // commands with Abbrev
 }
 
 func compileRules(r *Rules) (*compiled, error) {
@@ -122,6 +123,12 @@ func compileRules(r *Rules) (*compiled, error) {
 		}
 	}
 	cr.secrets = newSecretFilter(cr.paths)
+	cr.longOpts = map[string]*longOptions{}
+	for name, c := range r.Commands {
+		if c.Abbrev {
+			cr.longOpts[name] = collectLongOptions(c)
+		}
+	}
 	if cr.Unknown == "" {
 		cr.Unknown = review
 	}

@@ -82,6 +82,14 @@ func flagValue(args []field, names ...string) (field, bool) {
 				f := args[i]
 				f.s = a[2:]
 				return f, true
+			case len(n) == 2 && n[0] == '-' && n[1] != '-' && len(a) > 2 && a[0] == '-' && a[1] != '-' && isLetter(a[1]):
+				// A bundle of short options: "-uo F", "-uoF" (sort -u -o F).
+				if u, ok := matchOption(args, i, n, true); ok {
+					if u.hasVal {
+						return u.value, true
+					}
+					return field{}, false
+				}
 			}
 		}
 	}
@@ -141,9 +149,13 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	if len(args) == 2 && !args[1].dyn && (args[1].s == "--version" || args[1].s == "--help" || args[1].s == "-version") {
 		return 0
 	}
+	if rule.Abbrev {
+		args = r.cr.expandAbbrev(key, args)
+	}
 	a := &actx{key: key, rule: rule, args: args, cx: cx}
 	cur, name := rule, key
 	flags := rule.Flags
+	runs := rule.Runs
 	rest := args[1:]
 	t := traitsOf(rule.Traits)
 	for len(cur.Subcommands) > 0 {
@@ -165,6 +177,7 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 		}
 		cur = sub
 		flags = append(flags[:len(flags):len(flags)], sub.Flags...)
+		runs = append(runs[:len(runs):len(runs)], sub.Runs...)
 		t |= traitsOf(sub.Traits)
 	}
 	a.rest = rest
@@ -178,6 +191,7 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 			r.add(cx, fr.Level, fr.ID, fr.Reason)
 		}
 	}
+	r.runRules(name, runs, args[1:], cx)
 	if rule.Analyzer != "" {
 		t |= r.analyze(rule.Analyzer, a)
 	}
@@ -264,6 +278,9 @@ func traitsOf(names []string) traits {
 // readPath applies the path rules to a file the command reads and returns
 // the level it found.
 func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
+	if r.producedSecret(f, cx) {
+		return high
+	}
 	if f.dyn && !f.proc {
 		// A run-time part ("/proc/$PPID/environ") may be anything.
 		if g := dynGlob(f.s); g != "" && r.cr.secrets.may(g) {

@@ -10,7 +10,7 @@ const (
 
 // Built-in analyzers that CommandRule.Analyzer may name.
 var analyzerNames = []string{
-	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
+	"rm", "find", "fd", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
 	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
@@ -100,6 +100,8 @@ func DefaultRules() *Rules {
 		c[n] = cmdr(safe, "read-only")
 	}
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
+	c["fd"] = withAnalyzer(cmdr(safe, "lists files"), "fd")
+	c["fdfind"] = c["fd"]
 	// Builtins that take variable names or arithmetic expressions.
 	for _, n := range []string{"read", "test", "[", "getopts", "wait", "let"} {
 		c[n] = withAnalyzer(cmdr(safe, "read-only"), "varname")
@@ -384,6 +386,8 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"nmap", "masscan"} {
 		c[n] = CommandRule{Level: review, Reason: "network scan", OutputFlags: []string{"-oN", "-oX", "-oG", "-oS", "-oA", "-oJ", "-oL", "-oB"}}
 	}
+	c["pandoc"] = CommandRule{Level: review, Reason: "converts documents", OutputFlags: []string{"-o", "--output"}}
+	addRuns(c)
 	return r
 }
 

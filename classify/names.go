@@ -656,6 +656,9 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 	}
 	skip := nameOnlyFlags[key]
 	for i, f := range args {
+		if len(f.paths) > 0 && r.producedSecret(f, cx) {
+			t |= tSecret
+		}
 		if f.proc || f.s == "" || skipOps[f.pos] && f.pos.IsValid() {
 			continue
 		}

@@ -20,6 +20,10 @@ type field struct {
 	proc bool   // a process substitution <(…) or >(…)
 	sub  traits // traits of the substitutions inside
 	pos  syntax.Pos
+	// paths are globs over the file names a substitution in the field
+	// prints ($(find ~ -name id_rsa): "~/**/id_rsa"), judged like the
+	// names themselves.
+	paths []string
 }
 
 // maxBraceFields bounds brace expansion.
@@ -301,6 +305,7 @@ func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
 	case *syntax.CmdSubst:
 		t := r.subst(x, x.Stmts)
 		b.cur.sub |= t
+		b.cur.paths = append(b.cur.paths, r.substPaths[x]...)
 		if v, ok := r.staticSubst(x); ok {
 			if quoted {
 				b.lit(v)

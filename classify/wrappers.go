@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
@@ -15,8 +16,20 @@ func (r *run) wrapper(key string, w WrapperRule, args []field, cx *callCtx) trai
 		}
 		r.add(cx, w.Level, "wrapper."+key, key+": "+reason)
 	}
+	own := args[1:]
+	ownVF := append(w.ValueFlags[:len(w.ValueFlags):len(w.ValueFlags)], w.OutputFlags...)
+	for k := 1; k < len(args); {
+		if a := args[k].s; args[k].dyn || a == "--" || len(a) < 2 || a[0] != '-' {
+			own = args[1:k]
+			break
+		}
+		k = skipFlag(args, k, ownVF)
+		if k >= len(args) {
+			own = args[1:min(k, len(args))]
+		}
+	}
 	for _, of := range w.OutputFlags {
-		if v, ok := flagValue(args[1:], of); ok {
+		if v, ok := flagValue(own, of); ok {
 			r.writePath(v, key+" "+of, cx)
 		} else if v, ok := bundledValue(args, of, w.ValueFlags); ok {
 			r.writePath(v, key+" "+of, cx)
@@ -257,7 +270,82 @@ func (r *run) wrapXargs(args []field, cx *callCtx) traits {
 		sub = []field{{s: "echo"}}
 	}
 	inner := &callCtx{stmt: cx.stmt, pos: cx.pos, end: cx.end, stdinArg: true}
-	return r.argv(sub, inner)
+	withInput := r.xargsInput(args[1:i], sub, cx)
+	if len(withInput) == len(sub) && &withInput[0] == &sub[0] {
+		return r.argv(sub, inner)
+	}
+	// Judge the command with and without the input words: either can be
+	// the worse reading (printenv alone dumps everything).
+	return r.argv(sub, inner) | r.argv(withInput, inner)
+}
+
+// xargsInput returns the command xargs runs with what arrives on stdin:
+// the words of a static text (echo / | xargs rm -rf), globs over the
+// names a listing stage prints (find ~/.ssh | xargs cat), or, when the
+// input is unknown, a glob matching any name. With -I/-i/--replace the
+// input replaces the placeholder; substituted into shell code it is
+// review (a file name becomes code).
+func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
+	repl := ""
+	for k, o := range opts {
+		switch {
+		case o.s == "-I" && k+1 < len(opts):
+			repl = opts[k+1].s
+		case strings.HasPrefix(o.s, "-I") && len(o.s) > 2:
+			repl = o.s[2:]
+		case o.s == "-i" || o.s == "--replace":
+			repl = "{}"
+		case strings.HasPrefix(o.s, "-i"):
+			repl = o.s[2:]
+		case strings.HasPrefix(o.s, "--replace="):
+			repl = strings.TrimPrefix(o.s, "--replace=")
+		}
+	}
+	var inputs []field
+	switch {
+	case cx.stmt != nil && hasStdinRedirect(cx.stmt):
+	case r.hasPipeIn:
+		for _, w := range strings.Fields(r.pipeIn) {
+			if len(inputs) >= 64 {
+				break
+			}
+			inputs = append(inputs, field{s: w})
+		}
+	case len(r.pathsIn) > 0:
+		for _, g := range r.pathsIn {
+			inputs = append(inputs, field{s: g, glob: hasGlob(g)})
+		}
+	}
+	if repl == "" {
+		if len(inputs) == 0 {
+			return sub
+		}
+		return append(sub[:len(sub):len(sub)], inputs...)
+	}
+	in := field{s: "*", glob: true}
+	static := false
+	if len(inputs) > 0 {
+		in, static = inputs[0], r.hasPipeIn
+	}
+	out := make([]field, len(sub))
+	for k, f := range sub {
+		if strings.Contains(f.s, repl) && !f.dyn {
+			f.s = strings.ReplaceAll(f.s, repl, in.s)
+			f.glob = f.glob || in.glob
+		}
+		out[k] = f
+	}
+	if len(sub) > 2 && !static {
+		if rule, ok := r.cr.Commands[strings.ToLower(path.Base(sub[0].s))]; ok && rule.Analyzer == "shell" {
+			for _, f := range sub[1:] {
+				if strings.Contains(f.s, repl) {
+					r.add(cx, review, "xargs.shell-substitution", "xargs substitutes its input into shell code (a file name becomes code)")
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // wrapParallel: parallel [options] command ::: inputs.
