@@ -15,6 +15,13 @@ func (r *run) analyze(name string, a *actx) traits {
 		return r.anFind(a)
 	case "fd":
 		return r.anFd(a)
+	case "ls":
+		// ls GLOB prints the names the glob matches.
+		for _, o := range operands(a.args[1:], "-I", "--ignore", "-w", "--width", "-T", "--tabsize", "--sort", "--format", "--time-style", "--color", "--block-size") {
+			if o.glob && !o.dyn {
+				r.produce(o.s)
+			}
+		}
 	case "sed":
 		return r.anSed(a)
 	case "awk":

@@ -10,7 +10,7 @@ const (
 
 // Built-in analyzers that CommandRule.Analyzer may name.
 var analyzerNames = []string{
-	"rm", "find", "fd", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
+	"rm", "find", "fd", "ls", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
 	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
 	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
 	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
@@ -101,6 +101,7 @@ func DefaultRules() *Rules {
 	}
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
 	c["fd"] = withAnalyzer(cmdr(safe, "lists files"), "fd")
+	c["ls"] = withAnalyzer(cmdr(safe, "read-only"), "ls")
 	c["fdfind"] = c["fd"]
 	// Builtins that take variable names or arithmetic expressions.
 	for _, n := range []string{"read", "test", "[", "getopts", "wait", "let"} {
@@ -564,6 +565,20 @@ func defaultEnv() map[string]EnvRule {
 		"GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_ASKPASS", "SSH_ASKPASS",
 		"SUDO_ASKPASS", "PS4", "LESSOPEN", "LESSCLOSE", "BROWSER", "GIT_PROXY_COMMAND", "RSYNC_RSH", "FCEDIT", "SSH_ORIGINAL_COMMAND"} {
 		e[n] = EnvRule{Level: review, Reason: "names a program that will be run", Command: true}
+	}
+	// Variables naming a program a tool runs (pagers, editors, helpers).
+	for _, n := range []string{"BAT_PAGER", "DELTA_PAGER", "GH_PAGER", "GH_EDITOR", "PSQL_PAGER", "MYSQL_PAGER", "SUDO_EDITOR",
+		"SYSTEMD_EDITOR", "KUBE_EDITOR", "RSYNC_CONNECT_PROG", "PERL5DB", "TERMINAL", "SHELL",
+		"CC", "CXX"} {
+		e[n] = EnvRule{Level: review, Reason: "names a program that will be run", Command: true}
+	}
+	// Variables naming a configuration file or default options that can
+	// make a "reader" run programs (rg --pre, tar --to-command, less's
+	// LESSOPEN, man's pager).
+	for _, n := range []string{"RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "GREP_OPTIONS", "MANOPT", "LESSKEY", "LESSKEYIN",
+		"LESSKEY_CONTENT", "FZF_DEFAULT_COMMAND", "FZF_DEFAULT_OPTS", "BAT_CONFIG_PATH", "WGETRC", "CURL_HOME", "PARALLEL", "XARGS_OPTS",
+		"GIT_CONFIG_NOSYSTEM", "INPUTRC", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig", "DOCKER_CONFIG", "KUBECONFIG"} {
+		e[n] = EnvRule{Level: review, Reason: "points a tool at a configuration that can make it run programs"}
 	}
 	for _, n := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "ZDOTDIR", "BASH_FUNC"} {
 		e[n] = EnvRule{Level: high, Reason: "makes the shell run code at startup or prompt", Command: true}
