@@ -348,15 +348,22 @@ func (r *run) anFind(a *actx) traits {
 				k++
 			}
 			sub := make([]field, 0, k-j-1)
-			leaf := "*"
+			leaf := "{}"
 			if v, ok := flagValue(expr[:j], "-name", "-iname"); ok && !strings.Contains(v.s, "/") && v.s != "" {
 				leaf = v.s
 			}
 			for _, f := range expr[j+1 : k] {
 				if strings.Contains(f.s, "{}") {
+					whole := f.s == "{}"
 					f.s = strings.ReplaceAll(f.s, "{}", strings.TrimSuffix(starts[0].s, "/")+"/"+leaf)
 					f.dyn = f.dyn || starts[0].dyn
-					f.glob = f.glob || hasGlob(leaf)
+					if whole && !isDeleter(expr[j+1].s) {
+						// What the command reads is any name below
+						// the start points (find ~/.aws -exec cat {} +).
+						for _, s := range starts {
+							f.paths = append(f.paths, treeGlob(s, nameLeaf))
+						}
+					}
 				}
 				sub = append(sub, f)
 			}

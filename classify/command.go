@@ -362,6 +362,16 @@ func (r *run) writePath(f field, what string, cx *callCtx) gate.RiskLevel {
 
 // deleteTarget classifies deleting one path. severe: recursive or forced.
 func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *callCtx) {
+	for _, g := range f.paths {
+		// Names listed at run time: a whole-tree listing of / or a
+		// home directory (find ~ | xargs rm -rf) deletes it all.
+		if dir, ok := strings.CutSuffix(g, "/**"); ok && severe && !hasGlob(dir) {
+			rp := r.c.res.resolve(r.cwd, dir)
+			if w := r.c.res.where(rp); w == locRoot || w == locHome || otherHome(rp) {
+				r.add(cx, high, "delete.root-home", what+" deletes everything below "+clip(dir, 40)+", listed at run time")
+			}
+		}
+	}
 	if f.dyn {
 		switch {
 		case f.lead && (strings.Contains(f.s, "/") || f.glob) && severe:

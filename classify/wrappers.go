@@ -312,9 +312,10 @@ func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
 			inputs = append(inputs, field{s: w})
 		}
 	case len(r.pathsIn) > 0:
-		for _, g := range r.pathsIn {
-			inputs = append(inputs, field{s: g, glob: hasGlob(g)})
-		}
+		// Names listed at run time: what they may be is judged for
+		// reads (find ~/.ssh | xargs cat); deleting or writing them is
+		// a run-time target.
+		inputs = append(inputs, field{s: "$XARGS", dyn: true, lead: false, paths: r.pathsIn})
 	}
 	if repl == "" {
 		if len(inputs) == 0 {
@@ -329,9 +330,16 @@ func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
 	}
 	out := make([]field, len(sub))
 	for k, f := range sub {
-		if strings.Contains(f.s, repl) && !f.dyn {
-			f.s = strings.ReplaceAll(f.s, repl, in.s)
-			f.glob = f.glob || in.glob
+		if strings.Contains(f.s, repl) && !f.dyn && (static || !strings.ContainsAny(f.s, " \t;|&")) {
+			if static {
+				f.s = strings.ReplaceAll(f.s, repl, in.s)
+			} else {
+				// An unknown name: for reads, any name there
+				// (ls ~/.ssh | xargs -I% cat ~/.ssh/%), and any
+				// name the listing stage prints.
+				g := strings.ReplaceAll(f.s, repl, "*")
+				f.paths = append(append(f.paths, g), in.paths...)
+			}
 		}
 		out[k] = f
 	}
