@@ -6,284 +6,364 @@ import (
 	"strings"
 )
 
+// analyzerFunc is a built-in argument analyzer: it reads one command
+// line (actx), adds findings, may adjust the baseline level and the
+// operands checked as files, and returns the stream traits it adds.
+type analyzerFunc func(r *run, a *actx) traits
+
+// builtinAnalyzers is the registry of built-in analyzers that
+// CommandRule.Analyzer names: one name, one function. Each compiled rule
+// set holds its own copy.
+func builtinAnalyzers() map[string]analyzerFunc {
+	return map[string]analyzerFunc{
+		"rm":          (*run).anRm,
+		"find":        (*run).anFind,
+		"fd":          (*run).anFd,
+		"ls":          (*run).anLs,
+		"sed":         (*run).anSed,
+		"awk":         (*run).anAwk,
+		"git":         (*run).anGit,
+		"tar":         (*run).anTar,
+		"sort":        (*run).anSort,
+		"uniq":        (*run).anUniq,
+		"tee":         (*run).anTee,
+		"copy":        (*run).anCopy,
+		"ln":          (*run).anLn,
+		"chmod":       (*run).anChmod,
+		"dd":          (*run).anDd,
+		"curl":        (*run).anCurl,
+		"wget":        (*run).anWget,
+		"nc":          (*run).anNc,
+		"socat":       (*run).anSocat,
+		"kill":        (*run).anKill,
+		"pkill":       (*run).anPkill,
+		"shell":       (*run).anShell,
+		"interpreter": (*run).anInterp,
+		"eval":        (*run).anEval,
+		"source":      (*run).anSource,
+		"printenv":    (*run).anPrintenv,
+		"date":        func(r *run, a *actx) traits { r.anDate(a); return 0 },
+		"compress":    func(r *run, a *actx) traits { r.anCompress(a); return 0 },
+		"editor":      func(r *run, a *actx) traits { r.anEditor(a); return 0 },
+		"pager":       func(r *run, a *actx) traits { r.anPager(a); return 0 },
+		"ed":          func(r *run, a *actx) traits { r.anEd(a); return 0 },
+		"tmux":        (*run).anTmux,
+		"zip":         func(r *run, a *actx) traits { r.anZip(a); return 0 },
+		"debugger":    func(r *run, a *actx) traits { r.anDebugger(a); return 0 },
+		"history":     func(r *run, a *actx) traits { r.anHistory(a); return 0 },
+		"ulimit":      func(r *run, a *actx) traits { r.anUlimit(a); return 0 },
+		"umask":       (*run).anUmask,
+		"fc":          (*run).anFc,
+		"unset":       (*run).anUnset,
+		"crontab":     (*run).anCrontab,
+		"docker":      func(r *run, a *actx) traits { r.anDocker(a); return 0 },
+		"kubectl":     func(r *run, a *actx) traits { r.anKubectl(a); return 0 },
+		"sql":         func(r *run, a *actx) traits { r.anSQL(a); return 0 },
+		"rsync":       func(r *run, a *actx) traits { r.anRsync(a); return 0 },
+		"scp":         (*run).anScp,
+		"man":         (*run).anMan,
+		"rg":          (*run).anRg,
+		"grep":        (*run).anGrep,
+		"cd":          func(r *run, a *actx) traits { r.anCd(a); return 0 },
+		"alias":       (*run).anAlias,
+		"varname":     func(r *run, a *actx) traits { r.anVarName(a); return 0 },
+		"rebind":      func(r *run, a *actx) traits { r.anRebind(a); return 0 },
+		"trap":        (*run).anTrap,
+		"xxd":         (*run).anXxd,
+		"base64":      (*run).anBase64,
+		"printf":      (*run).anPrintf,
+		"echo":        (*run).anEcho,
+		"systemctl":   func(r *run, a *actx) traits { r.anSystemctl(a); return 0 },
+		"ssh":         func(r *run, a *actx) traits { r.anSSH(a); return 0 },
+		"cloud":       func(r *run, a *actx) traits { r.anCloud(a); return 0 },
+		"mount":       (*run).anMount,
+		"keygen":      (*run).anKeygen,
+		"capture":     (*run).anCapture,
+		"jq":          (*run).anJq,
+	}
+}
+
 // analyze runs a built-in argument analyzer.
 func (r *run) analyze(name string, a *actx) traits {
-	switch name {
-	case "rm":
-		return r.anRm(a)
-	case "find":
-		return r.anFind(a)
-	case "fd":
-		return r.anFd(a)
-	case "ls":
-		// ls GLOB prints the names the glob matches.
-		for _, o := range operands(a.args[1:], "-I", "--ignore", "-w", "--width", "-T", "--tabsize", "--sort", "--format", "--time-style", "--color", "--block-size") {
-			if o.glob && !o.dyn {
-				r.produce(o.s)
+	if f, ok := r.cr.analyzers[name]; ok {
+		return f(r, a)
+	}
+	return 0
+}
+
+// anLs is the "ls" analyzer.
+func (r *run) anLs(a *actx) traits {
+	// ls GLOB prints the names the glob matches.
+	for _, o := range operands(a.args[1:], "-I", "--ignore", "-w", "--width", "-T", "--tabsize", "--sort", "--format", "--time-style", "--color", "--block-size") {
+		if o.glob && !o.dyn {
+			r.produce(o.s)
+		}
+	}
+	return 0
+}
+
+// anUniq is the "uniq" analyzer.
+func (r *run) anUniq(a *actx) traits {
+	if ops := operands(a.args[1:], "-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"); len(ops) >= 2 {
+		r.writePath(ops[1], "uniq", a.cx)
+		a.files, a.filesSet = ops[:1], true
+	}
+	return 0
+}
+
+// anNc is the "nc" analyzer.
+func (r *run) anNc(a *actx) traits {
+	if hasFlag(a.args[1:], "-e", "-c", "--exec", "--sh-exec", "--lua-exec") {
+		r.add(a.cx, high, "net.reverse-shell", a.key+" attaches a program to a network socket (reverse or bind shell)")
+	}
+	return 0
+}
+
+// anSocat is the "socat" analyzer.
+func (r *run) anSocat(a *actx) traits {
+	for _, f := range a.args[1:] {
+		u := strings.ToUpper(f.s)
+		if strings.Contains(u, "EXEC:") || strings.Contains(u, "SYSTEM:") {
+			r.add(a.cx, high, "net.reverse-shell", "socat attaches a program to a network peer")
+		}
+	}
+	return 0
+}
+
+// anPkill is the "pkill" analyzer.
+func (r *run) anPkill(a *actx) traits {
+	if hasFlag(a.args[1:], "-u", "-U", "--euid", "--uid", "--user") {
+		r.add(a.cx, high, "kill.user", a.key+" kills every process of a user")
+	}
+	return 0
+}
+
+// anUmask is the "umask" analyzer.
+func (r *run) anUmask(a *actx) traits {
+	if ops := operands(a.args[1:]); len(ops) > 0 && !ops[0].dyn && !hasFlag(a.args[1:], "-p") {
+		m := ops[0].s
+		if d := m[len(m)-1]; d >= '0' && d <= '7' && (d-'0')&2 == 0 || strings.Contains(m, "o=") && strings.Contains(m, "w") || strings.Contains(m, "a=") && strings.Contains(m, "w") || strings.Contains(m, "o+w") {
+			r.add(a.cx, review, "umask.permissive", "umask "+clip(m, 20)+" makes new files writable by every user")
+		}
+	}
+	return 0
+}
+
+// anFc is the "fc" analyzer.
+func (r *run) anFc(a *actx) traits {
+	if !hasFlag(a.args[1:], "-l") {
+		a.level, a.reason, a.id = review, "re-runs or edits commands from the history (which ones is unknown here)", "fc.rerun"
+	}
+	return 0
+}
+
+// anUnset is the "unset" analyzer.
+func (r *run) anUnset(a *actx) traits {
+	r.anVarName(a)
+	for _, o := range operands(a.args[1:]) {
+		if strings.HasPrefix(o.s, "HIST") {
+			r.add(a.cx, review, "history.disable", "unset "+clip(o.s, 20)+" changes or disables shell history (covering tracks)")
+		}
+	}
+	return 0
+}
+
+// anCrontab is the "crontab" analyzer.
+func (r *run) anCrontab(a *actx) traits {
+	ops := operands(a.args[1:], "-u")
+	if len(ops) == 0 && hasFlag(a.args[1:], "-l") && !hasFlag(a.args[1:], "-r", "-e", "-i") {
+		a.level = safe
+	}
+	return 0
+}
+
+// anScp is the "scp" analyzer.
+func (r *run) anScp(a *actx) traits {
+	ops := operands(a.args[1:], "-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J")
+	for i, f := range ops {
+		if i < len(ops)-1 && !strings.Contains(f.s, ":") {
+			if r.readPath(f, a.cx) == high || hasFlag(a.args[1:], "-r") && r.readTree(f, false, a.cx) == high {
+				r.add(a.cx, high, "net.exfiltration", "copies a secret off the machine")
 			}
 		}
-	case "sed":
-		return r.anSed(a)
-	case "awk":
-		return r.anAwk(a)
-	case "git":
-		return r.anGit(a)
-	case "tar":
-		return r.anTar(a)
-	case "sort":
-		return r.anSort(a)
-	case "uniq":
-		if ops := operands(a.args[1:], "-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"); len(ops) >= 2 {
-			r.writePath(ops[1], "uniq", a.cx)
-			a.files, a.filesSet = ops[:1], true
+	}
+	return 0
+}
+
+// anMan is the "man" analyzer.
+func (r *run) anMan(a *actx) traits {
+	if v, ok := flagValue(a.args[1:], "-P", "--pager", "-H", "--html"); ok {
+		r.add(a.cx, review, "man.pager", "man runs a chosen pager or browser")
+		r.nested(a.cx, v.s)
+	}
+	return 0
+}
+
+// anRg is the "rg" analyzer.
+func (r *run) anRg(a *actx) traits {
+	if v, ok := flagValue(a.args[1:], "--pre"); ok {
+		r.add(a.cx, review, "rg.pre", "rg --pre runs a program on every file")
+		r.nested(a.cx, v.s)
+	}
+	return r.anGrep(a)
+}
+
+// anAlias is the "alias" analyzer.
+func (r *run) anAlias(a *actx) traits {
+	for _, f := range a.args[1:] {
+		n, v, ok := strings.Cut(f.s, "=")
+		if !ok {
+			continue
 		}
-	case "tee":
-		return r.anTee(a)
-	case "copy":
-		return r.anCopy(a)
-	case "ln":
-		return r.anLn(a)
-	case "chmod":
-		return r.anChmod(a)
-	case "dd":
-		return r.anDd(a)
-	case "curl":
-		return r.anCurl(a)
-	case "wget":
-		return r.anWget(a)
-	case "nc":
-		if hasFlag(a.args[1:], "-e", "-c", "--exec", "--sh-exec", "--lua-exec") {
-			r.add(a.cx, high, "net.reverse-shell", a.key+" attaches a program to a network socket (reverse or bind shell)")
+		a.level, a.id, a.reason = review, "rebind.alias", "defines an alias, which changes what a command name runs"
+		if f.dyn {
+			continue
 		}
-	case "socat":
-		for _, f := range a.args[1:] {
-			u := strings.ToUpper(f.s)
-			if strings.Contains(u, "EXEC:") || strings.Contains(u, "SYSTEM:") {
-				r.add(a.cx, high, "net.reverse-shell", "socat attaches a program to a network peer")
-			}
+		r.nested(a.cx, v)
+		if r.aliases == nil {
+			r.aliases = map[string]string{}
 		}
-	case "kill":
-		return r.anKill(a)
-	case "pkill":
-		if hasFlag(a.args[1:], "-u", "-U", "--euid", "--uid", "--user") {
-			r.add(a.cx, high, "kill.user", a.key+" kills every process of a user")
+		r.aliases[n] = v
+	}
+	return 0
+}
+
+// anTrap is the "trap" analyzer.
+func (r *run) anTrap(a *actx) traits {
+	ops := operands(a.args[1:])
+	if len(ops) > 0 && !hasFlag(a.args[1:], "-p", "-l") && ops[0].s != "-" && ops[0].s != "" {
+		if ops[0].dyn {
+			r.dynamicScript(ops[0], a.cx)
+		} else {
+			r.nested(a.cx, ops[0].s)
 		}
-	case "shell":
-		return r.anShell(a)
-	case "interpreter":
-		return r.anInterp(a)
-	case "eval":
-		return r.anEval(a)
-	case "source":
-		return r.anSource(a)
-	case "printenv":
-		return r.anPrintenv(a)
-	case "date":
-		r.anDate(a)
-	case "compress":
-		r.anCompress(a)
-	case "editor":
-		r.anEditor(a)
-	case "pager":
-		r.anPager(a)
-	case "ed":
-		r.anEd(a)
-	case "tmux":
-		return r.anTmux(a)
-	case "zip":
-		r.anZip(a)
-	case "debugger":
-		r.anDebugger(a)
-	case "history":
-		r.anHistory(a)
-	case "ulimit":
-		r.anUlimit(a)
-	case "umask":
-		if ops := operands(a.args[1:]); len(ops) > 0 && !ops[0].dyn && !hasFlag(a.args[1:], "-p") {
-			m := ops[0].s
-			if d := m[len(m)-1]; d >= '0' && d <= '7' && (d-'0')&2 == 0 || strings.Contains(m, "o=") && strings.Contains(m, "w") || strings.Contains(m, "a=") && strings.Contains(m, "w") || strings.Contains(m, "o+w") {
-				r.add(a.cx, review, "umask.permissive", "umask "+clip(m, 20)+" makes new files writable by every user")
-			}
-		}
-	case "fc":
-		if !hasFlag(a.args[1:], "-l") {
-			a.level, a.reason, a.id = review, "re-runs or edits commands from the history (which ones is unknown here)", "fc.rerun"
-		}
-	case "unset":
-		r.anVarName(a)
-		for _, o := range operands(a.args[1:]) {
-			if strings.HasPrefix(o.s, "HIST") {
-				r.add(a.cx, review, "history.disable", "unset "+clip(o.s, 20)+" changes or disables shell history (covering tracks)")
-			}
-		}
-	case "crontab":
-		ops := operands(a.args[1:], "-u")
-		if len(ops) == 0 && hasFlag(a.args[1:], "-l") && !hasFlag(a.args[1:], "-r", "-e", "-i") {
-			a.level = safe
-		}
-	case "docker":
-		r.anDocker(a)
-	case "kubectl":
-		r.anKubectl(a)
-	case "sql":
-		r.anSQL(a)
-	case "rsync":
-		r.anRsync(a)
-	case "scp":
-		ops := operands(a.args[1:], "-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J")
-		for i, f := range ops {
-			if i < len(ops)-1 && !strings.Contains(f.s, ":") {
-				if r.readPath(f, a.cx) == high || hasFlag(a.args[1:], "-r") && r.readTree(f, false, a.cx) == high {
-					r.add(a.cx, high, "net.exfiltration", "copies a secret off the machine")
-				}
-			}
-		}
-	case "man":
-		if v, ok := flagValue(a.args[1:], "-P", "--pager", "-H", "--html"); ok {
-			r.add(a.cx, review, "man.pager", "man runs a chosen pager or browser")
-			r.nested(a.cx, v.s)
-		}
-	case "rg":
-		if v, ok := flagValue(a.args[1:], "--pre"); ok {
-			r.add(a.cx, review, "rg.pre", "rg --pre runs a program on every file")
-			r.nested(a.cx, v.s)
-		}
-		return r.anGrep(a)
-	case "grep":
-		return r.anGrep(a)
-	case "cd":
-		r.anCd(a)
-	case "alias":
-		for _, f := range a.args[1:] {
-			n, v, ok := strings.Cut(f.s, "=")
-			if !ok {
-				continue
-			}
-			a.level, a.id, a.reason = review, "rebind.alias", "defines an alias, which changes what a command name runs"
-			if f.dyn {
-				continue
-			}
-			r.nested(a.cx, v)
-			if r.aliases == nil {
-				r.aliases = map[string]string{}
-			}
-			r.aliases[n] = v
-		}
-	case "varname":
-		r.anVarName(a)
-	case "rebind":
-		r.anRebind(a)
-	case "trap":
-		ops := operands(a.args[1:])
-		if len(ops) > 0 && !hasFlag(a.args[1:], "-p", "-l") && ops[0].s != "-" && ops[0].s != "" {
-			if ops[0].dyn {
-				r.dynamicScript(ops[0], a.cx)
-			} else {
-				r.nested(a.cx, ops[0].s)
-			}
-		}
-	case "xxd":
-		if hasFlag(a.args[1:], "-r", "-revert") {
-			if ops := operands(a.args[1:], "-c", "-g", "-l", "-s", "-o", "-n"); len(ops) >= 2 {
-				r.writePath(ops[1], "xxd", a.cx)
-			}
-			return tDecode
-		}
+	}
+	return 0
+}
+
+// anXxd is the "xxd" analyzer.
+func (r *run) anXxd(a *actx) traits {
+	if hasFlag(a.args[1:], "-r", "-revert") {
 		if ops := operands(a.args[1:], "-c", "-g", "-l", "-s", "-o", "-n"); len(ops) >= 2 {
 			r.writePath(ops[1], "xxd", a.cx)
-			a.files, a.filesSet = ops[:1], true
 		}
-	case "base64":
-		if hasFlag(a.args[1:], "-d", "--decode", "-D") {
-			return tDecode
+		return tDecode
+	}
+	if ops := operands(a.args[1:], "-c", "-g", "-l", "-s", "-o", "-n"); len(ops) >= 2 {
+		r.writePath(ops[1], "xxd", a.cx)
+		a.files, a.filesSet = ops[:1], true
+	}
+	return 0
+}
+
+// anBase64 is the "base64" analyzer.
+func (r *run) anBase64(a *actx) traits {
+	if hasFlag(a.args[1:], "-d", "--decode", "-D") {
+		return tDecode
+	}
+	return 0
+}
+
+// anPrintf is the "printf" analyzer.
+func (r *run) anPrintf(a *actx) traits {
+	r.anVarName(a)
+	ops := operands(a.args[1:], "-v")
+	for _, f := range ops {
+		if f.dyn && secretVarRef(f.s) && !hasFlag(a.args[1:], "-v") {
+			r.add(a.cx, high, "env.secret", "prints a secret variable ("+clip(f.s, 40)+")")
+			return tSecret
 		}
-	case "printf":
-		r.anVarName(a)
-		ops := operands(a.args[1:], "-v")
-		for _, f := range ops {
-			if f.dyn && secretVarRef(f.s) && !hasFlag(a.args[1:], "-v") {
-				r.add(a.cx, high, "env.secret", "prints a secret variable ("+clip(f.s, 40)+")")
-				return tSecret
+	}
+	if len(ops) > 0 && !hasFlag(a.args[1:], "-v") {
+		args := make([]string, 0, len(ops)-1)
+		for _, o := range ops[1:] {
+			args = append(args, o.s)
+		}
+		if dyn, _ := anyDyn(ops); !dyn {
+			r.pipeOut, r.hasPipeOut = printfFormat(ops[0].s, args), true
+		} else {
+			r.srcOut, r.hasSrcOut = printfFormat(ops[0].s, args), true
+		}
+	}
+	if len(ops) > 0 && (strings.Contains(ops[0].s, "\\x") || strings.Contains(ops[0].s, "\\0") || strings.Contains(ops[0].s, "%b") || strings.Contains(ops[0].s, "\\u")) {
+		return tDecode
+	}
+	return 0
+}
+
+// anEcho is the "echo" analyzer.
+func (r *run) anEcho(a *actx) traits {
+	var t traits
+	for _, f := range a.args[1:] {
+		if f.dyn && secretVarRef(f.s) {
+			r.add(a.cx, high, "env.secret", "prints a secret variable ("+clip(f.s, 40)+")")
+			t |= tSecret
+		}
+	}
+	{
+		dyn, _ := anyDyn(a.args[1:])
+		ops := a.args[1:]
+		esc := false
+		for len(ops) > 0 && (ops[0].s == "-n" || ops[0].s == "-e" || ops[0].s == "-E" || ops[0].s == "-ne" || ops[0].s == "-en") {
+			esc = esc || strings.Contains(ops[0].s, "e")
+			ops = ops[1:]
+		}
+		text := joinFields(ops)
+		if esc {
+			text = ansiC(text)
+		}
+		if dyn {
+			r.srcOut, r.hasSrcOut = text, true
+		} else {
+			r.pipeOut, r.hasPipeOut = text, true
+		}
+	}
+	for _, f := range a.args[1:] {
+		if strings.Contains(f.s, "\\x") || strings.Contains(f.s, "\\0") {
+			if hasFlag(a.args[1:], "-e") {
+				return t | tDecode
 			}
 		}
-		if len(ops) > 0 && !hasFlag(a.args[1:], "-v") {
-			args := make([]string, 0, len(ops)-1)
-			for _, o := range ops[1:] {
-				args = append(args, o.s)
-			}
-			if dyn, _ := anyDyn(ops); !dyn {
-				r.pipeOut, r.hasPipeOut = printfFormat(ops[0].s, args), true
-			} else {
-				r.srcOut, r.hasSrcOut = printfFormat(ops[0].s, args), true
-			}
+	}
+	return t
+}
+
+// anMount is the "mount" analyzer.
+func (r *run) anMount(a *actx) traits {
+	if len(operands(a.args[1:], "-t", "--types", "-O", "--test-opts", "-L", "-U")) == 0 && !hasFlag(a.args[1:], "-a", "--all") {
+		a.level, a.reason = safe, "lists mounts"
+	}
+	return 0
+}
+
+// anKeygen is the "keygen" analyzer.
+func (r *run) anKeygen(a *actx) traits {
+	if f, ok := flagValue(a.args[1:], "-f"); ok && !hasFlag(a.args[1:], "-l", "-y", "-F", "-R", "-e", "-B") {
+		r.writePath(f, "ssh-keygen -f", a.cx)
+	}
+	return 0
+}
+
+// anCapture is the "capture" analyzer.
+func (r *run) anCapture(a *actx) traits {
+	if _, ok := flagValue(a.args[1:], "-r", "--read-file"); ok {
+		a.level, a.reason = safe, "reads a capture file"
+		if w, ok := flagValue(a.args[1:], "-w"); ok {
+			a.level = review
+			r.writePath(w, a.key+" -w", a.cx)
 		}
-		if len(ops) > 0 && (strings.Contains(ops[0].s, "\\x") || strings.Contains(ops[0].s, "\\0") || strings.Contains(ops[0].s, "%b") || strings.Contains(ops[0].s, "\\u")) {
-			return tDecode
+	}
+	return 0
+}
+
+// anJq is the "jq" analyzer.
+func (r *run) anJq(a *actx) traits {
+	for _, f := range operands(a.args[1:], "--arg", "--argjson", "--slurpfile", "--rawfile", "-f", "--from-file", "--indent", "--args", "--jsonargs") {
+		if f.s == "env" || strings.Contains(f.s, "$ENV") || strings.Contains(f.s, "env.") || strings.HasPrefix(f.s, "env") && len(f.s) < 6 {
+			a.level, a.reason, a.id = review, "dumps the environment, which may hold tokens", "env.dump"
+			return tEnvDump
 		}
-	case "echo":
-		var t traits
-		for _, f := range a.args[1:] {
-			if f.dyn && secretVarRef(f.s) {
-				r.add(a.cx, high, "env.secret", "prints a secret variable ("+clip(f.s, 40)+")")
-				t |= tSecret
-			}
-		}
-		{
-			dyn, _ := anyDyn(a.args[1:])
-			ops := a.args[1:]
-			esc := false
-			for len(ops) > 0 && (ops[0].s == "-n" || ops[0].s == "-e" || ops[0].s == "-E" || ops[0].s == "-ne" || ops[0].s == "-en") {
-				esc = esc || strings.Contains(ops[0].s, "e")
-				ops = ops[1:]
-			}
-			text := joinFields(ops)
-			if esc {
-				text = ansiC(text)
-			}
-			if dyn {
-				r.srcOut, r.hasSrcOut = text, true
-			} else {
-				r.pipeOut, r.hasPipeOut = text, true
-			}
-		}
-		for _, f := range a.args[1:] {
-			if strings.Contains(f.s, "\\x") || strings.Contains(f.s, "\\0") {
-				if hasFlag(a.args[1:], "-e") {
-					return t | tDecode
-				}
-			}
-		}
-		return t
-	case "systemctl":
-		r.anSystemctl(a)
-	case "ssh":
-		r.anSSH(a)
-	case "cloud":
-		r.anCloud(a)
-	case "mount":
-		if len(operands(a.args[1:], "-t", "--types", "-O", "--test-opts", "-L", "-U")) == 0 && !hasFlag(a.args[1:], "-a", "--all") {
-			a.level, a.reason = safe, "lists mounts"
-		}
-	case "keygen":
-		if f, ok := flagValue(a.args[1:], "-f"); ok && !hasFlag(a.args[1:], "-l", "-y", "-F", "-R", "-e", "-B") {
-			r.writePath(f, "ssh-keygen -f", a.cx)
-		}
-	case "capture":
-		if _, ok := flagValue(a.args[1:], "-r", "--read-file"); ok {
-			a.level, a.reason = safe, "reads a capture file"
-			if w, ok := flagValue(a.args[1:], "-w"); ok {
-				a.level = review
-				r.writePath(w, a.key+" -w", a.cx)
-			}
-		}
-	case "jq":
-		for _, f := range operands(a.args[1:], "--arg", "--argjson", "--slurpfile", "--rawfile", "-f", "--from-file", "--indent", "--args", "--jsonargs") {
-			if f.s == "env" || strings.Contains(f.s, "$ENV") || strings.Contains(f.s, "env.") || strings.HasPrefix(f.s, "env") && len(f.s) < 6 {
-				a.level, a.reason, a.id = review, "dumps the environment, which may hold tokens", "env.dump"
-				return tEnvDump
-			}
-			break
-		}
+		break
 	}
 	return 0
 }

@@ -104,13 +104,16 @@ type compiled struct {
 	paths    []compiledPath
 	secrets  *secretFilter
 	longOpts map[string]*longOptions // commands with Abbrev
+	// analyzers is the analyzer registry (see builtinAnalyzers).
+	analyzers map[string]analyzerFunc
+	wrappers  map[string]wrapperFunc
 }
 
 func compileRules(r *Rules) (*compiled, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	cr := &compiled{Rules: r}
+	cr := &compiled{Rules: r, analyzers: builtinAnalyzers(), wrappers: builtinWrappers()}
 	for _, p := range r.Paths {
 		cr.paths = append(cr.paths, newCompiledPath(p))
 	}
@@ -130,7 +133,7 @@ func compileRules(r *Rules) (*compiled, error) {
 		}
 	}
 	if cr.Unknown == "" {
-		cr.Unknown = review
+		cr.Unknown = review // r is the compiled rules' own copy
 	}
 	return cr, nil
 }
@@ -161,7 +164,9 @@ func New(opts ...Option) (*Classifier, error) {
 	if cfg.rules == nil {
 		cr, err = defaultCompiled()
 	} else {
-		cr, err = compileRules(cfg.rules)
+		// A deep copy: the caller may change its rules afterwards, or
+		// hand the same rules to several New calls at once.
+		cr, err = compileRules(cfg.rules.Clone())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)

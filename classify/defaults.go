@@ -8,22 +8,6 @@ const (
 	high   = gate.RiskHigh
 )
 
-// Built-in analyzers that CommandRule.Analyzer may name.
-var analyzerNames = []string{
-	"rm", "find", "fd", "ls", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
-	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
-	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
-	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
-	"date", "zip", "debugger", "compress", "editor", "tmux", "history", "ulimit", "umask", "fc", "unset",
-	"pager", "ed", "varname", "rebind",
-}
-
-// Built-in analyzers that WrapperRule.Analyzer may name.
-var wrapperAnalyzerNames = []string{"env", "xargs", "parallel", "command", "watch", "busybox", "script", "sg", "bwrap"}
-
-// Composite-rule traits that CommandRule.Traits may name.
-var traitNames = []string{"fetch", "decode", "envdump", "shell", "network", "filter"}
-
 func cmdr(level gate.RiskLevel, reason string) CommandRule {
 	return CommandRule{Level: level, Reason: reason}
 }

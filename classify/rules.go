@@ -266,14 +266,15 @@ func (r *Rules) Validate() error {
 		}
 	}
 	level("unknown", r.Unknown, true)
+	registry, wrappers := builtinAnalyzers(), builtinWrappers()
 	var cmd func(where string, c CommandRule)
 	cmd = func(where string, c CommandRule) {
 		level(where+".level", c.Level, true)
-		if c.Analyzer != "" && !slices.Contains(analyzerNames, c.Analyzer) {
+		if _, ok := registry[c.Analyzer]; c.Analyzer != "" && !ok {
 			errs = append(errs, fmt.Errorf("%s.analyzer: unknown analyzer %q", where, c.Analyzer))
 		}
 		for _, t := range c.Traits {
-			if !slices.Contains(traitNames, t) {
+			if _, ok := traitBits[t]; !ok {
 				errs = append(errs, fmt.Errorf("%s.traits: unknown trait %q", where, t))
 			}
 		}
@@ -304,7 +305,7 @@ func (r *Rules) Validate() error {
 	for _, name := range slices.Sorted(maps.Keys(r.Wrappers)) {
 		w := r.Wrappers[name]
 		level("wrappers."+name+".level", w.Level, true)
-		if w.Analyzer != "" && !slices.Contains(wrapperAnalyzerNames, w.Analyzer) {
+		if _, ok := wrappers[w.Analyzer]; w.Analyzer != "" && !ok {
 			errs = append(errs, fmt.Errorf("wrappers.%s.analyzer: unknown analyzer %q", name, w.Analyzer))
 		}
 	}

@@ -35,44 +35,67 @@ func (r *run) wrapper(key string, w WrapperRule, args []field, cx *callCtx) trai
 			r.writePath(v, key+" "+of, cx)
 		}
 	}
-	switch w.Analyzer {
-	case "script":
-		return r.wrapScript(args, cx)
-	case "sg":
-		// sg GROUP [-c] COMMAND: the command is a shell script.
-		ops := args[1:]
-		if len(ops) > 0 && ops[0].s == "-" {
-			ops = ops[1:]
+	if f, ok := r.cr.wrappers[w.Analyzer]; ok && w.Analyzer != "" {
+		if t, done := f(r, args, cx); done {
+			return t
 		}
-		if len(ops) < 2 {
-			return 0
-		}
+	}
+	return r.unwrap(key, w, args, cx)
+}
+
+// wrapperFunc is built-in handling for a wrapper with its own syntax; it
+// reports whether it handled the command (false: unwrap it generically).
+type wrapperFunc func(r *run, args []field, cx *callCtx) (traits, bool)
+
+// builtinWrappers is the registry of wrapper analyzers that
+// WrapperRule.Analyzer names.
+func builtinWrappers() map[string]wrapperFunc {
+	done := func(f func(r *run, args []field, cx *callCtx) traits) wrapperFunc {
+		return func(r *run, args []field, cx *callCtx) (traits, bool) { return f(r, args, cx), true }
+	}
+	return map[string]wrapperFunc{
+		"script":   done((*run).wrapScript),
+		"sg":       done((*run).wrapSg),
+		"bwrap":    done((*run).wrapBwrap),
+		"env":      done((*run).wrapEnv),
+		"xargs":    done((*run).wrapXargs),
+		"parallel": done((*run).wrapParallel),
+		"watch":    done((*run).wrapWatch),
+		"busybox":  done((*run).wrapBusybox),
+		"command": func(r *run, args []field, cx *callCtx) (traits, bool) {
+			return 0, hasFlag(args[1:], "-v", "-V")
+		},
+	}
+}
+
+// wrapBusybox: busybox APPLET ARGS runs the applet.
+func (r *run) wrapBusybox(args []field, cx *callCtx) traits {
+	if len(args) > 1 && !strings.HasPrefix(args[1].s, "-") {
+		return r.argv(args[1:], cx)
+	}
+	return 0
+}
+
+// wrapSg: sg GROUP [-c] COMMAND; the command is a shell script.
+func (r *run) wrapSg(args []field, cx *callCtx) traits {
+	ops := args[1:]
+	if len(ops) > 0 && ops[0].s == "-" {
 		ops = ops[1:]
-		if ops[0].s == "-c" {
-			ops = ops[1:]
-		}
-		r.nested(cx, joinFields(ops))
-		return tShell
-	case "bwrap":
-		return r.wrapBwrap(args, cx)
-	case "env":
-		return r.wrapEnv(args, cx)
-	case "xargs":
-		return r.wrapXargs(args, cx)
-	case "parallel":
-		return r.wrapParallel(args, cx)
-	case "command":
-		if hasFlag(args[1:], "-v", "-V") {
-			return 0
-		}
-	case "watch":
-		return r.wrapWatch(args, cx)
-	case "busybox":
-		if len(args) > 1 && !strings.HasPrefix(args[1].s, "-") {
-			return r.argv(args[1:], cx)
-		}
+	}
+	if len(ops) < 2 {
 		return 0
 	}
+	ops = ops[1:]
+	if ops[0].s == "-c" {
+		ops = ops[1:]
+	}
+	r.nested(cx, joinFields(ops))
+	return tShell
+}
+
+// unwrap skips a wrapper's options (running a script option's value)
+// and classifies the command it runs.
+func (r *run) unwrap(key string, w WrapperRule, args []field, cx *callCtx) traits {
 	i := 1
 	for i < len(args) {
 		a := args[i].s
