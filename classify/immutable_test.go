@@ -23,7 +23,9 @@ func TestNewCopiesRules(t *testing.T) {
 		{"delete a command", "cat README.md", func(r *classify.Rules) { delete(r.Commands, "cat") }},
 		{"unknown level", "frobnicate", func(r *classify.Rules) { r.Unknown = gate.RiskSafe }},
 		{"path rule level", "cat .env", func(r *classify.Rules) { r.Paths[0].Pattern = "**/nothing"; r.Paths = r.Paths[:0] }},
-		{"subcommand map", "git status", func(r *classify.Rules) { r.Commands["git"].Subcommands["status"] = classify.CommandRule{Level: gate.RiskHigh} }},
+		{"subcommand map", "git status", func(r *classify.Rules) {
+			r.Commands["git"].Subcommands["status"] = classify.CommandRule{Level: gate.RiskHigh}
+		}},
 		{"flag slice", "journalctl --vacuum-time=1d", func(r *classify.Rules) { r.Commands["journalctl"].Flags[0].Flags[0] = "--nothing" }},
 		{"runs slice", "sort --compress-program=gzip a", func(r *classify.Rules) { r.Commands["sort"].Runs[0].Options[0] = "--nothing" }},
 		{"env rule", "PAGER=less git log", func(r *classify.Rules) { delete(r.Env, "PAGER") }},
