@@ -485,7 +485,7 @@ func (r *run) findDelete(s field, a *actx) {
 	case locRoot, locHome, locHomeSub, locParent, locOutside:
 		r.add(a.cx, high, "delete.outside-recursive", "find deletes files below "+clip(s.s, 60)+", outside the workspace")
 	}
-	if v := r.cr.matchPath(rp+"/x", true); v.level == high {
+	if v := r.matchPath(rp+"/x", true); v.level == high {
 		r.add(a.cx, high, v.id, "find deletes "+v.reason)
 	}
 }
@@ -908,7 +908,7 @@ func (r *run) anChmod(a *actx) traits {
 			r.add(a.cx, high, "chmod.recursive-outside", a.key+" -R outside the workspace ("+clip(f.s, 40)+")")
 			continue
 		}
-		if v := r.cr.matchPath(rp, true); v.level == high && (v.id == "path.etc" || v.id == "path.system" || v.id == "path.device" || v.id == "path.shadow" || v.id == "path.sudoers") {
+		if v := r.matchPath(rp, true); v.level == high && (v.id == "path.etc" || v.id == "path.system" || v.id == "path.device" || v.id == "path.shadow" || v.id == "path.sudoers") {
 			r.add(a.cx, high, v.id, a.key+" changes "+v.reason)
 		}
 	}

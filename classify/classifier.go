@@ -104,6 +104,7 @@ type compiled struct {
 	paths    []compiledPath
 	secrets  *secretFilter
 	longOpts map[string]*longOptions // commands with Abbrev
+	index    pathIndex
 	// analyzers is the analyzer registry (see builtinAnalyzers).
 	analyzers map[string]analyzerFunc
 	wrappers  map[string]wrapperFunc
@@ -126,6 +127,7 @@ func compileRules(r *Rules) (*compiled, error) {
 		}
 	}
 	cr.secrets = newSecretFilter(cr.paths)
+	cr.index = newPathIndex(cr.paths)
 	cr.longOpts = map[string]*longOptions{}
 	for name, c := range r.Commands {
 		if c.Abbrev {

@@ -65,7 +65,7 @@ func (r *run) inlineCode(code string, cx *callCtx) {
 			continue
 		}
 		p := strings.TrimPrefix(l, "file://")
-		if v := r.cr.matchPath(r.c.res.resolve(r.cwd, p), false); v.level == high {
+		if v := r.matchPath(r.c.res.resolve(r.cwd, p), false); v.level == high {
 			r.add(cx, high, v.id, "inline code reads "+v.reason+" ("+clip(l, 40)+")")
 		}
 	}
@@ -103,7 +103,7 @@ func (r *run) inlineCode(code string, cx *callCtx) {
 			if strings.HasPrefix(rp, "/dev/") && !strings.HasPrefix(rp, "/dev/tcp/") {
 				continue
 			}
-			if v := r.cr.matchPath(rp, true); v.level == high && v.id != "path.dotenv" && !strings.HasPrefix(v.id, "path.private-key") {
+			if v := r.matchPath(rp, true); v.level == high && v.id != "path.dotenv" && !strings.HasPrefix(v.id, "path.private-key") {
 				r.add(cx, high, "code.sensitive-write", "inline code writes "+v.reason+" ("+clip(l, 40)+")")
 				break
 			}

@@ -299,7 +299,7 @@ func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
 		r.add(cx, high, "net.dev-tcp", "network connection through /dev/tcp (reverse shell or exfiltration)")
 		return high
 	}
-	v := r.cr.matchPath(rp, false)
+	v := r.matchPath(rp, false)
 	if v.level.Rank() > safe.Rank() {
 		r.add(cx, v.level, v.id, "reads "+v.reason+" ("+clip(f.s, 60)+")")
 	}
@@ -344,7 +344,7 @@ func (r *run) writePath(f field, what string, cx *callCtx) gate.RiskLevel {
 		r.add(cx, high, "net.dev-tcp", "network connection through /dev/tcp (reverse shell or exfiltration)")
 		return high
 	}
-	if v := r.cr.matchPath(rp, true); v.level == high {
+	if v := r.matchPath(rp, true); v.level == high {
 		r.add(cx, high, v.id, what+" writes "+v.reason+" ("+clip(f.s, 60)+")")
 		return high
 	}
@@ -406,7 +406,7 @@ func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *cal
 	}
 	rp := r.c.res.resolve(r.cwd, target)
 	if !everything {
-		if v := r.cr.matchPath(rp, true); v.level == high {
+		if v := r.matchPath(rp, true); v.level == high {
 			r.add(cx, high, v.id, what+" deletes "+v.reason+" ("+clip(f.s, 60)+")")
 			return
 		}

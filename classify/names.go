@@ -759,7 +759,7 @@ func (r *run) readOptionSecrets(key string, args []field, cx *callCtx) traits {
 // any, and reports whether there was one.
 func (r *run) readSecret(f field, cx *callCtx) bool {
 	rp := r.c.res.resolve(r.cwd, f.s)
-	v := r.cr.matchPath(rp, false)
+	v := r.matchPath(rp, false)
 	if v.level != high || v.dir {
 		return false
 	}
@@ -888,7 +888,7 @@ func (r *run) argOutputs(key string, rule CommandRule, known bool, args []field,
 			continue
 		}
 		rp := r.c.res.resolve(r.cwd, v.s)
-		if vv := r.cr.matchPath(rp, true); vv.level == high && !harmlessTarget(rp) {
+		if vv := r.matchPath(rp, true); vv.level == high && !harmlessTarget(rp) {
 			r.add(cx, high, vv.id, key+" "+name+" writes "+vv.reason+" ("+clip(v.s, 60)+")")
 		}
 	}

@@ -142,3 +142,35 @@ func (r *run) anFd(a *actx) traits {
 	}
 	return t
 }
+
+// pathKey is a memoised path-rule question.
+type pathKey struct {
+	p     string
+	write bool
+}
+
+// matchPath is compiled.matchPath memoised for one classification: a
+// command often asks about the same (glob) path several times (as a
+// file, an argument, a produced name).
+func (r *run) matchPath(p string, write bool) pathVerdict {
+	k := pathKey{p, write}
+	for i := range r.pathMemo.n {
+		if r.pathMemo.keys[i] == k {
+			return r.pathMemo.vals[i]
+		}
+	}
+	v := r.cr.matchPath(p, write)
+	m := &r.pathMemo
+	m.keys[m.next], m.vals[m.next] = k, v
+	m.next = (m.next + 1) % len(m.keys)
+	m.n = min(m.n+1, len(m.keys))
+	return v
+}
+
+// pathMemo remembers the last answers of the path rules (a small ring:
+// repeats are close together, and a map costs more than it saves).
+type pathMemo struct {
+	keys    [8]pathKey
+	vals    [8]pathVerdict
+	next, n int
+}
