@@ -94,6 +94,9 @@ func (r *run) analyze(name string, a *actx) traits {
 // anLs is the "ls" analyzer.
 func (r *run) anLs(a *actx) traits {
 	// ls GLOB prints the names the glob matches.
+	if !anyGlob(a.args[1:]) {
+		return 0
+	}
 	for _, o := range operands(a.args[1:], "-I", "--ignore", "-w", "--width", "-T", "--tabsize", "--sort", "--format", "--time-style", "--color", "--block-size") {
 		if o.glob && !o.dyn {
 			r.produce(o.s)
@@ -441,7 +444,7 @@ func (r *run) anFind(a *actx) traits {
 						// What the command reads is any name below
 						// the start points (find ~/.aws -exec cat {} +).
 						for _, s := range starts {
-							f.paths = append(f.paths, treeGlob(s, nameLeaf))
+							f.addGlobs(treeGlob(s, nameLeaf))
 						}
 					}
 				}
@@ -1215,7 +1218,7 @@ func (r *run) runsFile(f field, a *actx, what string) traits {
 		if r.fetched[r.c.res.resolve(r.cwd, f.s)] {
 			r.add(a.cx, high, "download.execute", "runs a "+what+" downloaded earlier in the command")
 		}
-		r.writtenScript(f, a.cx, a.rule.Analyzer == "interpreter")
+		r.writtenScript(f, a.cx, a.analyzer == "interpreter")
 		if f.s == "/dev/stdin" {
 			return tShell
 		}
@@ -1789,7 +1792,7 @@ func (r *run) anDate(a *actx) {
 // anZip: -TT/--unzip-command CMD runs CMD to test the archive.
 func (r *run) anZip(a *actx) {
 	if hasFlag(a.args[1:], "-r", "-R", "--recurse-paths", "--recurse-patterns") {
-		ops := operands(a.args[1:], a.rule.ValueFlags...)
+		ops := operands(a.args[1:], a.valueFlags...)
 		for i, f := range ops {
 			if i > 0 {
 				r.readTree(f, false, a.cx)

@@ -66,7 +66,9 @@ type run struct {
 	// (find, fd, ls, locate); pathsIn are those of the stage feeding
 	// the current one through a pipe.
 	pathsOut, pathsIn []string
-	pathMemo          pathMemo
+	pathMemo          *pathMemo // globs only, allocated on first use
+	actxs             [3]actx   // analyzer contexts (see pushActx)
+	nActx             int
 	// Static text flowing through a pipe: what an echo or printf stage
 	// writes (pipeOut) and what the current stage reads (pipeIn).
 	pipeIn, pipeOut       string

@@ -12,17 +12,34 @@ import (
 // actx is what an analyzer works on: one command line, its rule and the
 // baseline finding it may adjust.
 type actx struct {
-	key      string         // command key (lower-case basename)
-	rule     CommandRule    // the command's rule (before subcommands)
-	args     []field        // argv, args[0] is the command
-	rest     []field        // operands after the matched subcommands
-	cx       *callCtx       // the statement
-	level    gate.RiskLevel // baseline level
-	id       string         // baseline rule ID
-	reason   string         // baseline reason
-	files    []field        // operands to check for ReadsFiles (nil: all operands)
-	filesSet bool
+	key string // command key (lower-case basename)
+	// The parts of the command's rule (before subcommands) analyzers read.
+	valueFlags  []string
+	analyzer    string
+	subcommands map[string]CommandRule
+	args        []field        // argv, args[0] is the command
+	rest        []field        // operands after the matched subcommands
+	cx          *callCtx       // the statement
+	level       gate.RiskLevel // baseline level
+	id          string         // baseline rule ID
+	reason      string         // baseline reason
+	files       []field        // operands to check for ReadsFiles (nil: all operands)
+	filesSet    bool
 }
+
+// pushActx returns an analyzer context for a command being classified:
+// one of the run's own while commands nest shallowly (analyzers are
+// called through the registry, so a context cannot live on the stack),
+// a new one deeper down. popActx releases it (last in, first out).
+func (r *run) pushActx() *actx {
+	r.nActx++
+	if r.nActx <= len(r.actxs) {
+		return &r.actxs[r.nActx-1]
+	}
+	return &actx{}
+}
+
+func (r *run) popActx() { r.nActx-- }
 
 // flagMatches reports whether arg is the flag pattern (see FlagRule).
 func flagMatches(pattern, arg string) bool {
@@ -152,7 +169,9 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	if rule.Abbrev {
 		args = r.cr.expandAbbrev(key, args)
 	}
-	a := &actx{key: key, rule: rule, args: args, cx: cx}
+	a := r.pushActx()
+	defer r.popActx()
+	*a = actx{key: key, valueFlags: rule.ValueFlags, analyzer: rule.Analyzer, subcommands: rule.Subcommands, args: args, cx: cx}
 	cur, name := rule, key
 	flags := rule.Flags
 	runs := rule.Runs
@@ -362,7 +381,7 @@ func (r *run) writePath(f field, what string, cx *callCtx) gate.RiskLevel {
 
 // deleteTarget classifies deleting one path. severe: recursive or forced.
 func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *callCtx) {
-	for _, g := range f.paths {
+	for _, g := range f.globs() {
 		// Names listed at run time: a whole-tree listing of / or a
 		// home directory (find ~ | xargs rm -rf) deletes it all.
 		if dir, ok := strings.CutSuffix(g, "/**"); ok && severe && !hasGlob(dir) {

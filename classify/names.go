@@ -656,7 +656,7 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 	}
 	skip := nameOnlyFlags[key]
 	for i, f := range args {
-		if len(f.paths) > 0 && r.producedSecret(f, cx) {
+		if f.paths != nil && r.producedSecret(f, cx) {
 			t |= tSecret
 		}
 		if f.proc || f.s == "" || skipOps[f.pos] && f.pos.IsValid() {
@@ -680,7 +680,10 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 				continue
 			}
 		}
-		check(f, s)
+		if !strings.HasPrefix(s, "--") || !strings.Contains(s, "=") {
+			// "--opt=value" names no file; its value may.
+			check(f, s)
+		}
 		for _, v := range embeddedPaths(s) {
 			check(f, v)
 		}

@@ -605,7 +605,7 @@ func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
 	}
 	dir := segs[:k]
 	dirSensitive := k > 0 && k < len(segs) && !(k == 1 && (segs[0] == "~" || segs[0] == "/"))
-	probe := append(slices.Clone(dir), "\x00")
+	var probe []string
 	last := segs[len(segs)-1]
 	gp, gs := litPrefix(last), litSuffix(last)
 	exact := last != "**" && !strings.Contains(last, "\\")
@@ -648,6 +648,9 @@ func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
 		if !hit && dirSensitive && (cp.last == "" || cp.last == dirName) {
 			// A rule with a literal last name can only match the
 			// directory itself (the probe is no name).
+			if probe == nil {
+				probe = append(slices.Clone(dir), "\x00")
+			}
 			hit = matchSegs(cp.segs, dir) || matchSegs(cp.segs, probe)
 		}
 		if !hit || cr.globExempt(cp.except, segs) {

@@ -13,7 +13,7 @@ import (
 // producedSecret applies the read rules to the names a field's
 // substitutions may print and reports whether one is a secret.
 func (r *run) producedSecret(f field, cx *callCtx) bool {
-	for _, g := range f.paths {
+	for _, g := range f.globs() {
 		if r.readSecret(field{s: g, glob: true}, cx) {
 			return true
 		}
@@ -153,14 +153,22 @@ type pathKey struct {
 // command often asks about the same (glob) path several times (as a
 // file, an argument, a produced name).
 func (r *run) matchPath(p string, write bool) pathVerdict {
+	if !hasGlob(p) {
+		// Literal paths are cheap to match (see pathIndex).
+		return r.cr.matchPath(p, write)
+	}
 	k := pathKey{p, write}
-	for i := range r.pathMemo.n {
-		if r.pathMemo.keys[i] == k {
-			return r.pathMemo.vals[i]
+	m := r.pathMemo
+	if m == nil {
+		m = &pathMemo{}
+		r.pathMemo = m
+	}
+	for i := range m.n {
+		if m.keys[i] == k {
+			return m.vals[i]
 		}
 	}
 	v := r.cr.matchPath(p, write)
-	m := &r.pathMemo
 	m.keys[m.next], m.vals[m.next] = k, v
 	m.next = (m.next + 1) % len(m.keys)
 	m.n = min(m.n+1, len(m.keys))
@@ -173,4 +181,14 @@ type pathMemo struct {
 	keys    [8]pathKey
 	vals    [8]pathVerdict
 	next, n int
+}
+
+// anyGlob reports whether a field is an unquoted glob.
+func anyGlob(fs []field) bool {
+	for _, f := range fs {
+		if f.glob {
+			return true
+		}
+	}
+	return false
 }

@@ -338,7 +338,9 @@ func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
 		// Names listed at run time: what they may be is judged for
 		// reads (find ~/.ssh | xargs cat); deleting or writing them is
 		// a run-time target.
-		inputs = append(inputs, field{s: "$XARGS", dyn: true, lead: false, paths: r.pathsIn})
+		in := field{s: "$XARGS", dyn: true}
+		in.addGlobs(r.pathsIn...)
+		inputs = append(inputs, in)
 	}
 	if repl == "" {
 		if len(inputs) == 0 {
@@ -361,7 +363,7 @@ func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
 				// (ls ~/.ssh | xargs -I% cat ~/.ssh/%), and any
 				// name the listing stage prints.
 				g := strings.ReplaceAll(f.s, repl, "*")
-				f.paths = append(append(f.paths, g), in.paths...)
+				f.addGlobs(append([]string{g}, in.globs()...)...)
 			}
 		}
 		out[k] = f
