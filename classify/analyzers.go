@@ -1297,7 +1297,13 @@ func (r *run) anInterp(a *actx) traits {
 			continue
 		}
 		if s == "-m" && i+1 < len(args) && lang == "python" {
-			a.reason = "runs the module " + clip(args[i+1].s, 40)
+			mod := args[i+1]
+			if rule, ok := r.cr.Commands[strings.ToLower(mod.s)]; ok && !mod.dyn && rule.Analyzer != "interpreter" && rule.Analyzer != "shell" {
+				// python -m pytest is the pytest command.
+				a.level = safe
+				return r.command(strings.ToLower(mod.s), rule, args[i+1:], a.cx)
+			}
+			a.reason = "runs the module " + clip(mod.s, 40)
 			return 0
 		}
 		for _, v := range valueFlags {

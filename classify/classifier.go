@@ -27,6 +27,8 @@ type config struct {
 	maxBytes     int
 	maxDepth     int
 	maxCommands  int
+	profile      string // WithProfile
+	err          error  // an invalid option
 }
 
 // Option configures a Classifier (and Bash, Path, BashGate, PathGate).
@@ -144,6 +146,16 @@ func compileRules(r *Rules) (*compiled, error) {
 // modified after construction.
 var defaultCompiled = sync.OnceValues(func() (*compiled, error) { return compileRules(DefaultRules()) })
 
+// profileCompiled are the built-in rules with a profile's changes,
+// compiled once each; never modified after construction.
+var profileCompiled = map[string]func() (*compiled, error){
+	ProfileWorkspace: sync.OnceValues(func() (*compiled, error) {
+		r := DefaultRules()
+		workspaceRules(r)
+		return compileRules(r)
+	}),
+}
+
 // Classifier classifies shell commands and file paths with one rule set
 // and configuration. It is immutable and safe for concurrent use.
 type Classifier struct {
@@ -159,13 +171,24 @@ func New(opts ...Option) (*Classifier, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.err != nil {
+		return nil, fmt.Errorf("classify: %w", cfg.err)
+	}
 	var (
 		cr  *compiled
 		err error
 	)
-	if cfg.rules == nil {
+	spec, _ := profileSpecOf(cfg.profile)
+	switch {
+	case spec.rules != nil && cfg.rules == nil:
+		cr, err = profileCompiled[cfg.profile]()
+	case spec.rules != nil:
+		rules := cfg.rules.Clone()
+		spec.rules(rules)
+		cr, err = compileRules(rules)
+	case cfg.rules == nil:
 		cr, err = defaultCompiled()
-	} else {
+	default:
 		// A deep copy: the caller may change its rules afterwards, or
 		// hand the same rules to several New calls at once.
 		cr, err = compileRules(cfg.rules.Clone())

@@ -234,6 +234,10 @@ func DefaultRules() *Rules {
 		c[n] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"-o"}}
 	}
 	c["valgrind"] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"--log-file", "--xml-file"}}
+	c["unittest"] = cmdr(review, "runs project tests")
+	for _, n := range []string{"py_compile", "compileall"} {
+		c[n] = cmdr(review, "compiles Python files")
+	}
 	c["pytest"] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"--junitxml", "--junit-xml", "--resultlog", "--result-log"}}
 	c["gdb"] = withAnalyzer(cmdr(review, "builds or runs project code"), "debugger")
 	c["lldb"] = withAnalyzer(cmdr(review, "builds or runs project code"), "debugger")
