@@ -941,11 +941,19 @@ func (c *Classifier) Path(op Op, p string) Risk {
 		if harmlessTarget(rp) {
 			return summarize(nil, "writes to a discard device")
 		}
+		scoped := c.cfg.scopedWrites
+		if op == OpDelete {
+			scoped = review
+		}
 		switch where {
 		case locWorkspace, locWorkspaceRoot:
-			add(review, "path.write-workspace", string(op)+" inside the workspace")
+			if scoped != safe {
+				add(review, "path.write-workspace", string(op)+" inside the workspace")
+			}
 		case locTemp, locTempRoot:
-			add(review, "path.write-temp", string(op)+" in a temp directory")
+			if scoped != safe {
+				add(review, "path.write-temp", string(op)+" in a temp directory")
+			}
 		default:
 			add(review, "path.write-outside", string(op)+" outside the workspace")
 		}
