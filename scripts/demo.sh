@@ -17,7 +17,7 @@
 # The stack keeps running until `make stop`.
 #
 # Environment: TOOLGATE_DEMO_PROFILE=read-only|workspace|strict picks the
-# gates' permission profile (default strict; docs/classifier.md#profiles);
+# gates' permission profile (default strict; docs/classifier.md#permission-profiles);
 # TOOLGATE_DEMO_POLICY=FILE answers review-level calls from a
 # policy file (default: deny, "needs human review"); TOOLGATE_DEMO_TRANSCRIPT=FILE
 # replays another transcript.
