@@ -159,6 +159,16 @@ func (r *run) anInterp(a *actx) traits {
 		a.level = safe
 		return 0
 	}
+	if lang == "php" && hasFlag(args, "-S") {
+		// php -S ADDR [-t DIR]: a web server for DIR (default: here).
+		dir := field{s: "."}
+		if v, ok := flagValue(args, "-t"); ok {
+			dir = v
+		}
+		a.reason = "serves files over HTTP"
+		r.servesDir(dir, a.cx)
+		return 0
+	}
 	var codes []field
 	script := -1
 	stdin := false
@@ -224,6 +234,13 @@ func (r *run) anInterp(a *actx) traits {
 				return r.command(strings.ToLower(mod.s), rule, args[i+1:], a.cx)
 			}
 			a.reason = "runs the module " + clip(mod.s, 40)
+			if mod.s == "http.server" || mod.s == "SimpleHTTPServer" {
+				dir := field{s: "."}
+				if v, ok := flagValue(args[i+2:], "-d", "--directory"); ok {
+					dir = v
+				}
+				r.servesDir(dir, a.cx)
+			}
 			return 0
 		}
 		for _, v := range valueFlags {

