@@ -59,7 +59,16 @@ type run struct {
 	rebind   map[string]string // hash -p PATH NAME
 	aliases  map[string]string // alias NAME=VALUE
 	substs   map[syntax.Node]traits
-	inGlob   bool
+	// substPaths: globs over the file names a substitution prints.
+	substPaths map[syntax.Node][]string
+	inGlob     bool
+	// pathsOut are globs over the file names the current stage prints
+	// (find, fd, ls, locate); pathsIn are those of the stage feeding
+	// the current one through a pipe.
+	pathsOut, pathsIn []string
+	pathMemo          *pathMemo // globs only, allocated on first use
+	actxs             [3]actx   // analyzer contexts (see pushActx)
+	nActx             int
 	// Static text flowing through a pipe: what an echo or printf stage
 	// writes (pipeOut) and what the current stage reads (pipeIn).
 	pipeIn, pipeOut       string
@@ -281,7 +290,15 @@ func (r *run) subst(n syntax.Node, ss []*syntax.Stmt) traits {
 	}
 	r.depth++
 	cwd, known := r.cwd, r.cwdKnown
+	r.pathsOut = nil
 	t := r.stmts(ss)
+	if r.pathsOut != nil {
+		if r.substPaths == nil {
+			r.substPaths = map[syntax.Node][]string{}
+		}
+		r.substPaths[n] = r.pathsOut
+		r.pathsOut = nil
+	}
 	r.cwd, r.cwdKnown = cwd, known
 	r.depth--
 	r.substs[n] = t
@@ -319,6 +336,7 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 	case nil:
 	case *syntax.CallExpr:
 		r.pipeOut, r.hasPipeOut = "", false
+		r.pathsOut = nil
 		r.srcOut, r.hasSrcOut = "", false
 		t = r.call(x, s)
 		if !r.hasPipeOut {
@@ -422,12 +440,20 @@ func (r *run) binary(b *syntax.BinaryCmd) traits {
 	var up traits // what flows into the current stage
 	var all traits
 	prevText, hasText := "", false
+	var prevPaths []string
 	for i, s := range stages {
 		r.pipeIn, r.hasPipeIn = prevText, hasText
+		r.pathsIn = prevPaths
 		r.pipeOut, r.hasPipeOut = "", false
+		r.pathsOut = nil
 		t := r.stmt(s)
 		prevText, hasText = r.pipeOut, r.hasPipeOut && !stdoutRedirected(s)
+		prevPaths = r.pathsOut
+		if stdoutRedirected(s) {
+			prevPaths = nil
+		}
 		r.pipeIn, r.hasPipeIn, r.pipeOut, r.hasPipeOut = "", false, "", false
+		r.pathsIn, r.pathsOut = nil, nil
 		if i > 0 {
 			r.composite(up, t, s)
 		}

@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -110,4 +111,162 @@ func BenchmarkBashReal(b *testing.B) {
 	med, mean := perCommand(b, cmds, func(s string) { c.Bash(s) })
 	b.ReportMetric(med, "median-ns/cmd")
 	b.ReportMetric(mean, "mean-ns/cmd")
+}
+
+// parseWalk is the latency floor: parsing with mvdan.cc/sh and one
+// syntax.Walk over the tree.
+func parseWalk(s string) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), "")
+	if err == nil {
+		n := 0
+		syntax.Walk(f, func(syntax.Node) bool { n++; return true })
+	}
+}
+
+// minTime is the fastest of reps runs of f(s) (the least disturbed).
+func minTime(reps int, s string, f func(string)) time.Duration {
+	best := time.Duration(1<<63 - 1)
+	for i := 0; i < reps; i++ {
+		start := time.Now()
+		f(s)
+		if d := time.Since(start); d < best {
+			best = d
+		}
+	}
+	return best
+}
+
+func quantile(xs []time.Duration, q float64) time.Duration {
+	return xs[min(len(xs)-1, int(q*float64(len(xs))))]
+}
+
+func oneLiners(b *testing.B) []string {
+	data, err := os.ReadFile("../testdata/real/commands.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+}
+
+// BenchmarkTail reports the latency distribution of classification over
+// the labelled corpus and the 10,000 real one-liners: p50, p99 and max
+// per command (µs), and as ratios to the parse-plus-walk floor's p50;
+// p99/p50 is the flatness of the tail. Each command's time is the
+// fastest of several runs. Run with -benchtime=1x; nothing here asserts
+// a time.
+func BenchmarkTail(b *testing.B) {
+	c, err := classify.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, set := range []struct {
+		name string
+		cmds func(*testing.B) []string
+	}{{"corpus", corpusCommands}, {"one-liners", oneLiners}} {
+		b.Run(set.name, func(b *testing.B) {
+			cmds := set.cmds(b)
+			bash := make([]time.Duration, len(cmds))
+			floor := make([]time.Duration, len(cmds))
+			for i, s := range cmds {
+				c.Bash(s)
+				bash[i] = minTime(7, s, func(s string) { c.Bash(s) })
+				floor[i] = minTime(7, s, parseWalk)
+			}
+			slices.Sort(bash)
+			slices.Sort(floor)
+			us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+			f50 := us(quantile(floor, 0.5))
+			p50, p99, mx := us(quantile(bash, 0.5)), us(quantile(bash, 0.99)), us(bash[len(bash)-1])
+			b.ReportMetric(p50, "p50-µs")
+			b.ReportMetric(p99, "p99-µs")
+			b.ReportMetric(mx, "max-µs")
+			b.ReportMetric(f50, "floor-p50-µs")
+			b.ReportMetric(us(quantile(floor, 0.99)), "floor-p99-µs")
+			b.ReportMetric(us(floor[len(floor)-1]), "floor-max-µs")
+			b.ReportMetric(p50/f50, "p50/floor")
+			b.ReportMetric(p99/f50, "p99/floor")
+			b.ReportMetric(mx/f50, "max/floor")
+			b.ReportMetric(p99/p50, "p99/p50")
+		})
+	}
+}
+
+// slowest lists the n slowest commands of a set (for profiling the tail).
+func slowest(c *classify.Classifier, cmds []string, n int) []string {
+	type ct struct {
+		cmd string
+		d   time.Duration
+	}
+	all := make([]ct, len(cmds))
+	for i, s := range cmds {
+		all[i] = ct{s, minTime(5, s, func(s string) { c.Bash(s) })}
+	}
+	slices.SortFunc(all, func(a, b ct) int { return int(b.d - a.d) })
+	out := make([]string, 0, n)
+	for _, x := range all[:min(n, len(all))] {
+		out = append(out, x.d.String()+"  "+x.cmd)
+	}
+	return out
+}
+
+// BenchmarkSlowest logs the slowest one-liners (run with -v).
+func BenchmarkSlowest(b *testing.B) {
+	c, err := classify.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range slowest(c, oneLiners(b), 15) {
+		b.Log(l)
+	}
+}
+
+// BenchmarkOneLiners: every one-liner once per iteration (for profiles).
+func BenchmarkOneLiners(b *testing.B) {
+	c, err := classify.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmds := oneLiners(b)
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for _, s := range cmds {
+			c.Bash(s)
+		}
+	}
+}
+
+// BenchmarkTailOnly: the 200 slowest one-liners (for profiling the tail).
+func BenchmarkTailOnly(b *testing.B) {
+	c, err := classify.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cmds []string
+	for _, l := range slowest(c, oneLiners(b), 200) {
+		_, cmd, _ := strings.Cut(l, "  ")
+		cmds = append(cmds, cmd)
+	}
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for _, s := range cmds {
+			c.Bash(s)
+		}
+	}
+}
+
+// BenchmarkOne classifies the command in $TOOLGATE_BENCH_CMD_FILE.
+func BenchmarkOne(b *testing.B) {
+	data, err := os.ReadFile(os.Getenv("TOOLGATE_BENCH_CMD_FILE"))
+	if err != nil {
+		b.Skip("TOOLGATE_BENCH_CMD_FILE not set")
+	}
+	c, err := classify.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := strings.TrimRight(string(data), "\n")
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		c.Bash(s)
+	}
 }

@@ -27,6 +27,8 @@ type config struct {
 	maxBytes     int
 	maxDepth     int
 	maxCommands  int
+	profile      string // WithProfile
+	err          error  // an invalid option
 }
 
 // Option configures a Classifier (and Bash, Path, BashGate, PathGate).
@@ -101,15 +103,20 @@ func WithLimits(maxBytes, maxDepth, maxCommands int) Option {
 // shared by every classification of a Classifier.
 type compiled struct {
 	*Rules
-	paths   []compiledPath
-	secrets *secretFilter
+	paths    []compiledPath
+	secrets  *secretFilter
+	longOpts map[string]*longOptions // commands with Abbrev
+	index    pathIndex
+	// analyzers is the analyzer registry (see builtinAnalyzers).
+	analyzers map[string]analyzerFunc
+	wrappers  map[string]wrapperFunc
 }
 
 func compileRules(r *Rules) (*compiled, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	cr := &compiled{Rules: r}
+	cr := &compiled{Rules: r, analyzers: builtinAnalyzers(), wrappers: builtinWrappers()}
 	for _, p := range r.Paths {
 		cr.paths = append(cr.paths, newCompiledPath(p))
 	}
@@ -122,8 +129,15 @@ func compileRules(r *Rules) (*compiled, error) {
 		}
 	}
 	cr.secrets = newSecretFilter(cr.paths)
+	cr.index = newPathIndex(cr.paths)
+	cr.longOpts = map[string]*longOptions{}
+	for name, c := range r.Commands {
+		if c.Abbrev {
+			cr.longOpts[name] = collectLongOptions(c)
+		}
+	}
 	if cr.Unknown == "" {
-		cr.Unknown = review
+		cr.Unknown = review // r is the compiled rules' own copy
 	}
 	return cr, nil
 }
@@ -131,6 +145,16 @@ func compileRules(r *Rules) (*compiled, error) {
 // defaultCompiled is the built-in rule set compiled once; it is never
 // modified after construction.
 var defaultCompiled = sync.OnceValues(func() (*compiled, error) { return compileRules(DefaultRules()) })
+
+// profileCompiled are the built-in rules with a profile's changes,
+// compiled once each; never modified after construction.
+var profileCompiled = map[string]func() (*compiled, error){
+	ProfileWorkspace: sync.OnceValues(func() (*compiled, error) {
+		r := DefaultRules()
+		workspaceRules(r)
+		return compileRules(r)
+	}),
+}
 
 // Classifier classifies shell commands and file paths with one rule set
 // and configuration. It is immutable and safe for concurrent use.
@@ -147,14 +171,27 @@ func New(opts ...Option) (*Classifier, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.err != nil {
+		return nil, fmt.Errorf("classify: %w", cfg.err)
+	}
 	var (
 		cr  *compiled
 		err error
 	)
-	if cfg.rules == nil {
+	spec, _ := profileSpecOf(cfg.profile)
+	switch {
+	case spec.rules != nil && cfg.rules == nil:
+		cr, err = profileCompiled[cfg.profile]()
+	case spec.rules != nil:
+		rules := cfg.rules.Clone()
+		spec.rules(rules)
+		cr, err = compileRules(rules)
+	case cfg.rules == nil:
 		cr, err = defaultCompiled()
-	} else {
-		cr, err = compileRules(cfg.rules)
+	default:
+		// A deep copy: the caller may change its rules afterwards, or
+		// hand the same rules to several New calls at once.
+		cr, err = compileRules(cfg.rules.Clone())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)

@@ -65,7 +65,7 @@ func (r *run) inlineCode(code string, cx *callCtx) {
 			continue
 		}
 		p := strings.TrimPrefix(l, "file://")
-		if v := r.cr.matchPath(r.c.res.resolve(r.cwd, p), false); v.level == high {
+		if v := r.matchPath(r.c.res.resolve(r.cwd, p), false); v.level == high {
 			r.add(cx, high, v.id, "inline code reads "+v.reason+" ("+clip(l, 40)+")")
 		}
 	}
@@ -81,6 +81,37 @@ func (r *run) inlineCode(code string, cx *callCtx) {
 				r.findings = r.findings[:from]
 			}
 		}
+	}
+	spawns := has("system(", "subprocess", "popen", "Popen", "child_process", "spawn", "exec(", "execl", "execv", "pty.", "Process.Start", "shell_exec", "passthru", "proc_open", "IO.popen", "%x", "`")
+	sockets := has("socket", "Socket", "fsockopen", "TCPSocket", "net.connect", "Net::", "createConnection", "new net.", "TCPServer", "UDPSocket")
+	if sockets && spawns {
+		for _, l := range lits {
+			switch strings.TrimSpace(l) {
+			case "sh", "bash", "zsh", "dash", "ash", "ksh", "/bin/sh", "/bin/bash", "/bin/zsh", "/bin/dash", "/usr/bin/sh", "/usr/bin/bash", "sh -i", "bash -i", "/bin/sh -i", "/bin/bash -i", "cmd.exe", "powershell":
+				r.add(cx, high, "net.reverse-shell", "inline code joins a shell to a network socket (reverse or bind shell)")
+			}
+		}
+	}
+	writes := has("open(", "write", "Write", "appendFile", "writeFile", "file_put_contents", "fopen", "File.new", "IO.write", "copyfile", "shutil.copy", "symlink", "rename", "createWriteStream", "spit", "tee")
+	if writes {
+		for _, l := range lits {
+			if len(l) > 200 || strings.ContainsAny(l, " \n") {
+				continue
+			}
+			p := strings.TrimPrefix(strings.TrimLeft(l, "<>+"), "file://")
+			rp := r.c.res.resolve(r.cwd, p)
+			if strings.HasPrefix(rp, "/dev/") && !strings.HasPrefix(rp, "/dev/tcp/") {
+				continue
+			}
+			if v := r.matchPath(rp, true); v.level == high && v.id != "path.dotenv" && !strings.HasPrefix(v.id, "path.private-key") {
+				r.add(cx, high, "code.sensitive-write", "inline code writes "+v.reason+" ("+clip(l, 40)+")")
+				break
+			}
+		}
+	}
+	if has("rmtree", "rmSync", "rm_rf", "rm_r(", "remove_dir_all", "rimraf", "rmdirSync", "FileUtils.rm", "deleteRecursively", "rm(", "Remove-Item") &&
+		has("'.'", "\".\"", "'./'", "\"./\"", "getcwd()", "process.cwd()", "Dir.pwd", "os.curdir", "Path.cwd()", "Path('.')", "Path(\".\")", "'*'", "\"*\"") {
+		r.add(cx, high, "code.delete-workspace", "inline code deletes everything under the working directory")
 	}
 	if has("socket", "Socket", "fsockopen", "TCPSocket", "net.connect", "Net::") &&
 		has("dup2", "pty.spawn", "/bin/sh", "/bin/bash", "cmd.exe", "spawn(\"sh", "exec(\"sh", "-i") {

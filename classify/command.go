@@ -12,17 +12,34 @@ import (
 // actx is what an analyzer works on: one command line, its rule and the
 // baseline finding it may adjust.
 type actx struct {
-	key      string         // command key (lower-case basename)
-	rule     CommandRule    // the command's rule (before subcommands)
-	args     []field        // argv, args[0] is the command
-	rest     []field        // operands after the matched subcommands
-	cx       *callCtx       // the statement
-	level    gate.RiskLevel // baseline level
-	id       string         // baseline rule ID
-	reason   string         // baseline reason
-	files    []field        // operands to check for ReadsFiles (nil: all operands)
-	filesSet bool
+	key string // command key (lower-case basename)
+	// The parts of the command's rule (before subcommands) analyzers read.
+	valueFlags  []string
+	analyzer    string
+	subcommands map[string]CommandRule
+	args        []field        // argv, args[0] is the command
+	rest        []field        // operands after the matched subcommands
+	cx          *callCtx       // the statement
+	level       gate.RiskLevel // baseline level
+	id          string         // baseline rule ID
+	reason      string         // baseline reason
+	files       []field        // operands to check for ReadsFiles (nil: all operands)
+	filesSet    bool
 }
+
+// pushActx returns an analyzer context for a command being classified:
+// one of the run's own while commands nest shallowly (analyzers are
+// called through the registry, so a context cannot live on the stack),
+// a new one deeper down. popActx releases it (last in, first out).
+func (r *run) pushActx() *actx {
+	r.nActx++
+	if r.nActx <= len(r.actxs) {
+		return &r.actxs[r.nActx-1]
+	}
+	return &actx{}
+}
+
+func (r *run) popActx() { r.nActx-- }
 
 // flagMatches reports whether arg is the flag pattern (see FlagRule).
 func flagMatches(pattern, arg string) bool {
@@ -82,6 +99,14 @@ func flagValue(args []field, names ...string) (field, bool) {
 				f := args[i]
 				f.s = a[2:]
 				return f, true
+			case len(n) == 2 && n[0] == '-' && n[1] != '-' && len(a) > 2 && a[0] == '-' && a[1] != '-' && isLetter(a[1]):
+				// A bundle of short options: "-uo F", "-uoF" (sort -u -o F).
+				if u, ok := matchOption(args, i, n, true); ok {
+					if u.hasVal {
+						return u.value, true
+					}
+					return field{}, false
+				}
 			}
 		}
 	}
@@ -141,9 +166,15 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	if len(args) == 2 && !args[1].dyn && (args[1].s == "--version" || args[1].s == "--help" || args[1].s == "-version") {
 		return 0
 	}
-	a := &actx{key: key, rule: rule, args: args, cx: cx}
+	if rule.Abbrev {
+		args = r.cr.expandAbbrev(key, args)
+	}
+	a := r.pushActx()
+	defer r.popActx()
+	*a = actx{key: key, valueFlags: rule.ValueFlags, analyzer: rule.Analyzer, subcommands: rule.Subcommands, args: args, cx: cx}
 	cur, name := rule, key
 	flags := rule.Flags
+	runs := rule.Runs
 	rest := args[1:]
 	t := traitsOf(rule.Traits)
 	for len(cur.Subcommands) > 0 {
@@ -165,6 +196,7 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 		}
 		cur = sub
 		flags = append(flags[:len(flags):len(flags)], sub.Flags...)
+		runs = append(runs[:len(runs):len(runs)], sub.Runs...)
 		t |= traitsOf(sub.Traits)
 	}
 	a.rest = rest
@@ -178,6 +210,7 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 			r.add(cx, fr.Level, fr.ID, fr.Reason)
 		}
 	}
+	r.runRules(name, runs, args[1:], cx)
 	if rule.Analyzer != "" {
 		t |= r.analyze(rule.Analyzer, a)
 	}
@@ -264,6 +297,9 @@ func traitsOf(names []string) traits {
 // readPath applies the path rules to a file the command reads and returns
 // the level it found.
 func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
+	if r.producedSecret(f, cx) {
+		return high
+	}
 	if f.dyn && !f.proc {
 		// A run-time part ("/proc/$PPID/environ") may be anything.
 		if g := dynGlob(f.s); g != "" && r.cr.secrets.may(g) {
@@ -282,7 +318,7 @@ func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
 		r.add(cx, high, "net.dev-tcp", "network connection through /dev/tcp (reverse shell or exfiltration)")
 		return high
 	}
-	v := r.cr.matchPath(rp, false)
+	v := r.matchPath(rp, false)
 	if v.level.Rank() > safe.Rank() {
 		r.add(cx, v.level, v.id, "reads "+v.reason+" ("+clip(f.s, 60)+")")
 	}
@@ -327,7 +363,7 @@ func (r *run) writePath(f field, what string, cx *callCtx) gate.RiskLevel {
 		r.add(cx, high, "net.dev-tcp", "network connection through /dev/tcp (reverse shell or exfiltration)")
 		return high
 	}
-	if v := r.cr.matchPath(rp, true); v.level == high {
+	if v := r.matchPath(rp, true); v.level == high {
 		r.add(cx, high, v.id, what+" writes "+v.reason+" ("+clip(f.s, 60)+")")
 		return high
 	}
@@ -345,6 +381,16 @@ func (r *run) writePath(f field, what string, cx *callCtx) gate.RiskLevel {
 
 // deleteTarget classifies deleting one path. severe: recursive or forced.
 func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *callCtx) {
+	for _, g := range f.globs() {
+		// Names listed at run time: a whole-tree listing of / or a
+		// home directory (find ~ | xargs rm -rf) deletes it all.
+		if dir, ok := strings.CutSuffix(g, "/**"); ok && severe && !hasGlob(dir) {
+			rp := r.c.res.resolve(r.cwd, dir)
+			if w := r.c.res.where(rp); w == locRoot || w == locHome || otherHome(rp) {
+				r.add(cx, high, "delete.root-home", what+" deletes everything below "+clip(dir, 40)+", listed at run time")
+			}
+		}
+	}
 	if f.dyn {
 		switch {
 		case f.lead && (strings.Contains(f.s, "/") || f.glob) && severe:
@@ -379,7 +425,7 @@ func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *cal
 	}
 	rp := r.c.res.resolve(r.cwd, target)
 	if !everything {
-		if v := r.cr.matchPath(rp, true); v.level == high {
+		if v := r.matchPath(rp, true); v.level == high {
 			r.add(cx, high, v.id, what+" deletes "+v.reason+" ("+clip(f.s, 60)+")")
 			return
 		}

@@ -8,22 +8,6 @@ const (
 	high   = gate.RiskHigh
 )
 
-// Built-in analyzers that CommandRule.Analyzer may name.
-var analyzerNames = []string{
-	"rm", "find", "sed", "awk", "git", "tar", "sort", "uniq", "tee", "copy", "ln", "chmod", "dd",
-	"curl", "wget", "nc", "socat", "kill", "pkill", "shell", "interpreter", "eval", "source",
-	"printenv", "crontab", "docker", "kubectl", "sql", "rsync", "scp", "man", "rg", "cd",
-	"alias", "trap", "xxd", "base64", "printf", "grep", "echo", "systemctl", "jq", "capture", "ssh", "keygen", "mount", "cloud",
-	"date", "zip", "debugger", "compress", "editor", "tmux", "history", "ulimit", "umask", "fc", "unset",
-	"pager", "ed", "varname", "rebind",
-}
-
-// Built-in analyzers that WrapperRule.Analyzer may name.
-var wrapperAnalyzerNames = []string{"env", "xargs", "parallel", "command", "watch", "busybox", "script", "sg", "bwrap"}
-
-// Composite-rule traits that CommandRule.Traits may name.
-var traitNames = []string{"fetch", "decode", "envdump", "shell", "network", "filter"}
-
 func cmdr(level gate.RiskLevel, reason string) CommandRule {
 	return CommandRule{Level: level, Reason: reason}
 }
@@ -100,6 +84,9 @@ func DefaultRules() *Rules {
 		c[n] = cmdr(safe, "read-only")
 	}
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
+	c["fd"] = withAnalyzer(cmdr(safe, "lists files"), "fd")
+	c["ls"] = withAnalyzer(cmdr(safe, "read-only"), "ls")
+	c["fdfind"] = c["fd"]
 	// Builtins that take variable names or arithmetic expressions.
 	for _, n := range []string{"read", "test", "[", "getopts", "wait", "let"} {
 		c[n] = withAnalyzer(cmdr(safe, "read-only"), "varname")
@@ -247,6 +234,10 @@ func DefaultRules() *Rules {
 		c[n] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"-o"}}
 	}
 	c["valgrind"] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"--log-file", "--xml-file"}}
+	c["unittest"] = cmdr(review, "runs project tests")
+	for _, n := range []string{"py_compile", "compileall"} {
+		c[n] = cmdr(review, "compiles Python files")
+	}
 	c["pytest"] = CommandRule{Level: review, Reason: "builds or runs project code", OutputFlags: []string{"--junitxml", "--junit-xml", "--resultlog", "--result-log"}}
 	c["gdb"] = withAnalyzer(cmdr(review, "builds or runs project code"), "debugger")
 	c["lldb"] = withAnalyzer(cmdr(review, "builds or runs project code"), "debugger")
@@ -335,6 +326,27 @@ func DefaultRules() *Rules {
 		{Flags: []string{"--delete-secret-keys", "--delete-secret-and-public-key"}, Level: high, ID: "gpg.delete-secret", Reason: "deletes private keys"},
 	}}
 	c["ssh-keygen"] = withAnalyzer(cmdr(review, "creates or changes keys"), "keygen")
+	// OS keychains and password managers: printing a secret is high.
+	secretGet := func(reason string, reads ...string) CommandRule {
+		cr := CommandRule{Level: review, Reason: "password manager", Subcommands: map[string]CommandRule{}}
+		for _, s := range reads {
+			cr.Subcommands[s] = cmdr(high, reason)
+		}
+		return cr
+	}
+	c["security"] = secretGet("reads a secret from the macOS keychain", "find-generic-password", "find-internet-password", "find-certificate", "dump-keychain", "export", "find-identity", "show-keychain-info", "unlock-keychain", "delete-generic-password", "delete-internet-password", "delete-keychain")
+	c["security"].Subcommands["list-keychains"] = cmdr(safe, "lists keychains")
+	c["secret-tool"] = secretGet("reads a secret from the desktop keyring", "lookup", "search", "clear")
+	c["pass"] = CommandRule{Level: high, Reason: "prints a password from the password store", Subcommands: map[string]CommandRule{
+		"ls": cmdr(review, "lists password names"), "list": cmdr(review, "lists password names"), "find": cmdr(review, "lists password names"), "version": cmdr(safe, "prints version"), "help": cmdr(safe, "prints help"),
+	}}
+	c["gopass"] = c["pass"]
+	c["op"] = secretGet("reads a secret from 1Password", "read", "item", "document", "inject", "run", "signin", "connect")
+	c["bw"] = secretGet("reads a secret from Bitwarden", "get", "export", "list", "unlock", "serve")
+	c["lpass"] = secretGet("reads a secret from LastPass", "show", "export", "login")
+	c["keyring"] = secretGet("reads a secret from the system keyring", "get", "del", "set")
+	c["vault"] = secretGet("reads secrets from Vault", "read", "kv", "token", "login", "write", "delete")
+	c["kwallet-query"] = cmdr(high, "reads a secret from KWallet")
 	c["ssh-add"] = cmdr(review, "loads keys into the agent")
 
 	// Network.
@@ -363,6 +375,8 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"nmap", "masscan"} {
 		c[n] = CommandRule{Level: review, Reason: "network scan", OutputFlags: []string{"-oN", "-oX", "-oG", "-oS", "-oA", "-oJ", "-oL", "-oB"}}
 	}
+	c["pandoc"] = CommandRule{Level: review, Reason: "converts documents", OutputFlags: []string{"-o", "--output"}}
+	addRuns(c)
 	return r
 }
 
@@ -540,6 +554,20 @@ func defaultEnv() map[string]EnvRule {
 		"SUDO_ASKPASS", "PS4", "LESSOPEN", "LESSCLOSE", "BROWSER", "GIT_PROXY_COMMAND", "RSYNC_RSH", "FCEDIT", "SSH_ORIGINAL_COMMAND"} {
 		e[n] = EnvRule{Level: review, Reason: "names a program that will be run", Command: true}
 	}
+	// Variables naming a program a tool runs (pagers, editors, helpers).
+	for _, n := range []string{"BAT_PAGER", "DELTA_PAGER", "GH_PAGER", "GH_EDITOR", "PSQL_PAGER", "MYSQL_PAGER", "SUDO_EDITOR",
+		"SYSTEMD_EDITOR", "KUBE_EDITOR", "RSYNC_CONNECT_PROG", "PERL5DB", "TERMINAL", "SHELL",
+		"CC", "CXX"} {
+		e[n] = EnvRule{Level: review, Reason: "names a program that will be run", Command: true}
+	}
+	// Variables naming a configuration file or default options that can
+	// make a "reader" run programs (rg --pre, tar --to-command, less's
+	// LESSOPEN, man's pager).
+	for _, n := range []string{"RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "GREP_OPTIONS", "MANOPT", "LESSKEY", "LESSKEYIN",
+		"LESSKEY_CONTENT", "FZF_DEFAULT_COMMAND", "FZF_DEFAULT_OPTS", "BAT_CONFIG_PATH", "WGETRC", "CURL_HOME", "PARALLEL", "XARGS_OPTS",
+		"GIT_CONFIG_NOSYSTEM", "INPUTRC", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig", "DOCKER_CONFIG", "KUBECONFIG"} {
+		e[n] = EnvRule{Level: review, Reason: "points a tool at a configuration that can make it run programs"}
+	}
 	for _, n := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "ZDOTDIR", "BASH_FUNC"} {
 		e[n] = EnvRule{Level: high, Reason: "makes the shell run code at startup or prompt", Command: true}
 	}
@@ -600,6 +628,53 @@ func defaultPaths() []PathRule {
 		sec("~/.gnupg/**", "path.credentials", "GPG keys"),
 		sec("~/.password-store/**", "path.credentials", "password store"),
 		sec("~/.vault-token", "path.credentials", "Vault token"),
+		// Credential files real tools store (database clients, package
+		// registries, cloud and cluster CLIs, password managers, keyrings).
+		sec("**/.pgpass", "path.credentials", "PostgreSQL password file"),
+		sec("~/.my.cnf", "path.credentials", "MySQL client password file"),
+		sec("~/.mylogin.cnf", "path.credentials", "MySQL login path file"),
+		sec("/etc/mysql/debian.cnf", "path.credentials", "MySQL maintenance password"),
+		sec("**/.netrc", "path.credentials", "stored passwords"),
+		sec("~/.config/containers/auth.json", "path.credentials", "container registry credentials"),
+		sec("/run/containers/*/auth.json", "path.credentials", "container registry credentials"),
+		sec("~/.terraform.d/credentials.tfrc.json", "path.credentials", "Terraform Cloud token"),
+		sec("~/.cargo/credentials", "path.credentials", "crates.io token"),
+		sec("~/.cargo/credentials.toml", "path.credentials", "crates.io token"),
+		sec("~/.gem/credentials", "path.credentials", "RubyGems API key"),
+		sec("~/.local/share/gem/credentials", "path.credentials", "RubyGems API key"),
+		sec("~/.m2/settings-security.xml", "path.credentials", "Maven master password"),
+		sec("~/.m2/settings.xml", "path.credentials", "Maven server credentials"),
+		sec("~/.gradle/gradle.properties", "path.credentials", "Gradle publishing credentials"),
+		sec("~/.composer/auth.json", "path.credentials", "Composer tokens"),
+		sec("~/.config/composer/auth.json", "path.credentials", "Composer tokens"),
+		sec("~/.nuget/NuGet/NuGet.Config", "path.credentials", "NuGet API keys"),
+		sec("~/.yarnrc.yml", "path.credentials", "Yarn registry token"),
+		sec("~/.boto", "path.cloud-credentials", "Google Cloud Storage / boto credentials"),
+		sec("~/.s3cfg", "path.cloud-credentials", "S3 credentials"),
+		sec("~/.config/rclone/rclone.conf", "path.cloud-credentials", "rclone remotes and their credentials"),
+		sec("~/.oci/config", "path.cloud-credentials", "Oracle Cloud credentials"),
+		sec("~/.oci/**", "path.cloud-credentials", "Oracle Cloud keys"),
+		sec("~/.aliyun/config.json", "path.cloud-credentials", "Alibaba Cloud credentials"),
+		sec("~/.config/doctl/config.yaml", "path.cloud-credentials", "DigitalOcean token"),
+		sec("~/.databrickscfg", "path.cloud-credentials", "Databricks token"),
+		sec("~/.config/hub", "path.credentials", "GitHub token (hub)"),
+		sec("~/.config/glab-cli/config.yml", "path.credentials", "GitLab CLI token"),
+		sec("~/.config/github-copilot/**", "path.credentials", "GitHub Copilot token"),
+		sec("~/.config/op/**", "path.credentials", "1Password CLI session"),
+		sec("~/.config/Bitwarden CLI/**", "path.credentials", "Bitwarden CLI vault"),
+		sec("~/.config/sops/age/keys.txt", "path.private-key", "age private keys (SOPS)"),
+		sec("~/.ngrok2/ngrok.yml", "path.credentials", "ngrok token"),
+		sec("~/.config/ngrok/ngrok.yml", "path.credentials", "ngrok token"),
+		sec("~/.kube/**", "path.cloud-credentials", "Kubernetes credentials"),
+		sec("~/.minikube/**", "path.cloud-credentials", "cluster client keys"),
+		sec("~/.local/share/keyrings/**", "path.credentials", "desktop keyring"),
+		sec("~/Library/Keychains/**", "path.credentials", "macOS keychain"),
+		sec("~/.mozilla/firefox/*/logins.json", "path.credentials", "browser saved passwords"),
+		sec("~/.mozilla/firefox/*/key4.db", "path.credentials", "browser password key"),
+		sec("~/.config/google-chrome/*/Login Data", "path.credentials", "browser saved passwords"),
+		sec("~/.config/chromium/*/Login Data", "path.credentials", "browser saved passwords"),
+		sec("**/*.kdbx", "path.credentials", "KeePass password database"),
+		sec("**/.git-credentials", "path.credentials", "stored git tokens"),
 		sec("**/.env", "path.dotenv", "environment secrets file"),
 		sec("**/credentials.json", "path.credentials", "service credentials"),
 		sec("**/service-account*.json", "path.credentials", "cloud service-account key"),

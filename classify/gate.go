@@ -19,11 +19,12 @@ const (
 
 // gateConfig is what GateOptions set.
 type gateConfig struct {
-	classifier []Option
-	highAction gate.Action
-	fields     []string
-	toolOps    map[string]Op
-	scope      *gate.Scope // nil: the tools whose schema has one of fields
+	classifier   []Option
+	highAction   gate.Action
+	reviewAction gate.Action // ask (default) or deny (read-only profile)
+	fields       []string
+	toolOps      map[string]Op
+	scope        *gate.Scope // nil: the tools whose schema has one of fields
 }
 
 // GateOption configures BashGate and PathGate.
@@ -116,7 +117,11 @@ func (g *gateConfig) decision(r Risk, source string) gate.Decision {
 		d = gate.Allow()
 		d.Reason = r.Reason
 	case gate.RiskReview:
-		d = gate.Ask(r.Reason)
+		if g.reviewAction == gate.ActionDeny {
+			d = gate.Deny(r.Reason)
+		} else {
+			d = gate.Ask(r.Reason)
+		}
 	default:
 		if g.highAction == gate.ActionAsk {
 			d = gate.Ask(r.Reason)

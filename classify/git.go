@@ -211,7 +211,7 @@ func (r *run) anGit(a *actx) traits {
 	}
 	subName := args[i].s
 	rest := args[i+1:]
-	sub, ok := a.rule.Subcommands[subName]
+	sub, ok := a.subcommands[subName]
 	if !ok {
 		a.level, a.reason, a.id = review, "git "+clip(subName, 30)+" (unknown or custom subcommand, may be an alias)", "git.unknown"
 		return 0

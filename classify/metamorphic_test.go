@@ -88,6 +88,7 @@ func metamorphicInputs(t *testing.T) []string {
 	for _, rc := range loadRealBash(t) {
 		in = append(in, rc.command)
 	}
+	in = append(in, silentPassInputs()...)
 	f, err := os.Open("../testdata/real/commands.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -637,7 +637,7 @@ func (r *run) shadowedName(name string) bool {
 // only handle names or metadata are left out (nameOnly).
 func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[syntax.Pos]bool) traits {
 	if nameOnly[key] {
-		return 0
+		return r.readOptionSecrets(key, args, cx)
 	}
 	var t traits
 	check := func(f field, s string) {
@@ -656,6 +656,9 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 	}
 	skip := nameOnlyFlags[key]
 	for i, f := range args {
+		if f.paths != nil && r.producedSecret(f, cx) {
+			t |= tSecret
+		}
 		if f.proc || f.s == "" || skipOps[f.pos] && f.pos.IsValid() {
 			continue
 		}
@@ -677,13 +680,79 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 				continue
 			}
 		}
-		check(f, s)
-		if strings.HasPrefix(s, "-") {
-			if _, v, ok := strings.Cut(s, "="); ok {
-				check(f, v)
-			} else if len(s) > 2 && s[1] != '-' && strings.ContainsAny(s[2:], "/~") {
-				check(f, s[2:])
-			}
+		if !strings.HasPrefix(s, "--") || !strings.Contains(s, "=") {
+			// "--opt=value" names no file; its value may.
+			check(f, s)
+		}
+		for _, v := range embeddedPaths(s) {
+			check(f, v)
+		}
+	}
+	return t
+}
+
+// embeddedPaths returns the parts of an argument that can name a file
+// inside another syntax: an option's value ("--file=F", "-fF"), a
+// response file ("@F"), a URL or spec ("file:F", "file://F"), a git
+// object name ("REV:PATH"), an assignment-style operand ("if=F").
+func embeddedPaths(s string) []string {
+	var out []string
+	if strings.HasPrefix(s, "-") {
+		if _, v, ok := strings.Cut(s, "="); ok {
+			out = append(out, v)
+			s = v
+		} else if len(s) > 2 && s[1] != '-' && strings.ContainsAny(s[2:], "/~.") {
+			out = append(out, s[2:])
+			s = s[2:]
+		}
+	}
+	if strings.HasPrefix(s, "@") && len(s) > 1 {
+		out = append(out, s[1:])
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && i+1 < len(s) {
+		v := strings.TrimPrefix(s[i+1:], "//")
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	if !strings.HasPrefix(s, "-") {
+		if _, v, ok := strings.Cut(s, "="); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// readOptions are options whose value is a file the program reads and
+// may echo (names to process, patterns, configuration): checked for
+// every command, those that only handle names included.
+var readOptions = map[string]bool{"--files0-from": true, "--files-from": true, "--from-file": true, "--exclude-from": true,
+	"--include-from": true, "--file": true, "--config": true, "--rcfile": true, "--init-file": true, "--env-file": true,
+	"--magic-file": true, "--exclude-file": true}
+
+// readShort are short options of name-only commands whose value is a
+// file they read (file -f NAMES, du -X PATTERNS).
+var readShort = map[string]map[string]bool{"file": {"-f": true, "-m": true}, "du": {"-X": true}, "ls": {}, "wc": {}}
+
+// readOptionSecrets applies the read rules to the values of readOptions.
+func (r *run) readOptionSecrets(key string, args []field, cx *callCtx) traits {
+	var t traits
+	for i, a := range args {
+		if a.dyn || !strings.HasPrefix(a.s, "-") {
+			continue
+		}
+		if a.s == "--" {
+			break
+		}
+		v, ok := field{}, false
+		if n, val, eq := strings.Cut(a.s, "="); eq && readOptions[n] {
+			v, ok = a, true
+			v.s = val
+		} else if (readOptions[a.s] || readShort[key][a.s]) && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok && !v.proc && v.s != "" && r.cr.secrets.may(v.s) && r.readSecret(v, cx) {
+			t |= tSecret
 		}
 	}
 	return t
@@ -693,7 +762,7 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 // any, and reports whether there was one.
 func (r *run) readSecret(f field, cx *callCtx) bool {
 	rp := r.c.res.resolve(r.cwd, f.s)
-	v := r.cr.matchPath(rp, false)
+	v := r.matchPath(rp, false)
 	if v.level != high || v.dir {
 		return false
 	}
@@ -822,7 +891,7 @@ func (r *run) argOutputs(key string, rule CommandRule, known bool, args []field,
 			continue
 		}
 		rp := r.c.res.resolve(r.cwd, v.s)
-		if vv := r.cr.matchPath(rp, true); vv.level == high && !harmlessTarget(rp) {
+		if vv := r.matchPath(rp, true); vv.level == high && !harmlessTarget(rp) {
 			r.add(cx, high, vv.id, key+" "+name+" writes "+vv.reason+" ("+clip(v.s, 60)+")")
 		}
 	}

@@ -32,7 +32,7 @@ func (r *run) anPager(a *actx) {
 			i++
 		case less && (strings.HasPrefix(s, "--lesskey") || strings.HasPrefix(s, "-k") && len(s) > 2 && !strings.HasPrefix(s, "--")):
 			r.add(a.cx, review, "pager.lesskey", a.key+" "+clip(s, 30)+" loads key bindings and environment settings (LESSOPEN runs a program)")
-		case less && slicesContains(a.rule.ValueFlags, s):
+		case less && slicesContains(a.valueFlags, s):
 			i++
 		default:
 			if !strings.HasPrefix(s, "-") || s == "-" || f.dyn {

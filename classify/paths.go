@@ -29,6 +29,18 @@ type compiledPath struct {
 	// matchSegs.
 	first, last      string
 	lastPre, lastSuf string
+	// lastSeg is the pattern's last segment and lastAnywhere whether it
+	// follows "**" (see couldMatchSeg).
+	lastSeg      string
+	lastAnywhere bool
+	// segPre and segSuf are the last segment's literal prefix and suffix
+	// (the whole name when it is literal): a name matching both it and
+	// a glob starts and ends compatibly with both (see lastCompatible).
+	segPre, segSuf string
+	// second is the literal second segment of a rule anchored at "/"
+	// or "~" ("etc" in "/etc/shadow"), "" otherwise: a path whose second
+	// segment is another literal cannot match.
+	second string
 	// dir: the rule names a directory that other rules look into
 	// ("~", "~/.ssh", "~/.aws"): naming it lists it, reading it whole
 	// needs a recursive reader (matchTree).
@@ -49,6 +61,12 @@ func newCompiledPath(p PathRule) compiledPath {
 	}
 	cp.first = literalSeg(cp.segs[0])
 	l := cp.segs[len(cp.segs)-1]
+	cp.lastSeg = l
+	cp.segPre, cp.segSuf = litPrefix(l), litSuffix(l)
+	if (cp.first == "/" || cp.first == "~") && len(cp.segs) > 1 {
+		cp.second = literalSeg(cp.segs[1])
+	}
+	cp.lastAnywhere = len(cp.segs) > 1 && cp.segs[len(cp.segs)-2] == "**"
 	cp.last = literalSeg(l)
 	if cp.last == "" && l != "**" && !strings.Contains(l, "\\") {
 		if i := strings.IndexAny(l, "*?["); i >= 0 {
@@ -104,9 +122,13 @@ func matchSegs(pat, segs []string) bool {
 // themselves: a glob segment matches a pattern segment when some name
 // could match both (see couldMatchSeg).
 func matchSegsGlob(pat, segs []string) bool {
+	var buf [2 * 34]bool
 	n := len(segs) + 1
-	b := make([]bool, 2*n)
-	return matchSegsDP(pat, segs, b[:n], b[n:], true)
+	b := buf[:]
+	if 2*n > len(buf) {
+		b = make([]bool, 2*n)
+	}
+	return matchSegsDP(pat, segs, b[:n], b[n:2*n], true)
 }
 
 func matchSegsDP(pat, segs []string, reach, next []bool, glob bool) bool {
@@ -129,10 +151,21 @@ func matchSegsDP(pat, segs []string, reach, next []bool, glob bool) bool {
 			}
 		} else {
 			anywhere := i > 0 && pat[i-1] == "**"
-			for j := 0; j < len(segs); j++ {
+			alive := false
+			j0 := 0
+			if i == len(pat)-1 {
+				// The last pattern segment only counts against the last
+				// path segment.
+				j0 = len(segs) - 1
+			}
+			for j := j0; j < len(segs); j++ {
 				if reach[j] && (segMatch(p, segs[j]) || glob && couldMatchSeg(p, segs[j], anywhere)) {
 					next[j+1] = true
+					alive = true
 				}
+			}
+			if !alive {
+				return false
 			}
 		}
 		reach, next = next, reach
@@ -144,7 +177,18 @@ func segMatch(p, s string) bool {
 	if p == s {
 		return true
 	}
-	if p == "/" || s == "/" || !strings.ContainsAny(p, "*?[\\") {
+	if p == "/" || s == "/" || p == "" || s == "" {
+		return false
+	}
+	// Literal first or last characters must agree (cheap, before
+	// path.Match).
+	if c := p[0]; c != '*' && c != '?' && c != '[' && c != '\\' && c != s[0] {
+		return false
+	}
+	if c := p[len(p)-1]; c != '*' && c != '?' && c != ']' && c != s[len(s)-1] && (len(p) < 2 || p[len(p)-2] != '\\') {
+		return false
+	}
+	if !strings.ContainsAny(p, "*?[\\") {
 		return false
 	}
 	ok, _ := path.Match(p, s)
@@ -374,6 +418,127 @@ func homeAlias(p string) (string, bool) {
 	return "~" + rest, true
 }
 
+// pathIndex finds the path rules a path can match without trying them
+// all (the latency tail was glob matching against every rule). Rules are
+// grouped by anchor: "/" and "~" rules only match paths starting there,
+// the others ("**/…") any path. Within a group, rules whose last segment
+// is a literal name are indexed by that name and by its first and last
+// byte; the others (a glob or "**" last) are always tried. Candidates
+// come back in rule order, which decides ties.
+type pathIndex struct {
+	root, home, any ruleGroup
+}
+
+type ruleGroup struct {
+	byName       map[string][]int
+	byLastByte   [256][]int
+	byFirstByte  [256][]int
+	lits, nonLit []int
+}
+
+func (g *ruleGroup) add(i int, last string) {
+	if last == "" || last == "/" || last == "~" {
+		g.nonLit = append(g.nonLit, i)
+		return
+	}
+	if g.byName == nil {
+		g.byName = map[string][]int{}
+	}
+	g.lits = append(g.lits, i)
+	g.byName[last] = append(g.byName[last], i)
+	g.byLastByte[last[len(last)-1]] = append(g.byLastByte[last[len(last)-1]], i)
+	g.byFirstByte[last[0]] = append(g.byFirstByte[last[0]], i)
+}
+
+func newPathIndex(paths []compiledPath) pathIndex {
+	var ix pathIndex
+	for i := range paths {
+		switch paths[i].first {
+		case "/":
+			ix.root.add(i, paths[i].last)
+		case "~":
+			ix.home.add(i, paths[i].last)
+		default:
+			ix.any.add(i, paths[i].last)
+		}
+	}
+	return ix
+}
+
+// groups are the rule groups a path starting with the segment first can
+// match.
+func (ix *pathIndex) groups(first string) (*ruleGroup, *ruleGroup) {
+	switch first {
+	case "/":
+		return &ix.root, &ix.any
+	case "~":
+		return &ix.home, &ix.any
+	}
+	return &ix.any, nil
+}
+
+// merge returns the union of sorted index lists, sorted, in buf.
+func merge(buf []int, lists ...[]int) []int {
+	out := buf[:0]
+	n := 0
+	for _, l := range lists {
+		if len(l) > 0 {
+			n++
+			out = append(out, l...)
+		}
+	}
+	if n > 1 {
+		slices.Sort(out)
+		out = slices.Compact(out)
+	}
+	return out
+}
+
+// literalCandidates are the rules a path with first and last segments
+// first and end (literal) can match.
+func (ix *pathIndex) literalCandidates(first, end string, buf []int) []int {
+	a, b := ix.groups(first)
+	if b == nil {
+		return merge(buf, a.byName[end], a.nonLit)
+	}
+	return merge(buf, a.byName[end], a.nonLit, b.byName[end], b.nonLit)
+}
+
+// globCandidates are the rules a path with first and last segments
+// first and last (a glob or a name) can match directly, plus those
+// naming dirName, the literal directory the glob lies in ("" for none).
+func (ix *pathIndex) globCandidates(first, last, dirName string, buf []int) []int {
+	pick := func(g *ruleGroup) []int {
+		switch gp, gs := litPrefix(last), litSuffix(last); {
+		case last == "**" || strings.Contains(last, "\\"):
+			return g.lits
+		case !hasGlob(last):
+			return g.byName[last]
+		case gs != "":
+			return g.byLastByte[gs[len(gs)-1]]
+		case gp != "":
+			return g.byFirstByte[gp[0]]
+		}
+		return g.lits
+	}
+	if hasGlob(first) {
+		// A relative glob in the first segment: only "**" rules.
+		first = ""
+	}
+	a, b := ix.groups(first)
+	var dirA, dirB []int
+	if dirName != "" {
+		dirA = a.byName[dirName]
+		if b != nil {
+			dirB = b.byName[dirName]
+		}
+	}
+	if b == nil {
+		return merge(buf, pick(a), dirA, a.nonLit)
+	}
+	return merge(buf, pick(a), dirA, a.nonLit, pick(b), dirB, b.nonLit)
+}
+
 func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 	if strings.Contains(p, "(") {
 		p = extglobAsStar(p)
@@ -383,8 +548,17 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 	}
 	segs := splitPath(p)
 	var best pathVerdict
-	for i := range cr.paths {
+	var buf [512]int
+	end := segs[len(segs)-1]
+	second := ""
+	if len(segs) > 1 {
+		second = segs[1]
+	}
+	for _, i := range cr.index.literalCandidates(segs[0], end, buf[:]) {
 		cp := &cr.paths[i]
+		if cp.second != "" && second != "" && cp.second != second && cp.first == segs[0] {
+			continue
+		}
 		l := cp.rule.Read
 		if write {
 			l = cp.rule.Write
@@ -392,7 +566,6 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 		if l == "" || l.Rank() <= best.level.Rank() {
 			continue
 		}
-		end := segs[len(segs)-1]
 		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != end ||
 			!strings.HasPrefix(end, cp.lastPre) || !strings.HasSuffix(end, cp.lastSuf) {
 			continue
@@ -432,10 +605,35 @@ func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
 	}
 	dir := segs[:k]
 	dirSensitive := k > 0 && k < len(segs) && !(k == 1 && (segs[0] == "~" || segs[0] == "/"))
-	probe := append(slices.Clone(dir), "\x00")
+	var probe []string
+	last := segs[len(segs)-1]
+	gp, gs := litPrefix(last), litSuffix(last)
+	exact := last != "**" && !strings.Contains(last, "\\")
+	cheap := func(cp *compiledPath) bool {
+		if !exact || cp.lastSeg == "**" || strings.Contains(cp.lastSeg, "\\") {
+			return true
+		}
+		if strings.HasPrefix(cp.lastSeg, ".") && !strings.HasPrefix(last, ".") && hasGlob(last) {
+			return false // a glob not starting with "." matches no hidden name
+		}
+		return (strings.HasPrefix(cp.segPre, gp) || strings.HasPrefix(gp, cp.segPre)) &&
+			(strings.HasSuffix(cp.segSuf, gs) || strings.HasSuffix(gs, cp.segSuf))
+	}
 	var best pathVerdict
-	for i := range cr.paths {
+	dirName := ""
+	if dirSensitive {
+		dirName = dir[len(dir)-1]
+	}
+	var buf [512]int
+	second := ""
+	if len(segs) > 1 && !hasGlob(segs[1]) {
+		second = segs[1]
+	}
+	for _, i := range cr.index.globCandidates(segs[0], last, dirName, buf[:]) {
 		cp := &cr.paths[i]
+		if cp.second != "" && second != "" && cp.second != second && cp.first == segs[0] {
+			continue
+		}
 		l := cp.rule.Read
 		if write {
 			l = cp.rule.Write
@@ -443,9 +641,16 @@ func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
 		if l == "" || l.Rank() <= best.level.Rank() {
 			continue
 		}
-		hit := matchSegsGlob(cp.segs, segs)
+		// The last segments must agree before the whole path is tried:
+		// first by their literal ends (cheap), then as patterns.
+		hit := cheap(cp) && (cp.lastSeg == "**" || segMatch(cp.lastSeg, last) || couldMatchSeg(cp.lastSeg, last, cp.lastAnywhere)) && matchSegsGlob(cp.segs, segs)
 		direct := hit
-		if !hit && dirSensitive {
+		if !hit && dirSensitive && (cp.last == "" || cp.last == dirName) {
+			// A rule with a literal last name can only match the
+			// directory itself (the probe is no name).
+			if probe == nil {
+				probe = append(slices.Clone(dir), "\x00")
+			}
 			hit = matchSegs(cp.segs, dir) || matchSegs(cp.segs, probe)
 		}
 		if !hit || cr.globExempt(cp.except, segs) {
@@ -736,11 +941,19 @@ func (c *Classifier) Path(op Op, p string) Risk {
 		if harmlessTarget(rp) {
 			return summarize(nil, "writes to a discard device")
 		}
+		scoped := c.cfg.scopedWrites
+		if op == OpDelete {
+			scoped = review
+		}
 		switch where {
 		case locWorkspace, locWorkspaceRoot:
-			add(review, "path.write-workspace", string(op)+" inside the workspace")
+			if scoped != safe {
+				add(review, "path.write-workspace", string(op)+" inside the workspace")
+			}
 		case locTemp, locTempRoot:
-			add(review, "path.write-temp", string(op)+" in a temp directory")
+			if scoped != safe {
+				add(review, "path.write-temp", string(op)+" in a temp directory")
+			}
 		default:
 			add(review, "path.write-outside", string(op)+" outside the workspace")
 		}

@@ -79,6 +79,41 @@ type CommandRule struct {
 	// Subcommands, keyed by the first operand, refine the rule; a
 	// subcommand's own Subcommands match the next operand.
 	Subcommands map[string]CommandRule `yaml:"subcommands,omitempty"`
+	// Runs lists the options that make this (sub)command run a program,
+	// open a pager or editor, load a library or take its options from a
+	// file (see RunRule).
+	Runs []RunRule `yaml:"runs,omitempty"`
+	// Abbrev: the command parses long options with GNU getopt_long (or
+	// git's parse-options), which accepts any unambiguous prefix of a
+	// long option ("--compress-prog", "--co=" for
+	// "--compress-program"). Every rule for a long option then covers
+	// its abbreviations; LongOptions names the command's other long
+	// options so that a prefix is resolved as the tool resolves it.
+	Abbrev bool `yaml:"abbrev,omitempty"`
+	// LongOptions are further long options of the command, used only to
+	// resolve abbreviations (see Abbrev).
+	LongOptions []string `yaml:"long_options,omitempty"`
+}
+
+// RunRule is an option that makes a command run another program: an
+// entry of the table of "programs that run programs".
+type RunRule struct {
+	// Options are the spellings ("-I", "--use-compress-program"); every
+	// accepted form matches: "-I V", "-IV", a bundle ("-xI V"),
+	// "--opt V", "--opt=V" and, with Abbrev, "--use-comp=V".
+	Options []string `yaml:"options"`
+	// Value says what the option's value is: "command" (a command line
+	// the tool runs; it is classified too and can only raise the level),
+	// "file" (a file the tool reads options or code from), or "" (the
+	// option takes no value: its presence is enough).
+	Value string `yaml:"value,omitempty"`
+	// Prefix: only values starting with it count, and the command is
+	// what follows ("exec=" for tar --checkpoint-action=exec=CMD).
+	Prefix string `yaml:"prefix,omitempty"`
+	// Level, ID and Reason are the finding when the option is present.
+	Level  gate.RiskLevel `yaml:"level"`
+	ID     string         `yaml:"id"`
+	Reason string         `yaml:"reason"`
 }
 
 // FlagRule raises a command's level when one of its flags is present.
@@ -231,14 +266,15 @@ func (r *Rules) Validate() error {
 		}
 	}
 	level("unknown", r.Unknown, true)
+	registry, wrappers := builtinAnalyzers(), builtinWrappers()
 	var cmd func(where string, c CommandRule)
 	cmd = func(where string, c CommandRule) {
 		level(where+".level", c.Level, true)
-		if c.Analyzer != "" && !slices.Contains(analyzerNames, c.Analyzer) {
+		if _, ok := registry[c.Analyzer]; c.Analyzer != "" && !ok {
 			errs = append(errs, fmt.Errorf("%s.analyzer: unknown analyzer %q", where, c.Analyzer))
 		}
 		for _, t := range c.Traits {
-			if !slices.Contains(traitNames, t) {
+			if _, ok := traitBits[t]; !ok {
 				errs = append(errs, fmt.Errorf("%s.traits: unknown trait %q", where, t))
 			}
 		}
@@ -251,6 +287,17 @@ func (r *Rules) Validate() error {
 		for name, s := range c.Subcommands {
 			cmd(where+".subcommands."+name, s)
 		}
+		for i, rr := range c.Runs {
+			level(fmt.Sprintf("%s.runs[%d].level", where, i), rr.Level, false)
+			if len(rr.Options) == 0 {
+				errs = append(errs, fmt.Errorf("%s.runs[%d]: no options", where, i))
+			}
+			switch rr.Value {
+			case "", "command", "file":
+			default:
+				errs = append(errs, fmt.Errorf("%s.runs[%d].value: %q (want command, file or nothing)", where, i, rr.Value))
+			}
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Commands)) {
 		cmd("commands."+name, r.Commands[name])
@@ -258,7 +305,7 @@ func (r *Rules) Validate() error {
 	for _, name := range slices.Sorted(maps.Keys(r.Wrappers)) {
 		w := r.Wrappers[name]
 		level("wrappers."+name+".level", w.Level, true)
-		if w.Analyzer != "" && !slices.Contains(wrapperAnalyzerNames, w.Analyzer) {
+		if _, ok := wrappers[w.Analyzer]; w.Analyzer != "" && !ok {
 			errs = append(errs, fmt.Errorf("wrappers.%s.analyzer: unknown analyzer %q", name, w.Analyzer))
 		}
 	}

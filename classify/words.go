@@ -20,6 +20,28 @@ type field struct {
 	proc bool   // a process substitution <(…) or >(…)
 	sub  traits // traits of the substitutions inside
 	pos  syntax.Pos
+	// paths are globs over the file names a substitution in the field
+	// prints ($(find ~ -name id_rsa): "~/**/id_rsa"), judged like the
+	// names themselves.
+	paths *[]string
+}
+
+// globs returns the field's produced-name globs (see field.paths).
+func (f *field) globs() []string {
+	if f.paths == nil {
+		return nil
+	}
+	return *f.paths
+}
+
+// addGlobs adds produced-name globs to the field (a new list: fields are
+// copied, their lists shared).
+func (f *field) addGlobs(gs ...string) {
+	if len(gs) == 0 {
+		return
+	}
+	l := append(slices.Clip(f.globs()), gs...)
+	f.paths = &l
 }
 
 // maxBraceFields bounds brace expansion.
@@ -301,6 +323,7 @@ func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
 	case *syntax.CmdSubst:
 		t := r.subst(x, x.Stmts)
 		b.cur.sub |= t
+		b.cur.addGlobs(r.substPaths[x]...)
 		if v, ok := r.staticSubst(x); ok {
 			if quoted {
 				b.lit(v)

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
@@ -15,51 +16,86 @@ func (r *run) wrapper(key string, w WrapperRule, args []field, cx *callCtx) trai
 		}
 		r.add(cx, w.Level, "wrapper."+key, key+": "+reason)
 	}
+	own := args[1:]
+	ownVF := append(w.ValueFlags[:len(w.ValueFlags):len(w.ValueFlags)], w.OutputFlags...)
+	for k := 1; k < len(args); {
+		if a := args[k].s; args[k].dyn || a == "--" || len(a) < 2 || a[0] != '-' {
+			own = args[1:k]
+			break
+		}
+		k = skipFlag(args, k, ownVF)
+		if k >= len(args) {
+			own = args[1:min(k, len(args))]
+		}
+	}
 	for _, of := range w.OutputFlags {
-		if v, ok := flagValue(args[1:], of); ok {
+		if v, ok := flagValue(own, of); ok {
 			r.writePath(v, key+" "+of, cx)
 		} else if v, ok := bundledValue(args, of, w.ValueFlags); ok {
 			r.writePath(v, key+" "+of, cx)
 		}
 	}
-	switch w.Analyzer {
-	case "script":
-		return r.wrapScript(args, cx)
-	case "sg":
-		// sg GROUP [-c] COMMAND: the command is a shell script.
-		ops := args[1:]
-		if len(ops) > 0 && ops[0].s == "-" {
-			ops = ops[1:]
+	if f, ok := r.cr.wrappers[w.Analyzer]; ok && w.Analyzer != "" {
+		if t, done := f(r, args, cx); done {
+			return t
 		}
-		if len(ops) < 2 {
-			return 0
-		}
+	}
+	return r.unwrap(key, w, args, cx)
+}
+
+// wrapperFunc is built-in handling for a wrapper with its own syntax; it
+// reports whether it handled the command (false: unwrap it generically).
+type wrapperFunc func(r *run, args []field, cx *callCtx) (traits, bool)
+
+// builtinWrappers is the registry of wrapper analyzers that
+// WrapperRule.Analyzer names.
+func builtinWrappers() map[string]wrapperFunc {
+	done := func(f func(r *run, args []field, cx *callCtx) traits) wrapperFunc {
+		return func(r *run, args []field, cx *callCtx) (traits, bool) { return f(r, args, cx), true }
+	}
+	return map[string]wrapperFunc{
+		"script":   done((*run).wrapScript),
+		"sg":       done((*run).wrapSg),
+		"bwrap":    done((*run).wrapBwrap),
+		"env":      done((*run).wrapEnv),
+		"xargs":    done((*run).wrapXargs),
+		"parallel": done((*run).wrapParallel),
+		"watch":    done((*run).wrapWatch),
+		"busybox":  done((*run).wrapBusybox),
+		"command": func(r *run, args []field, cx *callCtx) (traits, bool) {
+			return 0, hasFlag(args[1:], "-v", "-V")
+		},
+	}
+}
+
+// wrapBusybox: busybox APPLET ARGS runs the applet.
+func (r *run) wrapBusybox(args []field, cx *callCtx) traits {
+	if len(args) > 1 && !strings.HasPrefix(args[1].s, "-") {
+		return r.argv(args[1:], cx)
+	}
+	return 0
+}
+
+// wrapSg: sg GROUP [-c] COMMAND; the command is a shell script.
+func (r *run) wrapSg(args []field, cx *callCtx) traits {
+	ops := args[1:]
+	if len(ops) > 0 && ops[0].s == "-" {
 		ops = ops[1:]
-		if ops[0].s == "-c" {
-			ops = ops[1:]
-		}
-		r.nested(cx, joinFields(ops))
-		return tShell
-	case "bwrap":
-		return r.wrapBwrap(args, cx)
-	case "env":
-		return r.wrapEnv(args, cx)
-	case "xargs":
-		return r.wrapXargs(args, cx)
-	case "parallel":
-		return r.wrapParallel(args, cx)
-	case "command":
-		if hasFlag(args[1:], "-v", "-V") {
-			return 0
-		}
-	case "watch":
-		return r.wrapWatch(args, cx)
-	case "busybox":
-		if len(args) > 1 && !strings.HasPrefix(args[1].s, "-") {
-			return r.argv(args[1:], cx)
-		}
+	}
+	if len(ops) < 2 {
 		return 0
 	}
+	ops = ops[1:]
+	if ops[0].s == "-c" {
+		ops = ops[1:]
+	}
+	r.nested(cx, joinFields(ops))
+	return tShell
+}
+
+// unwrap skips a wrapper's options (running a script option's value)
+// and classifies the command it runs.
+func (r *run) unwrap(key string, w WrapperRule, args []field, cx *callCtx) traits {
 	i := 1
 	for i < len(args) {
 		a := args[i].s
@@ -257,7 +293,92 @@ func (r *run) wrapXargs(args []field, cx *callCtx) traits {
 		sub = []field{{s: "echo"}}
 	}
 	inner := &callCtx{stmt: cx.stmt, pos: cx.pos, end: cx.end, stdinArg: true}
-	return r.argv(sub, inner)
+	withInput := r.xargsInput(args[1:i], sub, cx)
+	if len(withInput) == len(sub) && &withInput[0] == &sub[0] {
+		return r.argv(sub, inner)
+	}
+	// Judge the command with and without the input words: either can be
+	// the worse reading (printenv alone dumps everything).
+	return r.argv(sub, inner) | r.argv(withInput, inner)
+}
+
+// xargsInput returns the command xargs runs with what arrives on stdin:
+// the words of a static text (echo / | xargs rm -rf), globs over the
+// names a listing stage prints (find ~/.ssh | xargs cat), or, when the
+// input is unknown, a glob matching any name. With -I/-i/--replace the
+// input replaces the placeholder; substituted into shell code it is
+// review (a file name becomes code).
+func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
+	repl := ""
+	for k, o := range opts {
+		switch {
+		case o.s == "-I" && k+1 < len(opts):
+			repl = opts[k+1].s
+		case strings.HasPrefix(o.s, "-I") && len(o.s) > 2:
+			repl = o.s[2:]
+		case o.s == "-i" || o.s == "--replace":
+			repl = "{}"
+		case strings.HasPrefix(o.s, "-i"):
+			repl = o.s[2:]
+		case strings.HasPrefix(o.s, "--replace="):
+			repl = strings.TrimPrefix(o.s, "--replace=")
+		}
+	}
+	var inputs []field
+	switch {
+	case cx.stmt != nil && hasStdinRedirect(cx.stmt):
+	case r.hasPipeIn:
+		for _, w := range strings.Fields(r.pipeIn) {
+			if len(inputs) >= 64 {
+				break
+			}
+			inputs = append(inputs, field{s: w})
+		}
+	case len(r.pathsIn) > 0:
+		// Names listed at run time: what they may be is judged for
+		// reads (find ~/.ssh | xargs cat); deleting or writing them is
+		// a run-time target.
+		in := field{s: "$XARGS", dyn: true}
+		in.addGlobs(r.pathsIn...)
+		inputs = append(inputs, in)
+	}
+	if repl == "" {
+		if len(inputs) == 0 {
+			return sub
+		}
+		return append(sub[:len(sub):len(sub)], inputs...)
+	}
+	in := field{s: "*", glob: true}
+	static := false
+	if len(inputs) > 0 {
+		in, static = inputs[0], r.hasPipeIn
+	}
+	out := make([]field, len(sub))
+	for k, f := range sub {
+		if strings.Contains(f.s, repl) && !f.dyn && (static || !strings.ContainsAny(f.s, " \t;|&")) {
+			if static {
+				f.s = strings.ReplaceAll(f.s, repl, in.s)
+			} else {
+				// An unknown name: for reads, any name there
+				// (ls ~/.ssh | xargs -I% cat ~/.ssh/%), and any
+				// name the listing stage prints.
+				g := strings.ReplaceAll(f.s, repl, "*")
+				f.addGlobs(append([]string{g}, in.globs()...)...)
+			}
+		}
+		out[k] = f
+	}
+	if len(sub) > 2 && !static {
+		if rule, ok := r.cr.Commands[strings.ToLower(path.Base(sub[0].s))]; ok && rule.Analyzer == "shell" {
+			for _, f := range sub[1:] {
+				if strings.Contains(f.s, repl) {
+					r.add(cx, review, "xargs.shell-substitution", "xargs substitutes its input into shell code (a file name becomes code)")
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // wrapParallel: parallel [options] command ::: inputs.

@@ -21,13 +21,18 @@ const (
 // file tools through classify.PathGate, ipython code through ipythonGate,
 // think and finish allowed as side-effect free. workspace is the run's
 // working directory ("" when unknown).
-func runGates(workspace string, extra []classify.Option) (gate.Gate, error) {
+func runGates(workspace string, extra []classify.Option, profile string) (gate.Gate, error) {
 	copts := append([]classify.Option{classify.WithWorkspace(workspace)}, extra...)
-	bash, err := classify.BashGate(classify.WithClassifierOptions(copts...))
+	var gopts []classify.GateOption
+	if profile != "" {
+		gopts = append(gopts, classify.WithGateProfile(profile))
+		copts = append(copts, classify.WithProfile(profile))
+	}
+	bash, err := classify.BashGate(append(gopts, classify.WithClassifierOptions(copts...))...)
 	if err != nil {
 		return nil, fmt.Errorf("replay: bash gate: %w", err)
 	}
-	files, err := classify.PathGate(classify.WithClassifierOptions(copts...))
+	files, err := classify.PathGate(append(gopts, classify.WithClassifierOptions(copts...))...)
 	if err != nil {
 		return nil, fmt.Errorf("replay: path gate: %w", err)
 	}
@@ -43,7 +48,7 @@ func runGates(workspace string, extra []classify.Option) (gate.Gate, error) {
 		ToolReadFile:  files,
 		ToolWriteFile: files,
 		ToolEdit:      files,
-		ToolIPython:   ipythonGate{c: c},
+		ToolIPython:   ipythonGate{c: c, readOnly: profile == classify.ProfileReadOnly},
 		ToolThink:     noSideEffects,
 		ToolFinish:    noSideEffects,
 	}
@@ -75,7 +80,10 @@ var helperCall = regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\(\s*(?:'([^'\
 // "!") are classified as bash, OpenHands' file helpers as file operations
 // on their path; any other Python is review (it can do anything the
 // process can).
-type ipythonGate struct{ c *classify.Classifier }
+type ipythonGate struct {
+	c        *classify.Classifier
+	readOnly bool // the read-only profile: review is denied, not asked
+}
 
 // Decide implements gate.Gate.
 func (g ipythonGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
@@ -111,7 +119,11 @@ func (g ipythonGate) Decide(ctx context.Context, call gate.ToolCallContext) (gat
 		d = gate.Allow()
 		d.Reason = reason
 	case gate.RiskReview:
-		d = gate.Ask(reason)
+		if g.readOnly {
+			d = gate.Deny(reason)
+		} else {
+			d = gate.Ask(reason)
+		}
 	default:
 		d = gate.Deny(reason)
 	}

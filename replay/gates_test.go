@@ -21,7 +21,7 @@ func decide(t *testing.T, g gate.Gate, tool string, in map[string]any) gate.Deci
 }
 
 func TestRunGatesRouteByTool(t *testing.T) {
-	g, err := runGates("/testbed", nil)
+	g, err := runGates("/testbed", nil, "")
 	require.NoError(t, err)
 	tests := []struct {
 		tool   string

@@ -22,6 +22,7 @@ type config struct {
 	policy     *approve.Policy
 	policyName string
 	classify   []classify.Option
+	profile    string
 	onCall     func(Call, executor.ToolResult)
 	wrap       func(executor.Tool) executor.Tool
 }
@@ -53,6 +54,12 @@ func WithPolicy(p *approve.Policy, name string) Option {
 // trust, limits). The workspace is inferred per run (InferWorkspace).
 func WithClassifierOptions(opts ...classify.Option) Option {
 	return func(c *config) { c.classify = append(c.classify, opts...) }
+}
+
+// WithProfile selects the gates' permission profile (classify.Profiles:
+// read-only, workspace, strict; default strict).
+func WithProfile(name string) Option {
+	return func(c *config) { c.profile = name }
 }
 
 // OnCall registers a callback run after each call, in order (for progress
@@ -148,7 +155,7 @@ func (r *Replayer) Replay(ctx context.Context, runs []Run) (*Summary, error) {
 
 func (r *Replayer) replayRun(ctx context.Context, run Run, s *Summary) error {
 	ws := InferWorkspace(run)
-	g, err := runGates(ws, r.cfg.classify)
+	g, err := runGates(ws, r.cfg.classify, r.cfg.profile)
 	if err != nil {
 		return err
 	}

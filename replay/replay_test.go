@@ -210,3 +210,31 @@ func TestWithToolWrapper(t *testing.T) {
 	require.NotZero(t, s.Allowed)
 	require.Len(t, ran, s.Allowed)
 }
+
+// TestReplayProfiles: the replay runs under every permission profile;
+// workspace allows more than strict, read-only declines nothing by policy
+// (it denies review-level calls itself) and allows what strict allows
+// without approval.
+func TestReplayProfiles(t *testing.T) {
+	runs, err := ReadTranscriptFile("../testdata/real/trajectories.jsonl")
+	require.NoError(t, err)
+	got := map[string]*Summary{}
+	for _, p := range []string{"read-only", "workspace", "strict"} {
+		r, err := New(WithProfile(p))
+		require.NoError(t, err)
+		s, err := r.Replay(context.Background(), runs)
+		require.NoError(t, err)
+		assert.Equal(t, s.Calls, s.Allowed+s.Denied, p)
+		got[p] = s
+		t.Logf("profile %-9s: %d calls, %d allowed, %d denied (%d declined asks)", p, s.Calls, s.Allowed, s.Denied, s.Declined)
+	}
+	assert.Greater(t, got["workspace"].Allowed, got["strict"].Allowed)
+	assert.Equal(t, got["strict"].Allowed, got["read-only"].Allowed)
+	assert.Zero(t, got["read-only"].Declined, "read-only denies review-level calls without asking")
+	_, err = New(WithProfile("yolo"))
+	if err == nil {
+		r, _ := New(WithProfile("yolo"))
+		_, err = r.Replay(context.Background(), runs)
+	}
+	assert.Error(t, err, "an unknown profile fails")
+}

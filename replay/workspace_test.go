@@ -42,7 +42,7 @@ func TestInferWorkspace(t *testing.T) {
 }
 
 func TestIPythonGate(t *testing.T) {
-	g, err := runGates("/workspace", nil)
+	g, err := runGates("/workspace", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,9 @@
 # 5. Runs `bin/auditq doctor` on the stack and prints its checks.
 # The stack keeps running until `make stop`.
 #
-# Environment: TOOLGATE_DEMO_POLICY=FILE answers review-level calls from a
+# Environment: TOOLGATE_DEMO_PROFILE=read-only|workspace|strict picks the
+# gates' permission profile (default strict; docs/classifier.md#permission-profiles);
+# TOOLGATE_DEMO_POLICY=FILE answers review-level calls from a
 # policy file (default: deny, "needs human review"); TOOLGATE_DEMO_TRANSCRIPT=FILE
 # replays another transcript.
 set -euo pipefail
@@ -47,6 +49,7 @@ export TOOLGATE_SPOOL_DIR="${TOOLGATE_SPOOL_DIR:-$ROOT/.demo/spool}"
 echo "demo: decisions spooled in $TOOLGATE_SPOOL_DIR before export (TOOLGATE_SPOOL_DIR)"
 args=(--transcript "${TOOLGATE_DEMO_TRANSCRIPT:-testdata/real/trajectories.jsonl}")
 [[ -n "${TOOLGATE_DEMO_POLICY:-}" ]] && args+=(--policy "$TOOLGATE_DEMO_POLICY")
+[[ -n "${TOOLGATE_DEMO_PROFILE:-}" ]] && args+=(--profile "$TOOLGATE_DEMO_PROFILE")
 demo_start="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 bin/toolgate-demo "${args[@]}"
 echo

@@ -26,6 +26,7 @@ type classifyFlags struct {
 	scopedWrites       string
 	path               string
 	field              string
+	profile            string
 }
 
 func newClassifyCmd(io stdio) *cobra.Command {
@@ -63,6 +64,7 @@ read, write or delete.`,
 	fl.StringVar(&f.scopedWrites, "scoped-writes", "review", "level of writes inside the workspace or a temp dir: review|safe")
 	fl.StringVar(&f.path, "path", "", "classify file paths for a file-tool operation: read|write|delete")
 	fl.StringVar(&f.field, "field", "command", "with --jsonl: the field holding the command (or path)")
+	fl.StringVar(&f.profile, "profile", "", "permission profile: read-only|workspace|strict (default strict; workspace also sets --scoped-writes safe)")
 	return cmd
 }
 
@@ -97,6 +99,16 @@ func runClassify(f classifyFlags, args []string, sio stdio) error {
 			return fmt.Errorf("rules %s: %w", f.rules, err)
 		}
 		opts = append(opts, classify.WithRules(rules))
+	}
+	if f.profile != "" {
+		known := false
+		for _, p := range classify.Profiles() {
+			known = known || p.Name == f.profile
+		}
+		if !known {
+			return usagef("--profile %q: want read-only, workspace or strict", f.profile)
+		}
+		opts = append(opts, classify.WithProfile(f.profile))
 	}
 	c, err := classify.New(opts...)
 	if err != nil {

@@ -39,6 +39,9 @@ func TestClassifyCommand(t *testing.T) {
 		{name: "two inputs", args: []string{"classify", "--lines", "--", "ls"}, code: 2, stderrHas: "exactly one input"},
 		{name: "bad path op", args: []string{"classify", "--path", "chmod", "--", "x"}, code: 2, stderrHas: "--path"},
 		{name: "bad scoped", args: []string{"classify", "--scoped-writes", "high", "--", "x"}, code: 2, stderrHas: "--scoped-writes"},
+		{name: "profile workspace", args: []string{"classify", "--profile", "workspace", "--workspace", "/src/app", "--", "pytest tests/"}, code: 0, contains: []string{"level:  safe"}},
+		{name: "profile strict", args: []string{"classify", "--profile", "strict", "--", "pytest tests/"}, code: 0, contains: []string{"level:  review", "pytest"}},
+		{name: "bad profile", args: []string{"classify", "--profile", "yolo", "--", "x"}, code: 2, stderrHas: "--profile"},
 		{name: "missing rules", args: []string{"classify", "--rules", "/nonexistent.yaml", "--", "x"}, code: 1, stderrHas: "rules"},
 	}
 	for _, tt := range tests {

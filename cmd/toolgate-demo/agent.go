@@ -156,6 +156,7 @@ func agent(ctx context.Context, o options, out, errw io.Writer) error {
 	rp, err := replay.New(
 		replay.WithTracerProvider(p),
 		replay.WithPolicy(policy, policyName),
+		replay.WithProfile(o.profile),
 		replay.WithExecutorOptions(execOpts...),
 		// Each tool, when it starts, appends its call's ID to --ran
 		// (fsynced), then runs for --tool-time: a kill can land while a

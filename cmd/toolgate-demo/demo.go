@@ -60,6 +60,7 @@ func demo(ctx context.Context, o options, out, errw io.Writer) error {
 	rp, err := replay.New(
 		replay.WithTracerProvider(p),
 		replay.WithPolicy(policy, policyName),
+		replay.WithProfile(o.profile),
 		// Record each call's input (redacted, size-limited) so the audit
 		// trail shows what was allowed or denied, not only why.
 		replay.WithExecutorOptions(append(strictMode(o, p), executor.WithRecordContent(true))...),

@@ -145,6 +145,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-h"}, 0},
 		{[]string{"--sampling", "sometimes", "--transcript", "../../testdata/real/trajectories.jsonl"}, 1},
 		{[]string{"--transcript", "does-not-exist.jsonl"}, 1},
+		{[]string{"--profile", "yolo"}, 2},
 	}
 	for _, tt := range tests {
 		var out, errw bytes.Buffer

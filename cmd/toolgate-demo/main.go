@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/otelbridge/spool"
 )
 
@@ -39,6 +40,7 @@ import (
 type options struct {
 	transcript string
 	policy     string
+	profile    string
 	endpoint   string
 	dsn        string
 	jaegerURL  string
@@ -68,6 +70,7 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	var o options
 	fs.StringVar(&o.transcript, "transcript", "testdata/real/trajectories.jsonl", "recorded tool calls (JSON Lines)")
 	fs.StringVar(&o.policy, "policy", "", "approval policy YAML for review-level calls (default: deny, \"needs human review\")")
+	fs.StringVar(&o.profile, "profile", envOr("TOOLGATE_DEMO_PROFILE", ""), "permission profile of the gates: read-only, workspace or strict (default strict; $TOOLGATE_DEMO_PROFILE)")
 	fs.StringVar(&o.endpoint, "otlp-endpoint", envOr("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", envOr("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317")), "OTLP/gRPC collector endpoint")
 	fs.StringVar(&o.dsn, "dsn", envOr("AUDITQ_DSN", "http://127.0.0.1:8123"), "ClickHouse DSN to verify decisions (reader is enough)")
 	fs.StringVar(&o.jaegerURL, "jaeger-url", envOr("TOOLGATE_JAEGER_QUERY", "http://127.0.0.1:16686"), "Jaeger query base URL")
@@ -104,6 +107,11 @@ func run(ctx context.Context, args []string, out, errw io.Writer) int {
 	}
 	var err error
 	a.rate, err = splitRate(*rate)
+	if err == nil && o.profile != "" {
+		if _, perr := classify.New(classify.WithProfile(o.profile)); perr != nil {
+			err = fmt.Errorf("--profile %q: want read-only, workspace or strict", o.profile)
+		}
+	}
 	if err == nil && a.strict && a.spool.Dir == "" && os.Getenv(spool.EnvDir) == "" {
 		err = errors.New("--strict needs --spool DIR: strict mode records each decision in the spool before its tool runs")
 	}

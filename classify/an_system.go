@@ -1,0 +1,153 @@
+package classify
+
+// This file holds the analyzers for processes, services, containers, clusters, mounts, schedulers and keys.
+
+import (
+	"strings"
+)
+
+// anPkill is the "pkill" analyzer.
+func (r *run) anPkill(a *actx) traits {
+	if hasFlag(a.args[1:], "-u", "-U", "--euid", "--uid", "--user") {
+		r.add(a.cx, high, "kill.user", a.key+" kills every process of a user")
+	}
+	return 0
+}
+
+// anCrontab is the "crontab" analyzer.
+func (r *run) anCrontab(a *actx) traits {
+	ops := operands(a.args[1:], "-u")
+	if len(ops) == 0 && hasFlag(a.args[1:], "-l") && !hasFlag(a.args[1:], "-r", "-e", "-i") {
+		a.level = safe
+	}
+	return 0
+}
+
+// anMount is the "mount" analyzer.
+func (r *run) anMount(a *actx) traits {
+	if len(operands(a.args[1:], "-t", "--types", "-O", "--test-opts", "-L", "-U")) == 0 && !hasFlag(a.args[1:], "-a", "--all") {
+		a.level, a.reason = safe, "lists mounts"
+	}
+	return 0
+}
+
+// anKeygen is the "keygen" analyzer.
+func (r *run) anKeygen(a *actx) traits {
+	if f, ok := flagValue(a.args[1:], "-f"); ok && !hasFlag(a.args[1:], "-l", "-y", "-F", "-R", "-e", "-B") {
+		r.writePath(f, "ssh-keygen -f", a.cx)
+	}
+	return 0
+}
+
+func (r *run) anKill(a *actx) traits {
+	args := a.args[1:]
+	for _, f := range args {
+		if f.s == "-l" || f.s == "-L" || f.s == "--list" || f.s == "--table" {
+			a.level = safe
+			return 0
+		}
+	}
+	pids := 0
+	sig0, all := false, false
+	for i := 0; i < len(args); i++ {
+		s := args[i].s
+		switch {
+		case s == "-0" || s == "-s" && i+1 < len(args) && args[i+1].s == "0" || s == "--signal" && i+1 < len(args) && args[i+1].s == "0":
+			sig0 = true
+			if s != "-0" {
+				i++
+			}
+		case s == "-s" || s == "-n" || s == "--signal":
+			i++
+		case s == "--":
+		case i == 0 && strings.HasPrefix(s, "-") && !args[i].dyn:
+			// signal
+		default:
+			pids++
+			if s == "-1" || s == "1" {
+				all = true
+			}
+		}
+	}
+	switch {
+	case sig0:
+		a.level = safe
+	case all:
+		r.add(a.cx, high, "kill.all", "kill -1 signals every process the user owns (or init)")
+	}
+	return 0
+}
+
+func (r *run) anCd(a *actx) {
+	ops := operands(a.args[1:])
+	if len(ops) == 0 {
+		r.cwd, r.cwdKnown = "~", true
+		return
+	}
+	f := ops[0]
+	if f.dyn || f.s == "-" {
+		r.cwd, r.cwdKnown = "/\x00unknown", false
+		return
+	}
+	r.cwd = r.c.res.resolve(r.cwd, f.s)
+	if r.cwd == "." {
+		r.cwd = ""
+	}
+	r.cwdKnown = true
+}
+
+func (r *run) anDocker(a *actx) {
+	for i, f := range a.rest {
+		v := f.s
+		if (f.s == "-v" || f.s == "--volume" || f.s == "--mount") && i+1 < len(a.rest) {
+			v = a.rest[i+1].s
+		} else if strings.HasPrefix(f.s, "--volume=") || strings.HasPrefix(f.s, "--mount=") {
+			_, v, _ = strings.Cut(f.s, "=")
+		} else {
+			continue
+		}
+		src, _, _ := strings.Cut(strings.TrimPrefix(v, "type=bind,source="), ":")
+		src = strings.TrimPrefix(src, "src=")
+		if src == "/" || src == "/etc" || strings.HasSuffix(src, "docker.sock") || src == "~" || src == "$HOME" || src == "/root" {
+			r.add(a.cx, high, "docker.host-mount", "container mounts a sensitive host path ("+clip(src, 40)+")")
+		}
+	}
+}
+
+func (r *run) anKubectl(a *actx) {
+	ops := operands(a.rest, "-n", "--namespace", "--context", "-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container")
+	if strings.HasSuffix(a.id, ".get") && len(ops) > 0 && (ops[0].s == "secret" || ops[0].s == "secrets" || strings.HasPrefix(ops[0].s, "secret/")) {
+		if o, ok := flagValue(a.rest, "-o", "--output"); ok && o.s != "name" && o.s != "wide" {
+			r.add(a.cx, high, "kubectl.secret-read", "prints secret values from the cluster")
+		}
+	}
+	if strings.HasSuffix(a.id, ".delete") {
+		if hasFlag(a.rest, "--all", "-A", "--all-namespaces") || len(ops) > 0 && (ops[0].s == "namespace" || ops[0].s == "ns" || ops[0].s == "pv" || ops[0].s == "pvc") {
+			r.add(a.cx, high, "kubectl.delete-wide", "deletes many resources or stored data")
+		}
+	}
+}
+
+func (r *run) anSystemctl(a *actx) {
+	ops := operands(a.args[1:], "-H", "--host", "-M", "--machine", "-t", "--type", "--state", "-p", "--property", "-n", "--lines", "-o", "--output")
+	if len(ops) == 0 {
+		a.level = safe
+		return
+	}
+	verb := ops[0].s
+	switch {
+	case verb == "status" || verb == "show" || verb == "cat" || strings.HasPrefix(verb, "list-") || strings.HasPrefix(verb, "is-") || verb == "help" || verb == "get-default":
+		a.level = safe
+	case verb == "poweroff" || verb == "reboot" || verb == "halt" || verb == "kexec" || verb == "emergency" || verb == "rescue" || verb == "isolate" || verb == "suspend" || verb == "hibernate":
+		r.add(a.cx, high, "system.power", "stops or restarts the machine")
+	case verb == "stop" || verb == "disable" || verb == "mask" || verb == "kill":
+		for _, u := range ops[1:] {
+			l := strings.ToLower(u.s)
+			for _, sec := range []string{"firewalld", "ufw", "iptables", "nftables", "apparmor", "auditd", "selinux", "fail2ban", "sshd", "crowdstrike", "falcon", "osquery"} {
+				if strings.Contains(l, sec) {
+					r.add(a.cx, high, "system.security-service", "stops a security service ("+clip(u.s, 30)+")")
+				}
+			}
+		}
+	}
+}
