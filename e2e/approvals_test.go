@@ -265,6 +265,11 @@ func TestApprovalOutlivesTheProcess(t *testing.T) {
 	assert.Equal(t, id1, rows["run-approved"][0].ApprovalID, "the ask and the answer carry one request ID")
 	assert.Positive(t, ok.WaitMs, "the time from ask to answer is recorded")
 	assert.Equal(t, "alice", rows["run-declined"][1].Approver)
+	for run, rs := range rows { // every ask, answer and refused resume names its request
+		for _, r := range rs {
+			assert.True(t, strings.HasPrefix(r.ApprovalID, "apr_"), "%s: %+v", run, r)
+		}
+	}
 
 	// auditq shows who let what through.
 	out := w.cliStore(t, "decisions", "--approval", "approved", "--since", "1h", "-o", "json")

@@ -140,7 +140,10 @@ func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallConte
 	req.ResumeID = resumeID
 	asked := time.Now()
 	res, err, late := e.approve(ctx, req)
-	a := askOutcome{approver: gate.SafeText(res.Approver, gate.MaxNameBytes), wait: time.Since(asked)}
+	// A resume names its request even when the answer is refused (the ID
+	// is the application's, from its saved state, not the model's).
+	a := askOutcome{approver: gate.SafeText(res.Approver, gate.MaxNameBytes), wait: time.Since(asked),
+		requestID: gate.SafeText(resumeID, gate.MaxNameBytes)}
 	if a.approver == "" {
 		a.approver = "approver"
 	}
@@ -163,7 +166,9 @@ func (e *Executor) resolveAsk(ctx context.Context, r *Run, gc gate.ToolCallConte
 	}
 	// The answer is bound to this call: what it says of a durable request
 	// is recorded.
-	a.requestID = gate.SafeText(res.RequestID, gate.MaxNameBytes)
+	if res.RequestID != "" {
+		a.requestID = gate.SafeText(res.RequestID, gate.MaxNameBytes)
+	}
 	if !res.AskedAt.IsZero() && !res.AnsweredAt.IsZero() && !res.AnsweredAt.Before(res.AskedAt) {
 		a.wait = res.AnsweredAt.Sub(res.AskedAt)
 	}

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +43,6 @@ type Executor struct {
 	// attrPool recycles the buffers span attributes are built in (the SDK
 	// copies them), holding *[]attribute.KeyValue.
 	attrPool *sync.Pool
-	anon     atomic.Uint64 // numbers runs without an ID
 }
 
 // New returns an executor over reg. It fails when reg is nil, a gate is
@@ -258,7 +259,10 @@ type runState struct {
 // Run starts a run with the given ID. Grants are kept in the executor's
 // GrantStore under the run ID, so two Run values with the same ID (a
 // server that rebuilds its run per request) share them; a run without an
-// ID gets grants of its own. The aborted state belongs to the returned
+// ID gets grants of its own (a random key). A GrantStore that persists
+// grants (approve/inbox) keeps a run's grants for as long as it keeps
+// them: give each run an ID of its own, never a fixed name reused by
+// later runs ("nightly"), or a later run inherits the grants. The aborted state belongs to the returned
 // value (and its Task views), and so does the run's invoke_agent span: the
 // run's first call starts it and every call's execute_tool span is its
 // child, so a run is one trace; end it with End (see WithRunSpan to turn
@@ -266,7 +270,12 @@ type runState struct {
 func (a *Agent) Run(runID string, opts ...RunOption) *Run {
 	r := &Run{agent: a, id: runID, grantID: "run:" + runID, state: &runState{}}
 	if runID == "" {
-		r.grantID = "anonymous:" + strconv.FormatUint(a.ex.anon.Add(1), 10)
+		// Random, not a counter: a GrantStore that outlives the process
+		// (approve/inbox) must never hand one process's anonymous grants
+		// to another process's anonymous run.
+		var b [16]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+		r.grantID = "anonymous:" + hex.EncodeToString(b[:])
 	}
 	for _, o := range opts {
 		o(r)

@@ -216,8 +216,10 @@ func TestResumeNeverWidens(t *testing.T) {
 			w := newResumeWorld(t)
 			res := w.run(t, "r1").Execute(context.Background(), call("c1", "deploy", `{"env":"prod"}`))
 			require.ErrorIs(t, res.Err, executor.ErrApprovalPending)
-			w.in.answer(res.Gate.ApprovalID, tc.answer)
-			res = w.run(t, tc.runID).Execute(gate.WithResume(context.Background(), res.Gate.ApprovalID), tc.call)
+			id := res.Gate.ApprovalID
+			w.in.answer(id, tc.answer)
+			res = w.run(t, tc.runID).Execute(gate.WithResume(context.Background(), id), tc.call)
+			assert.Equal(t, id, res.Gate.ApprovalID, "a refused resume names its request")
 			require.True(t, res.IsError)
 			require.ErrorIs(t, res.Err, executor.ErrDenied)
 			assert.Equal(t, tc.want, res.Gate.Approval)
@@ -311,4 +313,27 @@ func TestPropertyResumeRunsOnlyTheApprovedCallOnce(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAnonymousRunGrantsStayInTheirRun: a grant "for the rest of this run"
+// given to a run without an ID never approves a call of another anonymous
+// run, even of another executor (another process) sharing a persistent
+// GrantStore.
+func TestAnonymousRunGrantsStayInTheirRun(t *testing.T) {
+	shared := gate.NewMemoryGrants(0) // stands for a store that outlives the process
+	ask := gate.AskTools("confirm", "bash")
+	newRun := func() (*executor.Run, *recordingApprover) {
+		ap := &recordingApprover{approve: true, remember: gate.GrantScopeRun}
+		h := newHarness(t, executor.WithGates(ask), executor.WithApprover(ap), executor.WithGrantStore(shared))
+		return h.agent(t).Run(""), ap
+	}
+	r1, ap1 := newRun()
+	require.False(t, r1.Execute(context.Background(), call("c1", "bash", `{"command":"make"}`)).IsError)
+	res := r1.Execute(context.Background(), call("c2", "bash", `{"command":"make"}`))
+	assert.Equal(t, executor.ApproverGrant, res.Gate.Approver, "granted within its own run")
+	assert.Len(t, ap1.reqs, 1)
+	r2, ap2 := newRun() // another process's first anonymous run
+	res = r2.Execute(context.Background(), call("c1", "bash", `{"command":"make"}`))
+	assert.Equal(t, "rec", res.Gate.Approver, "asked again, not granted")
+	assert.Len(t, ap2.reqs, 1)
 }
