@@ -158,15 +158,29 @@ func (a *Approver) wait(ctx context.Context, req gate.ApprovalRequest, id string
 			return gate.ApprovalResult{}, fmt.Errorf("inbox: wait for approval request %s: %w", id, err)
 		}
 		if err == nil && r.Status != StatusPending {
-			return a.resume(ctx, req, id)
+			res, err := a.resume(ctx, req, id)
+			if ctx.Err() != nil {
+				// The call stopped waiting while the answer was being
+				// taken: an approval it did not take is expired, not left
+				// for anyone to resume (one it took stays used: at most once).
+				a.giveUp(ctx, id)
+				return gate.ApprovalResult{}, ctx.Err()
+			}
+			return res, err
 		}
 		select {
 		case <-ctx.Done():
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
-			_ = a.ib.Abandon(actx, id, "the call stopped waiting: "+ctx.Err().Error())
-			cancel()
+			a.giveUp(ctx, id)
 			return gate.ApprovalResult{}, ctx.Err()
 		case <-t.C:
 		}
 	}
+}
+
+// giveUp expires request id, pending or approved but not taken, once the
+// blocking call that asked stopped waiting (ctx ended).
+func (a *Approver) giveUp(ctx context.Context, id string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+	defer cancel()
+	_ = a.ib.abandon(actx, id, "the call stopped waiting: "+ctx.Err().Error(), true)
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +35,15 @@ type OpenConfig struct {
 	// operation that does not get the lock in time fails with an error
 	// wrapping bbolt's ErrTimeout.
 	LockTimeout time.Duration
+	// GrantTTL is how long a grant "for the rest of this run" lasts
+	// (0: DefaultGrantTTL, 24 h): a later run that reuses a run ID after
+	// that is asked again. Grants from before GrantTTL was kept count as
+	// expired.
+	GrantTTL time.Duration
 }
+
+// DefaultGrantTTL is how long a persisted run grant lasts by default.
+const DefaultGrantTTL = 24 * time.Hour
 
 // Bucket names of the DB file.
 const (
@@ -417,7 +426,8 @@ func grantKey(runID, key string) []byte {
 	return []byte(runID + "\x00" + key)
 }
 
-// Grant implements gate.GrantStore; grants are kept in the file.
+// Grant implements gate.GrantStore; grants are kept in the file with the
+// time they were given (unix nanoseconds), and last GrantTTL.
 func (db *DB) Grant(ctx context.Context, runID, key string) error {
 	if runID == "" || key == "" {
 		return errors.New("inbox: grant needs a run ID and a key")
@@ -430,7 +440,7 @@ func (db *DB) Grant(ctx context.Context, runID, key string) error {
 		if err != nil {
 			return err
 		}
-		return b.Put(grantKey(runID, key), []byte("1"))
+		return b.Put(grantKey(runID, key), strconv.AppendInt(nil, time.Now().UnixNano(), 10))
 	})
 }
 
@@ -445,10 +455,22 @@ func (db *DB) Granted(ctx context.Context, runID, key string) (bool, error) {
 		if err != nil {
 			return err
 		}
-		ok = b.Get(grantKey(runID, key)) != nil
+		v := b.Get(grantKey(runID, key))
+		if v == nil {
+			return nil
+		}
+		at, perr := strconv.ParseInt(string(v), 10, 64)
+		ok = perr == nil && time.Since(time.Unix(0, at)) < db.grantTTL()
 		return nil
 	})
 	return ok, err
+}
+
+func (db *DB) grantTTL() time.Duration {
+	if db.cfg.GrantTTL > 0 {
+		return db.cfg.GrantTTL
+	}
+	return DefaultGrantTTL
 }
 
 // idPrefix starts every request ID.

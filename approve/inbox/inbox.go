@@ -19,8 +19,19 @@ const DefaultTTL = 24 * time.Hour
 
 // MaxInputBytes bounds the input (and the original input) of a request:
 // Ask refuses a call whose input, compacted, is larger (a human cannot
-// review it, and the file should not grow without bound).
-const MaxInputBytes = 1 << 20
+// review it, and the file should not grow without bound). 64 KiB: four
+// times what the terminal approver shows whole.
+const MaxInputBytes = 64 << 10
+
+// DefaultMaxPendingPerRun is how many pending requests one run (agent and
+// run ID) may have at once by default (Config.MaxPendingPerRun).
+const DefaultMaxPendingPerRun = 8
+
+// ErrTooManyPending is returned by Ask when the call's run already has
+// Config.MaxPendingPerRun pending requests: a model that keeps asking
+// cannot bury a person's inbox (the executor denies the call as an
+// invalid approval, and the refusal is recorded).
+var ErrTooManyPending = errors.New("inbox: too many pending approval requests for this run")
 
 // Config configures an Inbox.
 type Config struct {
@@ -28,6 +39,10 @@ type Config struct {
 	TTL time.Duration
 	// Now is the clock (nil: time.Now); tests set it.
 	Now func() time.Time
+	// MaxPendingPerRun caps the pending requests of one run (agent and run
+	// ID); Ask refuses more with ErrTooManyPending (0:
+	// DefaultMaxPendingPerRun; < 0: no cap).
+	MaxPendingPerRun int
 }
 
 // Inbox is the approval logic over a Store and Approvers: it creates
@@ -43,6 +58,9 @@ type Inbox struct {
 func New(s Store, a Approvers, cfg Config) *Inbox {
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
+	}
+	if cfg.MaxPendingPerRun == 0 {
+		cfg.MaxPendingPerRun = DefaultMaxPendingPerRun
 	}
 	return &Inbox{store: s, approvers: a, cfg: cfg}
 }
@@ -155,6 +173,18 @@ func (ib *Inbox) ask(ctx context.Context, req gate.ApprovalRequest, until time.T
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		r.TraceID = sc.TraceID().String()
 		r.SpanID = sc.SpanID().String()
+	}
+	if max := ib.cfg.MaxPendingPerRun; max > 0 {
+		// Not atomic with Create: concurrent asks of one run may pass the
+		// cap together (by at most their number); a flood from one run is
+		// still bounded.
+		pending, err := ib.List(ctx, Filter{Agent: r.Agent, RunID: r.RunID, Status: []Status{StatusPending}})
+		if err != nil {
+			return Request{}, err
+		}
+		if len(pending) >= max {
+			return Request{}, fmt.Errorf("%w (%d pending for agent %q, run %q; answer or let them expire)", ErrTooManyPending, len(pending), r.Agent, r.RunID)
+		}
 	}
 	for range 3 { // a collision of 128 random bits is not expected; retry anyway
 		r.ID = NewID()
@@ -342,6 +372,13 @@ func (ib *Inbox) Take(ctx context.Context, id string, call gate.ToolCallContext)
 // that is no longer pending is left as it is. ErrNotFound when there is no
 // such request.
 func (ib *Inbox) Abandon(ctx context.Context, id, note string) error {
+	return ib.abandon(ctx, id, note, false)
+}
+
+// abandon is Abandon; with answered, an approved request that no call
+// took yet is expired too (a blocking call that stopped waiting after the
+// answer landed but before it took it: nobody will run it).
+func (ib *Inbox) abandon(ctx context.Context, id, note string, answered bool) error {
 	if !ValidID(id) {
 		return ErrNotFound
 	}
@@ -349,7 +386,7 @@ func (ib *Inbox) Abandon(ctx context.Context, id, note string) error {
 		if expire(r, ib.now()) {
 			return nil
 		}
-		if r.Status == StatusPending {
+		if r.Status == StatusPending || (answered && r.Status == StatusApproved) {
 			r.Status = StatusExpired
 			r.Note = safeText(note)
 		}

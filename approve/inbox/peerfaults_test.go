@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -227,4 +229,47 @@ func TestBlockingAskExpiresWithItsCall(t *testing.T) {
 	r, err := ib.Get(context.Background(), res.RequestID)
 	require.NoError(t, err)
 	assert.True(t, r.ExpiresAt.After(time.Now().Add(time.Hour)))
+}
+
+// TestFloodOfAsksIsBounded: a model that keeps asking gets at most
+// MaxPendingPerRun requests of its run into the inbox; further asks are
+// denied (and recorded), other runs still ask, and an answer frees a slot.
+func TestFloodOfAsksIsBounded(t *testing.T) {
+	w := newPeerWorld(t)
+	ctx := context.Background()
+	var first string
+	for i := range inbox.DefaultMaxPendingPerRun {
+		id := suspend(t, w, "flood", deploy(fmt.Sprint("c", i), fmt.Sprint("e", i)))
+		if first == "" {
+			first = id
+		}
+	}
+	res := w.agent(t, "flood").Execute(ctx, deploy("over", "x"))
+	require.ErrorIs(t, res.Err, executor.ErrDenied)
+	assert.Equal(t, gate.ApprovalInvalid, res.Gate.Approval)
+	assert.Contains(t, res.Gate.Reason, "too many pending approval requests")
+	suspend(t, w, "other-run", deploy("c0", "prod")) // another run still asks
+	w.answer(t, first, false)
+	suspend(t, w, "flood", deploy("next", "y")) // a slot is free again
+	// An input too large to review is refused at the ask.
+	big := `{"env":"` + strings.Repeat("a", inbox.MaxInputBytes) + `"}`
+	res = w.agent(t, "big").Execute(ctx, executor.ToolCall{ID: "b", Name: "deploy", Input: json.RawMessage(big)})
+	require.ErrorIs(t, res.Err, executor.ErrDenied)
+	assert.Equal(t, gate.ApprovalInvalid, res.Gate.Approval)
+}
+
+// TestPersistedGrantsExpire: a for-run grant kept in the file ends after
+// GrantTTL, so a later run that reuses the run ID is asked again.
+func TestPersistedGrantsExpire(t *testing.T) {
+	db, err := inbox.Open(filepath.Join(t.TempDir(), "approvals.db"), inbox.OpenConfig{GrantTTL: 100 * time.Millisecond})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, db.Grant(ctx, "run:nightly", "k"))
+	ok, err := db.Granted(ctx, "run:nightly", "k")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	time.Sleep(150 * time.Millisecond)
+	ok, err = db.Granted(ctx, "run:nightly", "k")
+	require.NoError(t, err)
+	assert.False(t, ok, "expired")
 }

@@ -157,7 +157,7 @@ func propCall(input string, run string) gate.ToolCallContext {
 func checkInbox(t *rapid.T, st Store, ap Approvers) {
 	ctx := context.Background()
 	c := newClock()
-	ib := New(st, ap, Config{TTL: testTTL, Now: c.Now})
+	ib := New(st, ap, Config{TTL: testTTL, Now: c.Now, MaxPendingPerRun: -1})
 	var reqs []*model
 	runs := []string{"run-1", "run-2"}
 
