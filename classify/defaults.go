@@ -300,6 +300,17 @@ func DefaultRules() *Rules {
 	c["docker"] = withAnalyzer(dockerRule(), "docker")
 	c["podman"] = c["docker"]
 	c["kubectl"] = withAnalyzer(kubectlRule(), "kubectl")
+	// toolgate's auditor CLI: answering approvals from an agent's tool call
+	// would let the model approve its own asks.
+	selfApprove := cmdr(high, "answers toolgate approval requests: an agent must not approve its own asks")
+	c["auditq"] = CommandRule{Level: review, Reason: "toolgate's audit CLI", Subcommands: map[string]CommandRule{
+		"approve": selfApprove,
+		"decline": selfApprove,
+		"approvals": {Level: review, Reason: "reads toolgate approval requests", Subcommands: map[string]CommandRule{
+			"approvers": cmdr(high, "registers toolgate approvers: an agent must not make itself an approver"),
+			"serve":     cmdr(high, "serves the toolgate approval page: an agent must not answer its own asks"),
+		}},
+	}}
 	c["terraform"] = CommandRule{Level: review, Reason: "changes infrastructure", Subcommands: map[string]CommandRule{
 		"plan": cmdr(review, "plans infrastructure changes"), "show": cmdr(safe, "shows state"), "validate": cmdr(safe, "validates configuration"),
 		"version": cmdr(safe, "prints version"), "output": cmdr(review, "prints outputs (may include secrets)"),
@@ -604,6 +615,11 @@ func defaultPaths() []PathRule {
 		sec("**/*.keystore", "path.private-key", "Java key store"),
 		sec("**/*.jks", "path.private-key", "Java key store"),
 		sec("~/.aws/credentials", "path.cloud-credentials", "AWS credentials"),
+		// toolgate's own approval inbox: an agent that writes it can approve
+		// its own asks (approve/inbox). Reading it shows pending calls, not
+		// secrets; tokens are stored hashed.
+		persist("**/approvals.db", "path.approval-inbox", "toolgate approval inbox"),
+		persist("**/toolgate/approvals.db*", "path.approval-inbox", "toolgate approval inbox"),
 		{Pattern: "~/.ssh", Read: high, ID: "path.ssh-dir", Reason: "SSH directory (private keys)"},
 		{Pattern: "~", Read: high, ID: "path.home-dir", Reason: "the whole home directory (keys, tokens)"},
 		{Pattern: "~/.aws", Read: high, ID: "path.cloud-credentials", Reason: "AWS credentials directory"},

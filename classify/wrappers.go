@@ -4,6 +4,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/shell"
 )
 
 // wrapper unwraps a command that runs another command and classifies the
@@ -227,11 +229,7 @@ func (r *run) wrapEnv(args []field, cx *callCtx) traits {
 			default:
 				v = a.s[2:]
 			}
-			var fs []field
-			for _, w := range strings.Fields(v) {
-				fs = append(fs, field{s: w})
-			}
-			return r.argv(append(fs, args[i+1:]...), cx)
+			return r.argv(append(r.splitString(v), args[i+1:]...), cx)
 		case strings.HasPrefix(a.s, "-") && len(a.s) > 1 && !a.dyn:
 			i = skipFlag(args, i, []string{"-u", "--unset", "-C", "--chdir", "-P", "--default-signal", "--ignore-signal", "--block-signal"})
 			continue
@@ -517,4 +515,28 @@ func bundledValue(args []field, flag string, valueFlags []string) (field, bool) 
 		i = skipFlag(args, i, valueFlags)
 	}
 	return field{}, false
+}
+
+// splitString splits env -S's string the way env does: white space
+// separates words, and single quotes, double quotes and backslashes quote
+// (so `sh -c "rm -rf ~"` is three words); ${VAR} is expanded when its value
+// is known statically (HOME is ~) and makes the word dynamic otherwise.
+// Unbalanced quotes fall back to white space.
+func (r *run) splitString(v string) []field {
+	const mark = "\x00"
+	words, err := shell.Fields(v, func(name string) string {
+		if val, ok := r.lookup(name); ok {
+			return val
+		}
+		return mark + "${" + name + "}"
+	})
+	if err != nil {
+		words = strings.Fields(v)
+	}
+	fs := make([]field, 0, len(words))
+	for _, w := range words {
+		dyn := strings.Contains(w, mark) || strings.Contains(w, "$")
+		fs = append(fs, field{s: strings.ReplaceAll(w, mark, ""), dyn: dyn})
+	}
+	return fs
 }
