@@ -13,7 +13,8 @@
 //
 // With --wait the agent blocks for the answer instead (at most that long).
 // The inbox is --inbox (default $TOOLGATE_INBOX, else
-// .toolgate/approvals.db); the suspended call is kept in --state (default:
+// ~/.local/state/toolgate/approvals.db: outside the workspace, where the
+// agent's own tools cannot write its approvals); the suspended call is kept in --state (default:
 // unattended-run.json beside the inbox). Spans go
 // to the collector OTEL_EXPORTER_OTLP_ENDPOINT names (source .demo/env
 // after make demo). Nothing is executed: the bash tool only reports what
@@ -78,11 +79,8 @@ type outcome struct {
 
 func main() {
 	o := options{}
-	def := os.Getenv("TOOLGATE_INBOX")
-	if def == "" {
-		def = filepath.Join(".toolgate", "approvals.db")
-	}
-	flag.StringVar(&o.inbox, "inbox", def, "the approval inbox (a bbolt file shared with auditq)")
+	def, _ := inbox.DefaultPath() // $TOOLGATE_INBOX, else outside the workspace
+	flag.StringVar(&o.inbox, "inbox", def, "the approval inbox (a bbolt file shared with auditq; default $TOOLGATE_INBOX, else ~/.local/state/toolgate/approvals.db)")
 	flag.StringVar(&o.state, "state", "", "where the suspended call is kept (default: unattended-run.json beside the inbox)")
 	flag.StringVar(&o.command, "command", "pip install requests", "the shell command the agent wants to run")
 	flag.StringVar(&o.runID, "run", "", "the run ID (default: a new one)")
