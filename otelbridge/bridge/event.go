@@ -69,8 +69,13 @@ type Event struct {
 	GateError  string `json:"gateError,omitempty"`
 	Approval   string `json:"approval,omitempty"`
 	Approver   string `json:"approver,omitempty"`
-	RiskLevel  string `json:"riskLevel,omitempty"`
-	OptOut     bool   `json:"optOut,omitempty"`
+	// ApprovalID names the durable approval request (gate.approval.id) and
+	// ApprovalWaitMs is the time from ask to answer in milliseconds
+	// (gate.approval.wait_ms).
+	ApprovalID     string `json:"approvalId,omitempty"`
+	ApprovalWaitMs int64  `json:"approvalWaitMs,omitempty"`
+	RiskLevel      string `json:"riskLevel,omitempty"`
+	OptOut         bool   `json:"optOut,omitempty"`
 	// GateRule is the deciding gate's rule, if it names one.
 	GateRule string `json:"gateRule,omitempty"`
 	// GateDurationNs is the time spent deciding, approval included (ns).
@@ -246,6 +251,8 @@ func (e Event) Record() gate.Record {
 		Risk:              gate.RiskLevel(e.RiskLevel),
 		Approval:          gate.ApprovalOutcome(e.Approval),
 		Approver:          e.Approver,
+		ApprovalID:        e.ApprovalID,
+		ApprovalWait:      time.Duration(e.ApprovalWaitMs) * time.Millisecond,
 		OptOut:            e.OptOut,
 		Rewritten:         e.Rewritten,
 		RewrittenBy:       e.RewrittenBy,

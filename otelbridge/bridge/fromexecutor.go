@@ -18,6 +18,7 @@ func EventFromTrace(ev executor.ToolCallTrace) Event {
 		Tool: ev.Tool, ToolCallID: ev.ToolCallID, IsError: ev.IsError, ErrorType: ev.ErrorType,
 		Gated: d.Gated, GateAction: string(d.Action), GateReason: d.Reason, GateSource: d.Source, GateRule: d.Rule,
 		GateError: d.ErrorKind, Approval: string(d.Approval), Approver: d.Approver, RiskLevel: string(d.Risk),
+		ApprovalID: d.ApprovalID, ApprovalWaitMs: d.ApprovalWaitMs(),
 		OptOut: d.OptOut, GateDurationNs: int64(d.Duration), Verdicts: d.Verdicts,
 		Rewritten: d.Rewritten, RewrittenBy: d.RewrittenBy, OriginalInputSha256: d.OriginalInputHash, Rounds: d.Rounds,
 		GateStage: string(d.Stage), Calls: d.Calls, TraceID: ev.TraceID, SpanID: ev.SpanID,
