@@ -288,12 +288,22 @@ func truncate(s string, n int) string {
 	return text.Trim(s, n-1) + "…"
 }
 
-// oneLine makes a value safe for a table cell or tree line: runs of
-// whitespace become one space, and control characters (an ANSI escape in a
-// model-written reason, say) are shown escaped (\x1b) instead of reaching
-// the terminal.
+// oneLine makes a value safe for a table cell or tree line: runs of ASCII
+// whitespace (space, \t, \n, \v, \f, \r) become one space, and control
+// characters (an ANSI escape in a model-written reason, say) are shown
+// escaped (\x1b) instead of reaching the terminal. Other Unicode spaces
+// (U+00A0, U+3000, U+0085, …) are not collapsed: textsafe shows them
+// escaped, so a look-alike space never reads as an ASCII one.
 func oneLine(s string) string {
-	return textsafe.Escape(strings.Join(strings.Fields(s), " "))
+	return textsafe.Escape(strings.Join(strings.FieldsFunc(s, isASCIISpace), " "))
+}
+
+func isASCIISpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r':
+		return true
+	}
+	return false
 }
 
 // writeJSON writes v as indented JSON.
