@@ -30,7 +30,9 @@ func newApprovalsServeCmd(io stdio, ib *inboxFlag) *cobra.Command {
 other address is refused): a JSON API for chat-ops integrations
 (/api/v1/approvals, Authorization: Bearer TOKEN) and a web page that lists
 the pending requests and approves or declines them (/login?token=TOKEN, then
-/). Tokens come from 'auditq approvals approvers add NAME'; the approver a
+/). The page lives on a host name of its own, http://LABEL.localhost:PORT/
+(LABEL random per start; printed below), and its session cookie is valid
+only there. Tokens come from 'auditq approvals approvers add NAME'; the approver a
 token belongs to is the one who answers. Requests whose Host header is not a
 loopback name, and cross-origin form posts, are refused. See
 docs/approvals.md for the API. It stops on SIGINT/SIGTERM.`,
@@ -66,7 +68,7 @@ docs/approvals.md for the API. It stops on SIGINT/SIGTERM.`,
 	return cmd
 }
 
-func runApprovalsServe(ctx context.Context, io stdio, addr string, h http.Handler, path string, logger *slog.Logger) error {
+func runApprovalsServe(ctx context.Context, io stdio, addr string, h *inboxhttp.Server, path string, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("approvals serve: %w", err)
@@ -79,7 +81,8 @@ func runApprovalsServe(ctx context.Context, io stdio, addr string, h http.Handle
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
 	fmt.Fprintf(io.out, "auditq approvals serve: listening on http://%s (inbox %s)\n", ln.Addr(), path)
-	fmt.Fprintf(io.out, "  web page: http://%s/login?token=TOKEN  (a token: auditq approvals approvers add NAME)\n", ln.Addr())
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	fmt.Fprintf(io.out, "  web page: http://%s/login?token=TOKEN  (a token: auditq approvals approvers add NAME)\n", h.PageHost(port))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -80,7 +80,7 @@ func TestBrowserApprovesOneRequest(t *testing.T) {
 	defer cancelB()
 
 	require.NoError(t, chromedp.Do(bctx,
-		chromedp.Navigate(w.url+"/login?token="+w.token),
+		chromedp.Navigate(w.url+"/login?token="+w.token), // redirected to LABEL.localhost
 		chromedp.WaitVisible(chromedp.CSS("section.request")),
 	))
 	n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("section.request").length`))

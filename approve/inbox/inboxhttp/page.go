@@ -194,6 +194,11 @@ const signInHelp = "Open the sign-in link that 'auditq approvals serve' printed,
 // even when the link was opened from another site, and the token leaves
 // the address bar).
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if !s.onPageHost(r) {
+		// The cookie is only ever set on the page's own host.
+		s.toPageHost(w, r)
+		return
+	}
 	token := r.URL.Query().Get("token")
 	name, ok, err := s.opt.Approvers.ByToken(r.Context(), token)
 	if err != nil {
@@ -216,6 +221,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if !s.onPageHost(r) {
+		s.toPageHost(w, r)
+		return
+	}
+	if err := cookieFetchSite(r); err != nil {
+		s.render(w, http.StatusForbidden, pageData{View: "signin", Message: err.Error()})
+		return
+	}
 	id, _, ok, _ := s.sessionApprover(r)
 	if ok {
 		if err := r.ParseForm(); err == nil && s.checkCSRF(id, r.PostFormValue("csrf")) {
@@ -231,6 +244,16 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// cookieFetchSite refuses a cookie-authenticated POST whose Sec-Fetch-Site
+// is present and not same-origin (not even "none": the page's forms are
+// always posted from the page).
+func cookieFetchSite(r *http.Request) error {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return fmt.Errorf("cross-origin request refused (Sec-Fetch-Site: %s); nothing was answered", truncate(site, 40))
+	}
+	return nil
+}
+
 func (s *Server) checkCSRF(sessionID, got string) bool {
 	want := s.csrfToken(sessionID)
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
@@ -238,6 +261,10 @@ func (s *Server) checkCSRF(sessionID, got string) bool {
 
 // page lists the pending requests.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	if !s.onPageHost(r) {
+		s.toPageHost(w, r)
+		return
+	}
 	id, name, ok, err := s.sessionApprover(r)
 	if err != nil {
 		s.opt.Logger.Error("look up a session", "err", err)
@@ -295,6 +322,11 @@ func (s *Server) uiAnswer(approve bool) http.HandlerFunc {
 		}
 		if !ok {
 			s.render(w, http.StatusUnauthorized, pageData{View: "signin", Message: "Not signed in. " + signInHelp})
+			return
+		}
+		if err := cookieFetchSite(r); err != nil {
+			s.opt.Logger.Warn("refused a form post that is not same-origin", "approver", name, "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
+			s.render(w, http.StatusForbidden, pageData{View: "signin", Message: err.Error()})
 			return
 		}
 		d := pageData{View: "inbox", Approver: Visible(name), CSRF: s.csrfToken(sid)}

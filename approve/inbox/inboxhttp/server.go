@@ -8,8 +8,13 @@
 // another name. The API authenticates with "Authorization: Bearer TOKEN",
 // the token an approver got from Approvers.Add (auditq approvals approvers
 // add NAME); the approver the token belongs to is the one who answers. The
-// web page authenticates once with GET /login?token=TOKEN, which sets an
-// HttpOnly, SameSite=Strict session cookie; its forms carry a per-session
+// web page lives under a host name of its own, http://LABEL.localhost:PORT/
+// (LABEL is random per server, see Server.PageHost): it authenticates once
+// with GET /login?token=TOKEN there (a login on any other loopback host is
+// redirected there), which sets a host-only HttpOnly, SameSite=Strict
+// session cookie that is accepted only with that exact Host — a browser
+// sends cookies of 127.0.0.1 to every port of 127.0.0.1, so a cookie
+// bound to a bare loopback host would reach any local server; its forms carry a per-session
 // CSRF token, and every state-changing request is refused when its Origin
 // (or Sec-Fetch-Site) says it comes from another site.
 //
@@ -30,6 +35,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -51,7 +57,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultSessionTTL = 12 * time.Hour
+	DefaultSessionTTL = time.Hour
 	DefaultListLimit  = 100
 	MaxListLimit      = 1000
 	// MaxBodyBytes bounds a POST body (an answer is a few fields).
@@ -78,6 +84,10 @@ type Options struct {
 	SessionTTL time.Duration
 	// PageLimit caps the requests the page shows (0: DefaultListLimit).
 	PageLimit int
+	// HostLabel is the first label of the page's host name,
+	// LABEL.localhost (""): 16 random lowercase base32 characters). The
+	// session cookie is accepted only on that host.
+	HostLabel string
 }
 
 // Server is the HTTP API and the web page over an inbox. Use New.
@@ -114,6 +124,11 @@ func New(opt Options) (*Server, error) {
 	}
 	if opt.PageLimit <= 0 {
 		opt.PageLimit = DefaultListLimit
+	}
+	if opt.HostLabel == "" {
+		opt.HostLabel = randomLabel()
+	} else if !validLabel(opt.HostLabel) {
+		return nil, fmt.Errorf("inboxhttp: Options.HostLabel %q: want 1 to 63 lowercase letters and digits", opt.HostLabel)
 	}
 	s := &Server{opt: opt, mux: http.NewServeMux(), sessions: map[string]session{}}
 	_, _ = rand.Read(s.csrfKey[:])
@@ -155,6 +170,66 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// randomLabel returns 16 random lowercase base32 characters (80 bits).
+func randomLabel() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+}
+
+func validLabel(l string) bool {
+	if l == "" || len(l) > 63 {
+		return false
+	}
+	for _, c := range l {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// HostLabel returns the first label of the page's host name.
+func (s *Server) HostLabel() string { return s.opt.HostLabel }
+
+// PageHost returns the Host of the web page for a server listening on
+// port: LABEL.localhost:PORT. Browsers (Chromium, Firefox) and curl
+// resolve every *.localhost name to loopback.
+func (s *Server) PageHost(port string) string {
+	return s.opt.HostLabel + ".localhost:" + port
+}
+
+// LoginURL returns the page's sign-in URL for a server listening on port.
+func (s *Server) LoginURL(port, token string) string {
+	return "http://" + s.PageHost(port) + "/login?token=" + url.QueryEscape(token)
+}
+
+// requestPort returns the port the request came in on: the connection's
+// local address, else the Host header's port.
+func requestPort(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, p, err := net.SplitHostPort(a.String()); err == nil {
+			return p
+		}
+	}
+	if _, p, err := net.SplitHostPort(r.Host); err == nil {
+		return p
+	}
+	return "80"
+}
+
+// onPageHost reports whether the request's Host is exactly the page's
+// host on the port the request came in on.
+func (s *Server) onPageHost(r *http.Request) bool {
+	return strings.EqualFold(r.Host, s.PageHost(requestPort(r)))
+}
+
+// toPageHost redirects the browser to the same path on the page's host.
+func (s *Server) toPageHost(w http.ResponseWriter, r *http.Request) {
+	u := url.URL{Scheme: "http", Host: s.PageHost(requestPort(r)), Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
 }
 
 func safeMethod(m string) bool {
@@ -297,8 +372,13 @@ func (s *Server) newSession(token string) string {
 }
 
 // sessionApprover returns the session ID and approver of the request's
-// session cookie; ok is false without a live session.
+// session cookie; ok is false without a live session, and always when the
+// request's Host is not the page's host (a cookie replayed to another
+// host or port is worth nothing).
 func (s *Server) sessionApprover(r *http.Request) (id, name string, ok bool, err error) {
+	if !s.onPageHost(r) {
+		return "", "", false, nil
+	}
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" {
 		return "", "", false, nil

@@ -48,7 +48,10 @@ type world struct {
 	clock *clock
 	srv   *httptest.Server
 	token string // alice's
-	url   string
+	url   string // http://127.0.0.1:PORT
+	s     *inboxhttp.Server
+	host  string // the page's host, LABEL.localhost:PORT
+	port  string
 }
 
 func newWorld(t testing.TB) *world {
@@ -73,7 +76,9 @@ func newWorldWith(t testing.TB, approvers func(inbox.Approvers) inbox.Approvers)
 	require.NoError(t, err)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &world{db: db, ib: ib, clock: c, srv: srv, token: tok, url: srv.URL}
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	return &world{db: db, ib: ib, clock: c, srv: srv, token: tok, url: srv.URL, s: s, host: s.PageHost(u.Port()), port: u.Port()}
 }
 
 type askOpt struct {
@@ -121,6 +126,9 @@ func (w *world) do(t testing.TB, method, path, token, body string, hdr ...string
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if !strings.HasPrefix(path, "/api/") {
+		req.Host = w.host // the page lives on its own host
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "Host" {
@@ -450,7 +458,7 @@ func form(kv ...string) string {
 // postForm posts a form as the page does.
 func (w *world) postForm(t testing.TB, path, session, body string, hdr ...string) *http.Response {
 	t.Helper()
-	h := []string{"Content-Type", "application/x-www-form-urlencoded", "Origin", w.url}
+	h := []string{"Content-Type", "application/x-www-form-urlencoded", "Origin", "http://" + w.host}
 	if session != "" {
 		h = append(h, "Cookie", inboxhttp.SessionCookie+"="+session)
 	}
@@ -591,7 +599,7 @@ func TestPageShowsHostileTextEscaped(t *testing.T) {
 		run:    "run\u202egnp.exe",
 		reason: "safe, trust me\u2066 <script>alert(3)</script>\nsecond line",
 	})
-	huge := `{"data":"` + strings.Repeat("A", 900_000) + `<script>alert(4)</script>"}`
+	huge := `{"data":"` + strings.Repeat("A", 60_000) + `<script>alert(4)</script>"}`
 	h := w.ask(t, huge, askOpt{run: "run-huge"})
 
 	session := w.login(t)
@@ -614,7 +622,7 @@ func TestPageShowsHostileTextEscaped(t *testing.T) {
 	}
 	assert.True(t, has("second line"), "the reason's lines are kept")
 	assert.True(t, has(h.ID), "a huge input is listed")
-	assert.True(t, has(strings.Repeat("A", 900_000)), "and shown whole: nothing of what will run is hidden")
+	assert.True(t, has(strings.Repeat("A", 60_000)), "and shown whole: nothing of what will run is hidden")
 	assert.True(t, has(r.ID))
 
 	// The API returns the input as stored (JSON-escaped, not HTML).
@@ -654,4 +662,51 @@ func TestReadableJSON(t *testing.T) {
 			assert.Equal(t, a, b, "the same value: %s", in)
 		}
 	}
+}
+
+// TestSessionCookieOnlyOnThePageHost: the red team's cookie_port_leak.sh.
+// A session cookie obtained on LABEL.localhost:PORT, replayed with Host
+// 127.0.0.1:PORT, localhost:PORT or another label (what a local server the
+// model started could do with a cookie the browser leaked to it), opens no
+// page and answers nothing.
+func TestSessionCookieOnlyOnThePageHost(t *testing.T) {
+	w := newWorld(t)
+	a := w.ask(t, `{"command":"pip install evilpkg"}`, askOpt{})
+	assert.Len(t, w.s.HostLabel(), 16)
+	assert.Regexp(t, `^[a-z2-7]{16}\.localhost:[0-9]+$`, w.host)
+
+	// A login on 127.0.0.1 sets no cookie: it goes on to the page's host.
+	resp := w.do(t, "GET", "/login?token="+url.QueryEscape(w.token), "", "", "Host", "127.0.0.1:"+w.port)
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, w.s.LoginURL(w.port, w.token), resp.Header.Get("Location"))
+	assert.Empty(t, resp.Cookies())
+
+	session := w.login(t)
+	resp = w.do(t, "GET", "/login?token="+url.QueryEscape(w.token), "", "")
+	for _, c := range resp.Cookies() {
+		assert.Empty(t, c.Domain, "host-only cookie")
+	}
+	body, csrf := w.page(t, session)
+	require.Contains(t, body, a.CallHash)
+	cookie := inboxhttp.SessionCookie + "=" + session
+	for _, host := range []string{"127.0.0.1:" + w.port, "localhost:" + w.port, "abcdefghijklmnop.localhost:" + w.port, w.s.HostLabel() + ".localhost:1", w.s.HostLabel() + ".localhost"} {
+		resp := w.do(t, "GET", "/", "", "", "Host", host, "Cookie", cookie)
+		assert.NotEqual(t, http.StatusOK, resp.StatusCode, host)
+		assert.NotContains(t, readBody(t, resp), a.CallHash, host)
+		resp = w.do(t, "POST", "/ui/"+a.ID+"/approve", "", form("csrf", csrf, "call_hash", a.CallHash),
+			"Host", host, "Cookie", cookie, "Content-Type", "application/x-www-form-urlencoded")
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, host)
+	}
+	got, err := w.ib.Get(context.Background(), a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, inbox.StatusPending, got.Status, "the replayed cookie approved nothing")
+
+	// A cookie-authenticated post with Sec-Fetch-Site none is refused too.
+	resp = w.postForm(t, "/ui/"+a.ID+"/approve", session, form("csrf", csrf, "call_hash", a.CallHash), "Sec-Fetch-Site", "none")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	// The API still works on any loopback host.
+	assert.Equal(t, http.StatusOK, w.do(t, "GET", "/api/v1/approvals", w.token, "", "Host", "127.0.0.1:"+w.port).StatusCode)
+	// On the page's own host, the same cookie answers.
+	resp = w.postForm(t, "/ui/"+a.ID+"/approve", session, form("csrf", csrf, "call_hash", a.CallHash), "Sec-Fetch-Site", "same-origin")
+	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
 }
