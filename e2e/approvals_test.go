@@ -191,7 +191,7 @@ func TestApprovalOutlivesTheProcess(t *testing.T) {
 	assert.Equal(t, "run-approved", r.RunID)
 	assert.NotEmpty(t, r.TraceID)
 	time.Sleep(20 * time.Millisecond) // a measurable wait
-	w.cli(t, 0, "approve", id1, "--as", "alice", "--reason", "known package")
+	w.cli(t, 0, "approve", id1, "--as", "alice", "--yes", "--reason", "known package")
 	oc, code := w.run(t, st1, "--resume")
 	require.Equal(t, 0, code, "%+v", oc)
 	assert.Equal(t, "ran", oc.Status, oc.Content)
@@ -208,20 +208,20 @@ func TestApprovalOutlivesTheProcess(t *testing.T) {
 	// Declined: the resumed call is denied and does not run.
 	st2 := filepath.Join(w.dir, "declined.json")
 	id2 := w.askAndKill(t, st2, "run-declined", "pip install left-pad")
-	w.cli(t, 0, "decline", id2, "--as", "alice", "--reason", "not this one")
+	w.cli(t, 0, "decline", id2, "--as", "alice", "--yes", "--reason", "not this one")
 	oc, code = w.run(t, st2, "--resume")
 	assert.Equal(t, 3, code)
 	assert.Equal(t, "declined", oc.Approval)
 
 	// Unknown approver and an answer to an answered request are refused.
-	w.cli(t, 1, "approve", id2, "--as", "mallory")
-	w.cli(t, 1, "approve", id2, "--as", "alice")
+	w.cli(t, 1, "approve", id2, "--as", "mallory", "--yes")
+	w.cli(t, 1, "approve", id2, "--as", "alice", "--yes")
 
 	// Expired: no answer within the request's TTL.
 	st3 := filepath.Join(w.dir, "expired.json")
 	id3 := w.askAndKill(t, st3, "run-expired", "pip install six", "--ttl", "1s")
 	time.Sleep(1500 * time.Millisecond)
-	w.cli(t, 1, "approve", id3, "--as", "alice") // too late
+	w.cli(t, 1, "approve", id3, "--as", "alice", "--yes") // too late
 	oc, code = w.run(t, st3, "--resume")
 	assert.Equal(t, 3, code)
 	assert.Equal(t, "timeout", oc.Approval)
@@ -230,7 +230,7 @@ func TestApprovalOutlivesTheProcess(t *testing.T) {
 	// command under the approved request).
 	st4 := filepath.Join(w.dir, "tampered.json")
 	id4 := w.askAndKill(t, st4, "run-tampered", "pip install attrs")
-	w.cli(t, 0, "approve", id4, "--as", "alice")
+	w.cli(t, 0, "approve", id4, "--as", "alice", "--yes")
 	b, err := os.ReadFile(st4)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(st4, []byte(strings.Replace(string(b), "pip install attrs", "pip install evil", 1)), 0o600))
@@ -317,7 +317,7 @@ func TestApprovalBlocking(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	w.cli(t, 0, "approve", id, "--as", "alice")
+	w.cli(t, 0, "approve", id, "--as", "alice", "--yes")
 	require.NoError(t, cmd.Wait(), out.String())
 	assert.Contains(t, out.String(), `"status":"ran"`)
 	assert.Equal(t, []string{"pip_install_pyyaml"}, w.ran(t))
@@ -330,5 +330,5 @@ func TestApprovalBlocking(t *testing.T) {
 	var reqs []inbox.Request
 	require.NoError(t, json.Unmarshal([]byte(w.cli(t, 0, "approvals", "--status", "expired", "--format", "json")), &reqs))
 	require.Len(t, reqs, 1)
-	w.cli(t, 1, "approve", reqs[0].ID, "--as", "alice")
+	w.cli(t, 1, "approve", reqs[0].ID, "--as", "alice", "--yes")
 }

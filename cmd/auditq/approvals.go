@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/toolgate/toolgate/approve/inbox"
 	"github.com/toolgate/toolgate/approve/inbox/inboxhttp"
@@ -134,7 +137,7 @@ Text the model wrote is shown escaped (invisible and bidi characters as
 	f.StringVar(&olderThan, "older-than", "", "only requests asked at least this long ago (10m, 2h, 7d)")
 	f.IntVar(&limit, "limit", 200, "at most this many requests, newest first (0: all)")
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"pending", "approved", "declined", "expired", "used", "all"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.AddCommand(newApproversCmd(io, &ib), newApprovalsServeCmd(io, &ib))
+	cmd.AddCommand(newApproversCmd(io, &ib), newApprovalsServeCmd(io, &ib), newApprovalsShowCmd(io, &ib))
 	return cmd
 }
 
@@ -145,13 +148,19 @@ func approvalsTable(w io.Writer, rs []inbox.Request, withStatus bool, term termi
 		_, err := fmt.Fprintln(w, "no approval requests")
 		return err
 	}
+	// INPUT and REASON are never cut silently: on a terminal they are cut
+	// here, visibly, naming the command that shows them whole.
 	t := table{header: []string{"ID", "AGE", "AGENT", "RUN", "TOOL", "RISK", "REASON", "INPUT"},
-		shrink: []string{"INPUT", "REASON", "RUN", "AGENT"}, drop: []string{"RUN"}}
+		shrink: []string{"RUN", "AGENT"}, drop: []string{"RUN"}}
+	inputMax, reasonMax := 0, 0
+	if term.width > 0 {
+		inputMax, reasonMax = max(40, term.width/2), max(30, term.width/4)
+	}
 	if withStatus {
 		t.header = append([]string{"ID", "STATUS", "APPROVER"}, t.header[1:]...)
 	}
 	for _, r := range rs {
-		cells := []string{r.ID, formatAge(now.Sub(r.AskedAt)), oneLine(r.Agent), oneLine(r.RunID), oneLine(r.Tool), oneLine(r.Risk), oneLine(r.Reason), oneLine(inboxhttp.ReadableJSON(string(r.Input)))}
+		cells := []string{r.ID, formatAge(now.Sub(r.AskedAt)), oneLine(r.Agent), oneLine(r.RunID), oneLine(r.Tool), oneLine(r.Risk), cutCell(oneLine(r.Reason), reasonMax, r.ID), cutCell(oneLine(inboxhttp.ReadableJSON(string(r.Input))), inputMax, r.ID)}
 		if withStatus {
 			approver := ""
 			if r.Answer != nil {
@@ -162,6 +171,16 @@ func approvalsTable(w io.Writer, rs []inbox.Request, withStatus bool, term termi
 		t.add(cells...)
 	}
 	return t.render(w, term)
+}
+
+// cutCell cuts s to at most n runes (0: no cut), marking the cut visibly
+// with the command that shows the request whole.
+func cutCell(s string, n int, id string) string {
+	if n <= 0 || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	rs := []rune(s)
+	return string(rs[:n]) + fmt.Sprintf("…(cut, %d bytes: auditq approvals show %s)", len(s), id)
 }
 
 // formatAge renders how long ago: 45s, 12m, 3h05m, 2d4h.
@@ -208,6 +227,7 @@ func newAnswerCmd(io stdio, approve bool) *cobra.Command {
 		forRun   bool
 		as       string
 		callHash string
+		yes      bool
 	)
 	verb := "approve"
 	cmd := &cobra.Command{
@@ -223,7 +243,12 @@ approvers the inbox knows may answer ('auditq approvals approvers add NAME').
 --call-hash refuses the answer unless the request is for the call with that
 hash (the callHash 'auditq approvals --format json' shows), for scripts that
 show a person the call before answering. A request that is already answered,
-expired or used is refused (exit 1). The call is printed as answered.`,
+expired or used is refused (exit 1).
+
+The whole call is printed first (as 'auditq approvals show ID' does). On a
+terminal, approve then asks "approve this call? [y/N]" (--yes skips the
+question); when stdin is not a terminal it needs --yes, or --call-hash H
+(the call hash 'auditq approvals show ID' printed), else exit 2.`,
 		Example: `  auditq approve apr_… --reason 'known package'
   auditq approve apr_… --for-run --as alice --inbox .toolgate/approvals.db`,
 	}
@@ -234,6 +259,9 @@ expired or used is refused (exit 1). The call is printed as answered.`,
 		cmd.Long = `decline answers a pending approval request (auditq approvals lists them) with
 a refusal: the agent's call is denied when it resumes (or at once when it
 blocks), and the decline and its reason are recorded. --reason is required.
+The whole call is printed first; on a terminal decline asks "decline this
+call? [y/N]" (--yes skips it); without a terminal it needs --yes or
+--call-hash H, else exit 2.
 
 The answer is recorded with the approver's name: --as NAME, else $USER. Only
 approvers the inbox knows may answer ('auditq approvals approvers add NAME').
@@ -266,12 +294,30 @@ A request that is already answered, expired or used is refused (exit 1).`
 		if err != nil {
 			return err
 		}
+		req, err := in.Get(cmd.Context(), id)
+		if errors.Is(err, inbox.ErrNotFound) {
+			return fmt.Errorf("%s %s: no such request in %s (auditq approvals --status all lists them)", verb, id, ib.resolve())
+		} else if err != nil {
+			return fmt.Errorf("%s %s: %w", verb, id, err)
+		}
+		showRequest(io.out, req)
+		if !yes && callHash == "" {
+			if !isTerminalReader(io.in) {
+				return usagef("%s %s: stdin is not a terminal, so nobody can confirm the call printed above: pass --yes to %s it, or --call-hash %s (the call hash 'auditq approvals show %s' prints) to %s only that call", verb, id, verb, req.CallHash, id, verb)
+			}
+			fmt.Fprintf(io.err, "%s this call? [y/N] ", verb)
+			line, _ := bufio.NewReader(io.in).ReadString('\n')
+			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+				return fmt.Errorf("%s %s: not confirmed; nothing changed", verb, id)
+			}
+		}
 		return answerRequest(cmd.Context(), io, in, id, inbox.Answer{Approve: approve, Approver: name, Reason: reason, ForRun: forRun, CallHash: callHash}, ib.resolve())
 	}
 	f := cmd.Flags()
 	ib.add(f)
 	f.StringVar(&as, "as", "", "answer as this approver (default $USER); it must be registered: auditq approvals approvers add NAME")
-	f.StringVar(&callHash, "call-hash", "", "refuse the answer unless the request is for the call with this hash (its callHash)")
+	f.StringVar(&callHash, "call-hash", "", "refuse the answer unless the request is for the call with this hash (its callHash; answers without asking)")
+	f.BoolVarP(&yes, "yes", "y", false, "answer without asking (needed when stdin is not a terminal, unless --call-hash)")
 	if approve {
 		f.StringVar(&reason, "reason", "", "why the call may run (recorded)")
 		f.BoolVar(&forRun, "for-run", false, "also approve the same tool and input for the rest of the run")
@@ -317,7 +363,6 @@ func answerRequest(ctx context.Context, io stdio, in *inbox.Inbox, id string, a 
 		}
 		return fmt.Errorf("%s %s: %w", verb, id, err)
 	}
-	printRequest(io.out, r)
 	ans := r.Answer
 	what := "approved"
 	if !ans.Approve {
@@ -334,21 +379,102 @@ func answerRequest(ctx context.Context, io stdio, in *inbox.Inbox, id string, a 
 	return err
 }
 
-// printRequest writes the call a request is for, one field a line.
-func printRequest(w io.Writer, r inbox.Request) {
-	fmt.Fprintf(w, "request  %s\n", r.ID)
-	fmt.Fprintf(w, "tool     %s\n", oneLine(r.Tool))
-	fmt.Fprintf(w, "input    %s\n", oneLine(inboxhttp.ReadableJSON(string(r.Input))))
+// isTerminalReader reports whether r is a terminal (a test's fake may
+// implement IsTerminal).
+func isTerminalReader(r io.Reader) bool {
+	switch f := r.(type) {
+	case interface{ IsTerminal() bool }:
+		return f.IsTerminal()
+	case *os.File:
+		return term.IsTerminal(int(f.Fd()))
+	}
+	return false
+}
+
+// indent prefixes every line of s with pre.
+func indent(s, pre string) string {
+	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
+}
+
+// showRequest writes the whole request: every field, the whole input
+// pretty-printed (and the original input when a gate rewrote it), all of
+// it escaped (internal/textsafe: control, bidi and invisible characters
+// as \u escapes), nothing cut.
+func showRequest(w io.Writer, r inbox.Request) {
+	fmt.Fprintf(w, "request    %s\n", r.ID)
+	fmt.Fprintf(w, "status     %s\n", oneLine(string(r.Status)))
+	fmt.Fprintf(w, "tool       %s\n", oneLine(r.Tool))
+	fmt.Fprintf(w, "call hash  %s\n", oneLine(r.CallHash))
+	fmt.Fprintf(w, "agent      %s\n", oneLine(r.Agent))
+	fmt.Fprintf(w, "run        %s\n", oneLine(r.RunID))
+	if r.TaskID != "" {
+		fmt.Fprintf(w, "task       %s\n", oneLine(r.TaskID))
+	}
+	risk := r.Risk
+	if risk == "" {
+		risk = "unrated"
+	}
+	fmt.Fprintf(w, "risk       %s\n", oneLine(risk))
+	if r.Rule != "" || r.Source != "" {
+		fmt.Fprintf(w, "rule       %s (%s)\n", oneLine(r.Rule), oneLine(r.Source))
+	}
+	fmt.Fprintf(w, "reason     %s\n", strings.TrimPrefix(indent(inboxhttp.Visible(r.Reason), "           "), "           "))
+	fmt.Fprintf(w, "asked      %s\n", r.AskedAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "expires    %s\n", r.ExpiresAt.UTC().Format(time.RFC3339))
+	if r.TraceID != "" {
+		fmt.Fprintf(w, "trace      %s %s\n", oneLine(r.TraceID), oneLine(r.SpanID))
+	}
+	if a := r.Answer; a != nil {
+		what := "approved"
+		if !a.Approve {
+			what = "declined"
+		}
+		fmt.Fprintf(w, "answer     %s by %s at %s: %s\n", what, oneLine(a.Approver), a.At.UTC().Format(time.RFC3339), oneLine(a.Reason))
+	}
+	if r.Note != "" {
+		fmt.Fprintf(w, "note       %s\n", oneLine(r.Note))
+	}
+	fmt.Fprintf(w, "input (%d bytes, whole):\n%s\n", len(r.Input), indent(inboxhttp.PrettyInput(r.Input), "  "))
 	if len(r.Original) > 0 {
-		fmt.Fprintf(w, "original %s (the model's input, before a gate rewrote it)\n", oneLine(inboxhttp.ReadableJSON(string(r.Original))))
+		fmt.Fprintf(w, "original input (the model's, before a gate rewrote it; %d bytes):\n%s\n", len(r.Original), indent(inboxhttp.PrettyInput(r.Original), "  "))
 	}
-	fmt.Fprintf(w, "agent    %s\n", oneLine(r.Agent))
-	fmt.Fprintf(w, "run      %s\n", oneLine(r.RunID))
-	if r.Risk != "" {
-		fmt.Fprintf(w, "risk     %s\n", oneLine(r.Risk))
+}
+
+func newApprovalsShowCmd(io stdio, ib *inboxFlag) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID [--inbox PATH]",
+		Short: "Show one approval request whole: the full input, reason, risk and call hash",
+		Long: `show prints one approval request whole, nothing cut: the tool, the full
+input pretty-printed (and the model's original input when a gate rewrote
+it), the reason, risk, call hash, agent, run and times. Text the model wrote
+is shown escaped (invisible and bidi characters as \u escapes). Pass the
+call hash to 'auditq approve ID --call-hash H' to approve exactly this call.`,
+		Example: `  auditq approvals show apr_…`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("approvals show: want exactly one request ID (auditq approvals lists them)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if !inbox.ValidID(id) {
+				return usagef("approvals show: %q is not a request ID (apr_ and 26 characters; auditq approvals lists them)", truncateArg(id))
+			}
+			in, _, err := ib.open(true)
+			if err != nil {
+				return err
+			}
+			r, err := in.Get(cmd.Context(), id)
+			if errors.Is(err, inbox.ErrNotFound) {
+				return fmt.Errorf("approvals show %s: no such request in %s (auditq approvals --status all lists them)", id, ib.resolve())
+			} else if err != nil {
+				return fmt.Errorf("approvals show %s: %w", id, err)
+			}
+			showRequest(io.out, r)
+			return nil
+		},
 	}
-	fmt.Fprintf(w, "reason   %s\n", oneLine(r.Reason))
-	fmt.Fprintf(w, "asked    %s\n", r.AskedAt.Format(time.RFC3339))
 }
 
 // shellWord quotes s for a shell command line when it needs it.
