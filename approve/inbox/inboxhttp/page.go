@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/approve/inbox"
 	"github.com/toolgate/toolgate/internal/textsafe"
@@ -50,15 +51,26 @@ type pageData struct {
 	Requests  []requestView
 	More      int // pending requests not shown (PageLimit)
 	Now       string
+	Single    bool // the per-request page /ui/{id}
+	Preview   int  // PreviewBytes, for the page's text
 }
+
+// PreviewBytes is how much of an input the list page shows; a longer one
+// is cut there, marked, and can be answered only on its own page /ui/{id},
+// which shows it whole.
+const PreviewBytes = 2 << 10
 
 // requestView is one pending request on the page.
 type requestView struct {
-	ID, Tool, Agent, Run, Task     string
-	Reason, Risk, RiskClass, Rule  string
-	Source, CallHash, TraceID      string
-	Input, Original                string
-	InputBytes                     int
+	ID, Tool, Agent, Run, Task    string
+	Reason, Risk, RiskClass, Rule string
+	Source, CallHash, TraceID     string
+	Input, Original               string
+	InputBytes                    int
+	// Cut: the list shows only a preview of the input (or the original);
+	// the answer form is then only on /ui/{id}.
+	Cut                            bool
+	Pending                        bool
 	Asked, Age, Expires, ExpiresIn string
 }
 
@@ -150,7 +162,21 @@ func riskClass(risk string) string {
 	return "risk-none"
 }
 
-func (s *Server) view(r inbox.Request) requestView {
+// preview cuts s to at most n bytes at a rune boundary; cut reports
+// whether anything was left out.
+func preview(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// view renders a request; with cut, the input is a preview of at most
+// PreviewBytes.
+func (s *Server) view(r inbox.Request, cut bool) requestView {
 	now := s.opt.Now()
 	v := requestView{
 		ID: r.ID, Tool: Visible(r.Tool), Agent: Visible(r.Agent), Run: Visible(r.RunID), Task: Visible(r.TaskID),
@@ -164,6 +190,13 @@ func (s *Server) view(r inbox.Request) requestView {
 	}
 	if len(r.Original) > 0 {
 		v.Original = PrettyInput(r.Original)
+	}
+	v.Pending = r.Status == inbox.StatusPending
+	if cut {
+		var c1, c2 bool
+		v.Input, c1 = preview(v.Input, PreviewBytes)
+		v.Original, c2 = preview(v.Original, PreviewBytes)
+		v.Cut = c1 || c2
 	}
 	if v.Risk == "" {
 		v.Risk = "unrated"
@@ -283,6 +316,35 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	s.fill(w, r, &d)
 }
 
+// one shows one request whole, with its answer form when it is pending.
+func (s *Server) one(w http.ResponseWriter, r *http.Request) {
+	if !s.onPageHost(r) {
+		s.toPageHost(w, r)
+		return
+	}
+	sid, name, ok, err := s.sessionApprover(r)
+	if err != nil {
+		s.opt.Logger.Error("look up a session", "err", err)
+	}
+	if !ok {
+		s.render(w, http.StatusUnauthorized, pageData{View: "signin", Message: "Not signed in. " + signInHelp})
+		return
+	}
+	d := pageData{View: "inbox", Approver: Visible(name), CSRF: s.csrfToken(sid), Single: true}
+	req, err := s.opt.Inbox.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		st, _ := answerStatus(err)
+		d.Flash, d.FlashKind = "No such request: "+Visible(truncate(r.PathValue("id"), 40))+".", "error"
+		s.render(w, st, d)
+		return
+	}
+	if req.Status != inbox.StatusPending {
+		d.Flash, d.FlashKind = fmt.Sprintf("%s is %s; it cannot be answered.", req.ID, req.Status), "error"
+	}
+	d.Requests = []requestView{s.view(req, false)}
+	s.render(w, http.StatusOK, d)
+}
+
 func answerVerb(approve bool) string {
 	if approve {
 		return "Approved"
@@ -296,19 +358,20 @@ func (s *Server) fill(w http.ResponseWriter, r *http.Request, d *pageData) {
 }
 
 func (s *Server) fillStatus(w http.ResponseWriter, r *http.Request, d *pageData, status int) {
-	rs, err := s.opt.Inbox.List(r.Context(), inbox.Filter{Status: []inbox.Status{inbox.StatusPending}, Limit: s.opt.PageLimit + 1})
+	rs, err := s.opt.Inbox.List(r.Context(), inbox.Filter{Status: []inbox.Status{inbox.StatusPending}})
 	if err != nil {
 		s.opt.Logger.Error("list approval requests", "err", err)
 		d.Flash, d.FlashKind = "Could not read the inbox.", "error"
 		s.render(w, http.StatusInternalServerError, *d)
 		return
 	}
-	if len(rs) > s.opt.PageLimit {
+	if len(rs) > s.opt.PageLimit { // newest first: the newest PageLimit
+		d.More = len(rs) - s.opt.PageLimit
 		rs = rs[:s.opt.PageLimit]
-		d.More = 1 // "at least one more"
 	}
+	d.Preview = PreviewBytes
 	for _, req := range rs {
-		d.Requests = append(d.Requests, s.view(req))
+		d.Requests = append(d.Requests, s.view(req, true))
 	}
 	s.render(w, status, *d)
 }

@@ -22,7 +22,8 @@
 //	GET  /api/v1/approvals/{id}                                     one request
 //	POST /api/v1/approvals/{id}/approve   {"reason","for_run","call_hash"}
 //	POST /api/v1/approvals/{id}/decline   {"reason","call_hash"} (reason required)
-//	GET  /login?token=T, POST /logout, GET / (the page), POST /ui/{id}/approve|decline
+//	GET  /login?token=T, POST /logout, GET / (the page), GET /ui/{id} (one request, whole),
+//	POST /ui/{id}/approve|decline
 //
 // Errors are JSON {"error": message, "code": code} with status 400
 // (bad_request), 401 (unauthorized), 403 (forbidden, unknown_approver), 404
@@ -140,6 +141,7 @@ func New(opt Options) (*Server, error) {
 	s.mux.HandleFunc("POST /logout", s.logout)
 	s.mux.HandleFunc("GET /{$}", s.page)
 	s.mux.HandleFunc("GET /static/inbox.css", serveCSS)
+	s.mux.HandleFunc("GET /ui/{id}", s.one)
 	s.mux.HandleFunc("POST /ui/{id}/approve", s.uiAnswer(true))
 	s.mux.HandleFunc("POST /ui/{id}/decline", s.uiAnswer(false))
 	return s, nil

@@ -3,6 +3,7 @@ package inboxhttp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -622,7 +623,22 @@ func TestPageShowsHostileTextEscaped(t *testing.T) {
 	}
 	assert.True(t, has("second line"), "the reason's lines are kept")
 	assert.True(t, has(h.ID), "a huge input is listed")
-	assert.True(t, has(strings.Repeat("A", 60_000)), "and shown whole: nothing of what will run is hidden")
+	assert.False(t, has(strings.Repeat("A", 3000)), "the list shows a preview of a huge input")
+	assert.True(t, has("Input cut: only the first 2048 bytes are shown"), "marked as cut")
+	assert.True(t, has(`href="/ui/`+h.ID+`"`), "with a link to the whole request")
+	assert.False(t, has(`action="/ui/`+h.ID+`/approve"`), "no answer form for a cut preview")
+	assert.False(t, has(h.CallHash), "nor its call hash")
+	assert.True(t, has(`action="/ui/`+r.ID+`/approve"`), "a short input is answered from the list")
+	// The request's own page shows it whole, with the form.
+	resp0 := w.do(t, "GET", "/ui/"+h.ID, "", "", "Cookie", inboxhttp.SessionCookie+"="+session)
+	one := readBody(t, resp0)
+	require.Equal(t, http.StatusOK, resp0.StatusCode, one)
+	assert.Contains(t, one, strings.Repeat("A", 60_000), "shown whole: nothing of what will run is hidden")
+	assert.Contains(t, one, `name="call_hash" value="`+h.CallHash+`"`)
+	assert.NotContains(t, one, "<script")
+	other := w.do(t, "GET", "/ui/"+h.ID, "", "", "Cookie", inboxhttp.SessionCookie+"="+session, "Host", "127.0.0.1:"+w.port)
+	assert.Equal(t, http.StatusSeeOther, other.StatusCode, "not on another host: sent to the page's host")
+	assert.NotContains(t, readBody(t, other), h.CallHash)
 	assert.True(t, has(r.ID))
 
 	// The API returns the input as stored (JSON-escaped, not HTML).
@@ -709,4 +725,23 @@ func TestSessionCookieOnlyOnThePageHost(t *testing.T) {
 	// On the page's own host, the same cookie answers.
 	resp = w.postForm(t, "/ui/"+a.ID+"/approve", session, form("csrf", csrf, "call_hash", a.CallHash), "Sec-Fetch-Site", "same-origin")
 	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
+}
+
+// TestPageListIsBounded: a flood of pending requests shows the newest
+// PageLimit, and says how many more wait.
+func TestPageListIsBounded(t *testing.T) {
+	w := newWorld(t)
+	var last inbox.Request
+	for i := range 12 {
+		w.clock.Advance(time.Second)
+		last = w.ask(t, fmt.Sprintf(`{"command":"echo %d"}`, i), askOpt{run: fmt.Sprintf("run-%d", i)})
+	}
+	s, err := inboxhttp.New(inboxhttp.Options{Inbox: w.ib, Approvers: w.db, Now: w.clock.Now, PageLimit: 5, HostLabel: "testlabel"})
+	require.NoError(t, err)
+	w.srv.Config.Handler = s
+	w.s, w.host = s, s.PageHost(w.port)
+	body, _ := w.page(t, w.login(t))
+	assert.Equal(t, 5, strings.Count(body, `<section class="request"`))
+	assert.Contains(t, body, "7 older not shown")
+	assert.Contains(t, body, last.ID, "the newest are shown")
 }
