@@ -83,6 +83,9 @@ func TestBrowserApprovesOneRequest(t *testing.T) {
 		chromedp.Navigate(w.url+"/login?token="+w.token), // redirected to LABEL.localhost
 		chromedp.WaitVisible(chromedp.CSS("section.request")),
 	))
+	loc, err := chromedp.Run(bctx, chromedp.Evaluate[string](`location.host`))
+	require.NoError(t, err)
+	assert.Equal(t, w.host, loc, "the login on 127.0.0.1 went on to the page's own host, LABEL.localhost")
 	n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("section.request").length`))
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "two pending requests on the page")
