@@ -83,9 +83,9 @@ echo "demo: approvals inbox $demo_inbox (TOOLGATE_INBOX in .demo/env), approver 
 echo "demo: try an approval that outlives the agent process (source .demo/env first):"
 echo "  go run ./examples/unattended                                               # asks; the call waits, the agent exits"
 echo "  bin/auditq approvals                                                       # what waits: the call, the reason, the risk"
-echo "  bin/auditq approve <apr_…> --reason 'known package'                        # or: bin/auditq decline <apr_…> --reason …"
+echo "  bin/auditq approve <apr_…> --reason 'known package'                        # shows the whole call, asks y/N (or: decline <apr_…> --reason …)"
 echo "  go run ./examples/unattended --resume                                      # the approved call runs, once"
 echo "  bin/auditq decisions --approval approved --since 1h                        # who let it through, and after how long"
-echo "  (or the web page: bin/auditq approvals serve, then http://127.0.0.1:8470/login?token=\$(cat .demo/approver-token))"
+echo "  (or the web page: bin/auditq approvals serve, then open the login URL it prints with the token in .demo/approver-token)"
 echo
 echo "The stack is still running (scripts/stack.sh status); 'make stop' ends it."

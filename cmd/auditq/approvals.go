@@ -23,9 +23,11 @@ import (
 // inboxEnv names the approvals inbox when --inbox is not given.
 const inboxEnv = "TOOLGATE_INBOX"
 
-// defaultInbox is the inbox without --inbox and $TOOLGATE_INBOX (the
-// default of examples/unattended too).
-const defaultInbox = ".toolgate/approvals.db"
+// defaultInbox names the inbox without --inbox and $TOOLGATE_INBOX in
+// help texts; the path is inbox.DefaultPath's (the default of
+// examples/unattended too): outside the workspace, where an agent's own
+// tools cannot write its approvals.
+const defaultInbox = "~/.local/state/toolgate/approvals.db ($XDG_STATE_HOME/toolgate/approvals.db)"
 
 // inboxFlag is the --inbox flag shared by the approval commands.
 type inboxFlag struct{ path string }
@@ -44,7 +46,11 @@ func (f *inboxFlag) resolve() string {
 	if env := os.Getenv(inboxEnv); env != "" {
 		return env
 	}
-	return defaultInbox
+	p, err := inbox.DefaultPath()
+	if err != nil {
+		return ".toolgate/approvals.db" // no home directory: the working directory
+	}
+	return p
 }
 
 // open opens the inbox. With mustExist, a missing file is an error that
