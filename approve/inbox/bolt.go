@@ -120,35 +120,40 @@ func (db *DB) open(readOnly bool) (*bolt.DB, error) {
 
 // update runs f in a write transaction on the file, opened for it alone.
 func (db *DB) update(ctx context.Context, f func(tx *bolt.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	b, err := db.open(false)
-	if err != nil {
-		return err
-	}
-	err = b.Update(f)
-	if cerr := b.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("inbox: close %s: %w", db.path, cerr)
-	}
-	return err
+	return db.tx(ctx, false, f)
 }
 
 // view runs f in a read transaction on the file, opened read-only for it.
 func (db *DB) view(ctx context.Context, f func(tx *bolt.Tx) error) error {
+	return db.tx(ctx, true, f)
+}
+
+// tx opens the file (read-only or for writing), runs f in one transaction
+// of that kind and closes the file. Within the process, writers exclude
+// each other and readers (db.mu); across processes, bbolt's file lock does.
+func (db *DB) tx(ctx context.Context, readOnly bool, f func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	b, err := db.open(true)
+	if readOnly {
+		db.mu.RLock()
+		defer db.mu.RUnlock()
+	} else {
+		db.mu.Lock()
+		defer db.mu.Unlock()
+	}
+	b, err := db.open(readOnly)
 	if err != nil {
 		return err
 	}
-	err = b.View(f)
-	_ = b.Close()
+	if readOnly {
+		err = b.View(f)
+	} else {
+		err = b.Update(f)
+	}
+	if cerr := b.Close(); err == nil && cerr != nil && !readOnly {
+		err = fmt.Errorf("inbox: close %s: %w", db.path, cerr)
+	}
 	return err
 }
 
