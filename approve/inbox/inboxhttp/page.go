@@ -227,11 +227,6 @@ const signInHelp = "Open the sign-in link that 'auditq approvals serve' printed,
 // even when the link was opened from another site, and the token leaves
 // the address bar).
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if !s.onPageHost(r) {
-		// The cookie is only ever set on the page's own host.
-		s.toPageHost(w, r)
-		return
-	}
 	token := r.URL.Query().Get("token")
 	name, ok, err := s.opt.Approvers.ByToken(r.Context(), token)
 	if err != nil {
@@ -242,6 +237,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		s.opt.Logger.Warn("refused a sign-in with an unknown token", "remote", r.RemoteAddr)
 		s.render(w, http.StatusUnauthorized, pageData{View: "signin", Message: "Unknown token. " + signInHelp})
+		return
+	}
+	if !s.onPageHost(r) {
+		// The cookie is only ever set on the page's own host, and only a
+		// valid token learns that host's name (a model that knows it could
+		// lure a browser's cookie to a port of its own).
+		s.toPageHost(w, r)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
@@ -255,7 +257,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if !s.onPageHost(r) {
-		s.toPageHost(w, r)
+		s.notPageHost(w)
 		return
 	}
 	if err := cookieFetchSite(r); err != nil {
@@ -295,7 +297,7 @@ func (s *Server) checkCSRF(sessionID, got string) bool {
 // page lists the pending requests.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if !s.onPageHost(r) {
-		s.toPageHost(w, r)
+		s.notPageHost(w)
 		return
 	}
 	id, name, ok, err := s.sessionApprover(r)
@@ -319,7 +321,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 // one shows one request whole, with its answer form when it is pending.
 func (s *Server) one(w http.ResponseWriter, r *http.Request) {
 	if !s.onPageHost(r) {
-		s.toPageHost(w, r)
+		s.notPageHost(w)
 		return
 	}
 	sid, name, ok, err := s.sessionApprover(r)
@@ -427,4 +429,10 @@ func (s *Server) uiAnswer(approve bool) http.HandlerFunc {
 		}
 		http.Redirect(w, r, "/?answered="+id, http.StatusSeeOther)
 	}
+}
+
+// notPageHost answers a page request on another host than the page's
+// without naming the page's host (only a valid token at /login learns it).
+func (s *Server) notPageHost(w http.ResponseWriter) {
+	s.render(w, http.StatusUnauthorized, pageData{View: "signin", Message: signInHelp})
 }

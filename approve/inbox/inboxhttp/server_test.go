@@ -637,7 +637,8 @@ func TestPageShowsHostileTextEscaped(t *testing.T) {
 	assert.Contains(t, one, `name="call_hash" value="`+h.CallHash+`"`)
 	assert.NotContains(t, one, "<script")
 	other := w.do(t, "GET", "/ui/"+h.ID, "", "", "Cookie", inboxhttp.SessionCookie+"="+session, "Host", "127.0.0.1:"+w.port)
-	assert.Equal(t, http.StatusSeeOther, other.StatusCode, "not on another host: sent to the page's host")
+	assert.Equal(t, http.StatusUnauthorized, other.StatusCode, "not on another host, and not told the page's host")
+	assert.Empty(t, other.Header.Get("Location"))
 	assert.NotContains(t, readBody(t, other), h.CallHash)
 	assert.True(t, has(r.ID))
 
@@ -744,4 +745,20 @@ func TestPageListIsBounded(t *testing.T) {
 	assert.Equal(t, 5, strings.Count(body, `<section class="request"`))
 	assert.Contains(t, body, "7 older not shown")
 	assert.Contains(t, body, last.ID, "the newest are shown")
+}
+
+// TestPageHostNotToldWithoutAToken: the page's host name (the label that
+// scopes its cookie) is told only to a valid token: a model that could
+// read it from a redirect could lure the browser's cookie to a port of
+// its own on LABEL.localhost.
+func TestPageHostNotToldWithoutAToken(t *testing.T) {
+	w := newWorld(t)
+	for _, path := range []string{"/", "/login", "/login?token=wrong", "/logout", "/ui/apr_abcdefghijklmnopqrstuvwxyz"} {
+		for _, host := range []string{"127.0.0.1:" + w.port, "localhost:" + w.port} {
+			resp := w.do(t, "GET", path, "", "", "Host", host)
+			body := readBody(t, resp)
+			assert.NotEqual(t, http.StatusSeeOther, resp.StatusCode, "%s %s", host, path)
+			assert.NotContains(t, resp.Header.Get("Location")+body, w.s.HostLabel(), "%s %s", host, path)
+		}
+	}
 }
