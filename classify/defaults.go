@@ -303,10 +303,11 @@ func DefaultRules() *Rules {
 	// toolgate's auditor CLI: answering approvals from an agent's tool call
 	// would let the model approve its own asks.
 	selfApprove := cmdr(high, "answers toolgate approval requests: an agent must not approve its own asks")
-	c["auditq"] = CommandRule{Level: review, Reason: "toolgate's audit CLI", Subcommands: map[string]CommandRule{
+	auditqValues := []string{"--inbox", "--dsn", "--format", "-o", "--output", "--since", "--until", "--agent", "--run", "--as", "--reason", "--call-hash", "--addr", "--status", "--older-than", "--limit"}
+	c["auditq"] = CommandRule{Level: review, Reason: "toolgate's audit CLI", ValueFlags: auditqValues, Subcommands: map[string]CommandRule{
 		"approve": selfApprove,
 		"decline": selfApprove,
-		"approvals": {Level: review, Reason: "reads toolgate approval requests", Subcommands: map[string]CommandRule{
+		"approvals": {Level: review, Reason: "reads toolgate approval requests", ValueFlags: auditqValues, Subcommands: map[string]CommandRule{
 			"approvers": cmdr(high, "registers toolgate approvers: an agent must not make itself an approver"),
 			"serve":     cmdr(high, "serves the toolgate approval page: an agent must not answer its own asks"),
 		}},
