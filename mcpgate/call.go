@@ -1,0 +1,212 @@
+package mcpgate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// MCP semantic-convention attributes (OTel semantic-conventions-genai
+// v0.1.0, model/mcp; Development stability).
+const (
+	AttrMCPMethod          attribute.Key = "mcp.method.name"
+	AttrMCPProtocolVersion attribute.Key = "mcp.protocol.version"
+	AttrMCPSessionID       attribute.Key = "mcp.session.id"
+	AttrNetworkTransport   attribute.Key = "network.transport"
+	AttrGenAIToolName      attribute.Key = "gen_ai.tool.name"
+	AttrGenAIOperation     attribute.Key = "gen_ai.operation.name"
+	AttrErrorType          attribute.Key = "error.type"
+	// AttrUpstream names the upstream a call was forwarded to (ours).
+	AttrUpstream attribute.Key = "toolgate.mcp.upstream"
+	// AttrUpstreamTool is the upstream's own tool name (ours).
+	AttrUpstreamTool attribute.Key = "toolgate.mcp.upstream.tool"
+)
+
+// approvalKey is the input request ID of the gateway's approval question.
+const approvalKey = "toolgate_approval"
+
+// callHolder carries the upstream's result out of Execute, so the client
+// gets it whole (every content block, structured content, _meta).
+type callHolder struct{ res *mcp.CallToolResult }
+
+type holderKey struct{}
+
+type elicitKey struct{}
+
+// forward is the executor tool's Execute: it runs only for a call every
+// gate allowed, and forwards the validated input to the upstream within
+// the call timeout.
+func (g *Gateway) forward(pt *presentedTool) func(context.Context, json.RawMessage) (executor.Result, error) {
+	return func(ctx context.Context, in json.RawMessage) (executor.Result, error) {
+		s := pt.up.session
+		if s == nil {
+			return executor.Result{}, fmt.Errorf("upstream %s is not connected", pt.up.cfg.Name)
+		}
+		cctx, cancel := context.WithTimeout(ctx, g.cfg.callTimeout)
+		defer cancel()
+		res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: pt.name, Arguments: in})
+		if err != nil {
+			if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+				return executor.Result{}, fmt.Errorf("upstream %s did not answer %s within %s", pt.up.cfg.Name, pt.name, g.cfg.callTimeout)
+			}
+			return executor.Result{}, fmt.Errorf("upstream %s: %s: %w", pt.up.cfg.Name, pt.name, err)
+		}
+		if h, ok := ctx.Value(holderKey{}).(*callHolder); ok {
+			h.res = res
+		}
+		return executor.Result{Content: textOf(res), IsError: res.IsError}, nil
+	}
+}
+
+// handle is the MCP tools/call handler of one presented tool.
+func (g *Gateway) handle(pt *presentedTool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = extractMeta(ctx, req.Params.Meta)
+		attrs := []attribute.KeyValue{
+			AttrMCPMethod.String("tools/call"),
+			AttrGenAIToolName.String(pt.presented),
+			AttrGenAIOperation.String("execute_tool"),
+			AttrUpstream.String(pt.up.cfg.Name),
+			AttrUpstreamTool.String(gate.Cut(pt.name, gate.MaxNameBytes)),
+		}
+		if v := req.ProtocolVersion(); v != "" {
+			attrs = append(attrs, AttrMCPProtocolVersion.String(v))
+			if v < "2026-07-28" && req.Session != nil && req.Session.ID() != "" {
+				attrs = append(attrs, AttrMCPSessionID.String(req.Session.ID()))
+			}
+		}
+		if req.Extra != nil && req.Extra.Header != nil {
+			attrs = append(attrs, AttrNetworkTransport.String("tcp"))
+		} else {
+			attrs = append(attrs, AttrNetworkTransport.String("pipe"))
+		}
+		ctx, span := g.tracer.Start(ctx, "tools/call "+pt.presented, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+		defer span.End()
+		res, err := g.call(ctx, pt, req)
+		switch {
+		case err != nil:
+			span.SetStatus(codes.Error, err.Error())
+			span.SetAttributes(AttrErrorType.String("protocol_error"))
+		case res.IsError:
+			span.SetAttributes(AttrErrorType.String("tool_error"))
+		}
+		return res, err
+	}
+}
+
+// call runs one tools/call through the executor.
+func (g *Gateway) call(ctx context.Context, pt *presentedTool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := json.RawMessage(req.Params.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	callID := "mcp_" + randomHex(12)
+	if st := req.Params.RequestState; st != "" {
+		// A retry with the client's answer (MRTR; or the SDK's legacy shim
+		// after push elicitation): the same call, judged again, runs only
+		// on the answer for exactly this call.
+		p, err := g.pending.resume(st, pt.presented, args, req.Params.InputResponses[approvalKey])
+		if err != nil {
+			return denial(err.Error()), nil
+		}
+		callID = p.callID
+		ctx = gate.WithResume(ctx, st)
+	}
+	if canElicit(req) {
+		ctx = context.WithValue(ctx, elicitKey{}, true)
+	}
+	h := &callHolder{}
+	ctx = context.WithValue(ctx, holderKey{}, h)
+	r := g.run.Execute(ctx, executor.ToolCall{ID: callID, Name: pt.presented, Input: args})
+	switch {
+	case errors.Is(r.Err, executor.ErrApprovalPending) && r.Gate.ApprovalID != "":
+		p, ok := g.pending.get(r.Gate.ApprovalID)
+		if !ok {
+			return denial("the approval request was lost; a person must approve this call"), nil
+		}
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{approvalKey: &mcp.ElicitParams{
+				Mode:    "form",
+				Message: p.message,
+				RequestedSchema: map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"approve": map[string]any{"type": "boolean", "title": "Run this tool call?", "default": false},
+					},
+					"required": []string{"approve"},
+				},
+			}},
+			RequestState: r.Gate.ApprovalID,
+		}, nil
+	case h.res != nil && (r.ErrorType == "" || r.ErrorType == executor.ErrorTypeToolError):
+		return h.res, nil
+	case r.Gate.Action == gate.ActionDeny && r.Gate.Stage == gate.StageGate:
+		return denial(r.Gate.Reason), nil
+	case r.IsError:
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "toolgate: " + r.Content}}}, nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Content}}}, nil
+}
+
+// denial is the result of a call the gate denied: an isError result the
+// model reads, telling it not to retry.
+func denial(reason string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+		Text: "toolgate denied this tool call: " + reason + ". The call did not run. Do not retry it, in this or another form; " +
+			"if it is needed, ask the user to approve it or to change the policy.",
+	}}}
+}
+
+// canElicit reports whether the client declared form elicitation.
+func canElicit(req *mcp.CallToolRequest) bool {
+	c := req.ClientCapabilities()
+	return c != nil && c.Elicitation != nil
+}
+
+// textOf is the text of res's text blocks (what the audit's span may
+// record as the result).
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// extractMeta makes the W3C trace context in params._meta (traceparent,
+// tracestate, baggage) the parent of the call's span, when the client
+// sends one.
+func extractMeta(ctx context.Context, meta mcp.Meta) context.Context {
+	if len(meta) == 0 {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{}
+	for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+		if v, ok := meta[k].(string); ok && len(v) <= 4096 {
+			carrier[k] = v
+		}
+	}
+	if len(carrier) == 0 {
+		return ctx
+	}
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Extract(ctx, carrier)
+}
+
+var _ = time.Second

@@ -1,0 +1,158 @@
+package mcpgate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// Gate sources of the gateway's own decisions (gate.source).
+const (
+	SourceRule        = "mcpgate.rule"        // an allow/deny/ask/fetch rule
+	SourceAnnotations = "mcpgate.annotations" // no rule: the default risk from annotations
+	SourceRouter      = "mcpgate"             // a tool the gateway has no gate for (never presented)
+)
+
+// toolPolicy is what the gateway knows about one presented tool.
+type toolPolicy struct {
+	upstream    *Upstream
+	tool        string // the upstream's own name
+	presented   string
+	annotations gate.Annotations // as trusted: the upstream's, or MCP's defaults
+}
+
+// policyConfig is the classifier set-up shared by every rule's gate.
+type policyConfig struct {
+	classifier []classify.Option
+	gateOpts   []classify.GateOption
+	readOnly   bool // profile read-only: review denies
+}
+
+// buildGate returns the gate of one presented tool: its upstream's first
+// matching rule, else the built-in table's, else the default risk from
+// its annotations.
+func (c policyConfig) buildGate(tp toolPolicy) (gate.Gate, string, error) {
+	r, ok := ruleFor(tp.upstream.Tools, tp.tool)
+	origin := "upstream rule " + r.Match
+	if !ok {
+		r, ok = ruleFor(BuiltinRules(), tp.tool)
+		origin = "built-in rule " + r.Match
+	}
+	if !ok {
+		return c.annotationGate(tp), "annotations", nil
+	}
+	parts := append([]Rule{r}, r.Also...)
+	gates := make([]gate.Gate, 0, len(parts))
+	for _, p := range parts {
+		g, err := c.ruleGate(tp, p)
+		if err != nil {
+			return nil, "", fmt.Errorf("mcpgate: %s tool %q: %s: %w", tp.upstream.Name, tp.tool, origin, err)
+		}
+		gates = append(gates, g)
+	}
+	if len(gates) == 1 {
+		return gates[0], origin, nil
+	}
+	return gate.Chain(gates...), origin, nil
+}
+
+func (c policyConfig) ruleGate(tp toolPolicy, r Rule) (gate.Gate, error) {
+	opts := append([]classify.GateOption(nil), c.gateOpts...)
+	opts = append(opts, classify.WithClassifierOptions(c.classifier...))
+	if len(r.Fields) > 0 {
+		opts = append(opts, classify.WithInputFields(r.Fields...))
+	}
+	switch r.Kind {
+	case KindShell:
+		return classify.BashGate(opts...)
+	case KindRead, KindWrite, KindDelete:
+		op := map[Kind]classify.Op{KindRead: classify.OpRead, KindWrite: classify.OpWrite, KindDelete: classify.OpDelete}[r.Kind]
+		opts = append(opts, classify.WithToolOps(map[string]classify.Op{tp.presented: op}))
+		return classify.PathGate(opts...)
+	case KindFetch:
+		return c.fixed(gate.RiskReview, gate.ActionAsk, orDefault(r.Reason, "fetches from the network")), nil
+	case KindAllow:
+		return c.fixed(gate.RiskSafe, gate.ActionAllow, orDefault(r.Reason, "allowed by rule "+r.Match)), nil
+	case KindDeny:
+		return c.fixed(gate.RiskHigh, gate.ActionDeny, orDefault(r.Reason, "denied by rule "+r.Match)), nil
+	case KindAsk:
+		return c.fixed(gate.RiskReview, gate.ActionAsk, orDefault(r.Reason, "rule "+r.Match+" asks a person")), nil
+	}
+	return nil, fmt.Errorf("unknown kind %q", r.Kind)
+}
+
+// fixed is a gate with one decision; under the read-only profile an ask
+// is a deny.
+func (c policyConfig) fixed(risk gate.RiskLevel, a gate.Action, reason string) gate.Gate {
+	if a == gate.ActionAsk && c.readOnly {
+		a = gate.ActionDeny
+	}
+	d := gate.Decision{Action: a, Reason: reason, Risk: risk, Source: SourceRule}
+	return gate.Func(func(ctx context.Context, _ gate.ToolCallContext) (gate.Decision, error) {
+		if err := ctx.Err(); err != nil {
+			return gate.Decision{}, err
+		}
+		return d, nil
+	})
+}
+
+// annotationGate is the default for a tool no rule covers: safe only when
+// a trusted upstream says it is read-only and closed-world; otherwise
+// review (ask; deny under read-only), with the reason naming what the
+// annotations (or their untrusted defaults) say.
+func (c policyConfig) annotationGate(tp toolPolicy) gate.Gate {
+	a := tp.annotations
+	if tp.upstream.Trusted && a.ReadOnlyHint && !gate.HintOpenWorld.Has(a) {
+		return c.fixed(gate.RiskSafe, gate.ActionAllow, "no rule for "+tp.upstream.Name+" tool "+tp.tool+"; the trusted upstream annotates it read-only and closed-world")
+	}
+	var says []string
+	switch {
+	case !tp.upstream.Trusted:
+		says = append(says, "untrusted annotations: taken as not read-only, destructive, open-world")
+	case a.ReadOnlyHint:
+		says = append(says, "read-only but open-world")
+	default:
+		if gate.HintDestructive.Has(a) {
+			says = append(says, "destructive")
+		} else {
+			says = append(says, "not read-only")
+		}
+		if gate.HintOpenWorld.Has(a) {
+			says = append(says, "open-world")
+		}
+	}
+	g := c.fixed(gate.RiskReview, gate.ActionAsk, "no rule for "+tp.upstream.Name+" tool "+tp.tool+" ("+strings.Join(says, ", ")+"): a person must approve it")
+	return gate.Func(func(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+		d, err := g.Decide(ctx, call)
+		d.Source = SourceAnnotations
+		return d, err
+	})
+}
+
+// router decides each call by the gate of the tool it names (the
+// presented name); a name it has no gate for is denied (fail closed).
+type router struct {
+	gates map[string]gate.Gate
+}
+
+// Name implements gate.Namer.
+func (router) Name() string { return SourceRouter }
+
+// Decide implements gate.Gate.
+func (r router) Decide(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+	g, ok := r.gates[call.ToolName]
+	if !ok {
+		return gate.Deny("no gateway policy for tool " + call.ToolName).WithRisk(gate.RiskHigh).WithSource(SourceRouter), nil
+	}
+	return g.Decide(ctx, call)
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
