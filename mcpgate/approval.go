@@ -132,7 +132,7 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 		if !ok {
 			return req.Decline(ApproverElicitation, "no answer for this approval request"), nil
 		}
-		if p.callHash != req.CallHash {
+		if p.callHash != gate.CallHash(req.Call) {
 			return req.Decline(ApproverElicitation, "the answer was for another call"), nil
 		}
 		if !p.approve {
@@ -146,7 +146,7 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 			in = in[:2000] + "…"
 		}
 		p := &pendingAsk{callID: req.Call.ToolCallID, tool: req.Call.ToolName, inputHash: sha256.Sum256(req.Call.RawInput),
-			callHash: req.CallHash,
+			callHash: gate.CallHash(req.Call), // the call, not this request (its nonce is new on resume)
 			message: fmt.Sprintf("toolgate: the model wants to call %s with %s\nWhy a person is asked: %s\nRun it?",
 				req.Call.ToolName, in, req.Decision.Reason)}
 		id := a.pending.add(p)

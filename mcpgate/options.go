@@ -115,4 +115,6 @@ func WithTransport(name string, newT func() mcp.Transport) Option {
 
 // WithServerOptions lets f adjust the gateway's mcp.ServerOptions (e.g.
 // SupportedProtocolVersions) before the server is made.
-func WithServerOptions(f func(*mcp.ServerOptions)) Option { return func(c *config) { c.serverOpts = f } }
+func WithServerOptions(f func(*mcp.ServerOptions)) Option {
+	return func(c *config) { c.serverOpts = f }
+}

@@ -1,0 +1,106 @@
+package mcpgate_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+// An ask goes to the client as an elicitation: push elicitation on a
+// handshake (2025-11-25) session, MRTR input_required on 2026-07-28. The
+// call runs only when the person approves, and the question names the
+// call.
+func TestGatewayElicitationApproval(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		for _, approve := range []bool{true, false} {
+			t.Run(version+map[bool]string{true: "/approve", false: "/decline"}[approve], func(t *testing.T) {
+				var asked atomic.Int64
+				var question atomic.Value
+				copts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					question.Store(req.Params.Message)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": approve}}, nil
+				}}
+				e := newEnv(t, copts, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				require.Equal(t, version, e.client.InitializeResult().ProtocolVersion)
+				r := e.call(t, "fs_echo", map[string]any{"message": "hello"})
+				require.Equal(t, int64(1), asked.Load())
+				require.Contains(t, question.Load().(string), "fs_echo")
+				require.Contains(t, question.Load().(string), `"hello"`)
+				if approve {
+					require.False(t, r.IsError, text(r))
+					require.Contains(t, text(r), "ran echo")
+					require.Equal(t, int64(1), e.up.calls.Load())
+				} else {
+					require.True(t, r.IsError)
+					require.Contains(t, text(r), "denied")
+					require.Zero(t, e.up.calls.Load())
+				}
+				// The execute_tool spans: a pending ask, then the resumed call.
+				var approvals []string
+				for _, s := range e.spans.GetSpans() {
+					if strings.HasPrefix(s.Name, "execute_tool") {
+						for _, a := range s.Attributes {
+							if a.Key == gate.AttrApproval {
+								approvals = append(approvals, a.Value.AsString())
+							}
+						}
+					}
+				}
+				want := "declined"
+				if approve {
+					want = "approved"
+				}
+				require.Equal(t, []string{"pending", want}, approvals)
+			})
+		}
+	}
+}
+
+// A client that forges or replays the request state cannot approve a call
+// it was not asked about.
+func TestGatewayRequestStateForgery(t *testing.T) {
+	copts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		}}
+	e := newEnv(t, copts, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	ctx := context.Background()
+	yes := mcp.InputResponseMap{"toolgate_approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}
+
+	// A made-up state.
+	r, err := e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "a"},
+		RequestState: "ask_00000000000000000000000000000000", InputResponses: yes})
+	require.NoError(t, err)
+	require.True(t, r.IsError)
+	require.Zero(t, e.up.calls.Load())
+
+	// A real ask, answered for other arguments.
+	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "shown"}})
+	require.NoError(t, err)
+	require.True(t, r.NeedsInput())
+	state := r.RequestState
+	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "swapped"},
+		RequestState: state, InputResponses: yes})
+	require.NoError(t, err)
+	require.True(t, r.IsError, text(r))
+	require.Zero(t, e.up.calls.Load())
+
+	// The right call runs once; the state does not approve it twice.
+	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "shown"},
+		RequestState: state, InputResponses: yes})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+	require.Equal(t, int64(1), e.up.calls.Load())
+	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "shown"},
+		RequestState: state, InputResponses: yes})
+	require.NoError(t, err)
+	require.True(t, r.IsError)
+	require.Equal(t, int64(1), e.up.calls.Load())
+}

@@ -1,0 +1,243 @@
+package mcpgate_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/mcpgate"
+)
+
+// fakeUpstream is an in-process MCP server whose tools record what reached
+// them.
+type fakeUpstream struct {
+	server *mcp.Server
+	calls  atomic.Int64
+	got    chan string // tool names that ran
+}
+
+func newFakeUpstream(t testing.TB, tools ...*mcp.Tool) *fakeUpstream {
+	f := &fakeUpstream{server: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil), got: make(chan string, 100)}
+	for _, tl := range tools {
+		f.server.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			f.calls.Add(1)
+			select {
+			case f.got <- req.Params.Name:
+			default:
+			}
+			if req.Params.Name == "slow" {
+				select {
+				case <-time.After(10 * time.Second):
+				case <-ctx.Done():
+				}
+			}
+			if req.Params.Name == "fail" {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "upstream says no"}}}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran " + req.Params.Name + " " + string(req.Params.Arguments)}}}, nil
+		})
+	}
+	return f
+}
+
+func (f *fakeUpstream) transport(t testing.TB) func() mcp.Transport {
+	return func() mcp.Transport {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := f.server.Connect(context.Background(), st, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = ss.Close() })
+		return ct
+	}
+}
+
+func schema(fields ...string) json.RawMessage {
+	props := map[string]any{}
+	for _, f := range fields {
+		props[f] = map[string]any{"type": "string"}
+	}
+	if fields == nil {
+		fields = []string{}
+	}
+	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": fields})
+	return b
+}
+
+func fileTools() []*mcp.Tool {
+	return []*mcp.Tool{
+		{Name: "read_text_file", InputSchema: schema("path")},
+		{Name: "write_file", InputSchema: schema("path", "content")},
+		{Name: "move_file", InputSchema: schema("source", "destination")},
+		{Name: "run", InputSchema: schema("command")},
+		{Name: "echo", InputSchema: schema("message")},
+		{Name: "secret_tool", InputSchema: schema()},
+		{Name: "slow", InputSchema: schema()},
+		{Name: "fail", InputSchema: schema()},
+		{Name: "bad.name with spaces", InputSchema: schema()},
+	}
+}
+
+type env struct {
+	gw     *mcpgate.Gateway
+	up     *fakeUpstream
+	spans  *tracetest.InMemoryExporter
+	ws     string
+	client *mcp.ClientSession
+}
+
+func newEnv(t *testing.T, clientOpts *mcp.ClientOptions, sessOpts *mcp.ClientSessionOptions, opts ...mcpgate.Option) *env {
+	t.Helper()
+	ws := t.TempDir()
+	up := newFakeUpstream(t, fileTools()...)
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	u := mcpgate.Upstream{Name: "fs", Hide: []string{"secret_*"},
+		Tools: []mcpgate.Rule{{Match: "run", Kind: mcpgate.KindShell}, {Match: "fail", Kind: mcpgate.KindAllow}, {Match: "slow", Kind: mcpgate.KindAllow}}}
+	base := []mcpgate.Option{mcpgate.WithTransport("fs", up.transport(t)), mcpgate.WithTracerProvider(tp),
+		mcpgate.WithClassifier(classify.WithWorkspace(ws)), mcpgate.WithCallTimeout(300 * time.Millisecond)}
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{u}, append(base, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = gw.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := gw.Server().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ss.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, clientOpts)
+	cs, err := c.Connect(context.Background(), ct, sessOpts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return &env{gw: gw, up: up, spans: spans, ws: ws, client: cs}
+}
+
+func (e *env) call(t *testing.T, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := e.client.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err, name)
+	return res
+}
+
+func text(r *mcp.CallToolResult) string {
+	var s []string
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			s = append(s, t.Text)
+		}
+	}
+	return strings.Join(s, "\n")
+}
+
+func TestGatewayListsNamespacedAndHides(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	res, err := e.client.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+		require.Regexp(t, mcpgate.ToolNamePattern, tl.Name)
+	}
+	require.Contains(t, names, "fs_read_text_file")
+	require.Contains(t, names, "fs_echo")
+	require.NotContains(t, names, "fs_secret_tool")
+	for _, n := range names {
+		require.NotContains(t, n, "secret")
+	}
+	// A hidden tool is not callable either: a protocol error, and the
+	// upstream never sees it.
+	_, err = e.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs_secret_tool", Arguments: map[string]any{}})
+	require.Error(t, err)
+	require.Zero(t, e.up.calls.Load())
+}
+
+func TestGatewayDecisions(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	inside := filepath.Join(e.ws, "notes.txt")
+	require.NoError(t, os.WriteFile(inside, []byte("hi"), 0o600))
+
+	// A read inside the workspace runs.
+	r := e.call(t, "fs_read_text_file", map[string]any{"path": inside})
+	require.False(t, r.IsError, text(r))
+	require.Contains(t, text(r), "ran read_text_file")
+	require.Equal(t, int64(1), e.up.calls.Load())
+
+	denied := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fs_write_file", map[string]any{"path": "/etc/passwd", "content": "x"}},
+		{"fs_write_file", map[string]any{"path": filepath.Join(e.ws, "..", "..", "etc", "cron.d", "x"), "content": "x"}},
+		{"fs_move_file", map[string]any{"source": inside, "destination": "/etc/profile.d/x.sh"}},
+		{"fs_run", map[string]any{"command": "rm -rf /"}},
+		{"fs_echo", map[string]any{"message": "hi"}}, // no rule, untrusted: ask, no elicitation, no approver: deny
+	}
+	for _, d := range denied {
+		r := e.call(t, d.tool, d.args)
+		require.True(t, r.IsError, "%s %v: %s", d.tool, d.args, text(r))
+		require.Contains(t, text(r), "toolgate denied this tool call")
+		require.Contains(t, text(r), "Do not retry")
+	}
+	require.Equal(t, int64(1), e.up.calls.Load(), "no denied call reached the upstream")
+
+	// Input that does not match the upstream's schema: a tool error, not run.
+	r = e.call(t, "fs_read_text_file", map[string]any{"path": 42})
+	require.True(t, r.IsError)
+	require.Equal(t, int64(1), e.up.calls.Load())
+}
+
+func TestGatewayUpstreamFaults(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	r := e.call(t, "fs_fail", map[string]any{})
+	require.True(t, r.IsError)
+	require.Contains(t, text(r), "upstream says no")
+
+	start := time.Now()
+	r = e.call(t, "fs_slow", map[string]any{})
+	require.True(t, r.IsError)
+	require.Contains(t, text(r), "did not answer")
+	require.Less(t, time.Since(start), 5*time.Second)
+	// The gateway still serves.
+	r = e.call(t, "fs_fail", map[string]any{})
+	require.Contains(t, text(r), "upstream says no")
+}
+
+func TestGatewayBrokenUpstreamDoesNotHideOthers(t *testing.T) {
+	up := newFakeUpstream(t, &mcp.Tool{Name: "echo", InputSchema: schema("message")})
+	ups := []mcpgate.Upstream{
+		{Name: "broken", Command: []string{"/nonexistent/mcp-server"}},
+		{Name: "crashes", Command: []string{"sh", "-c", "echo not json; exit 3"}},
+		{Name: "ok", Tools: []mcpgate.Rule{{Match: "echo", Kind: mcpgate.KindAllow}}},
+	}
+	gw, err := mcpgate.New(context.Background(), ups, mcpgate.WithTransport("ok", up.transport(t)), mcpgate.WithConnectTimeout(5*time.Second))
+	require.NoError(t, err)
+	defer gw.Close()
+	st := gw.Upstreams()
+	require.Error(t, st[0].Err)
+	require.Error(t, st[1].Err)
+	require.NoError(t, st[2].Err)
+	require.Equal(t, 1, st[2].Tools)
+	require.Equal(t, []string{"ok_echo"}, []string{gw.Tools()[0].Name})
+}
+
+func TestGatewayConfigErrors(t *testing.T) {
+	for _, u := range []mcpgate.Upstream{
+		{Name: "has space", Command: []string{"x"}},
+		{Name: "a", Command: []string{"x"}, URL: "http://127.0.0.1:1/mcp"},
+		{Name: "a"},
+		{Name: "a", URL: "ftp://x"},
+		{Name: "a", Command: []string{"x"}, Roots: []string{"relative"}},
+		{Name: "a", Command: []string{"x"}, Tools: []mcpgate.Rule{{Match: "x", Kind: "bogus"}}},
+		{Name: "a", Command: []string{"x"}, Hide: []string{"["}},
+	} {
+		_, err := mcpgate.New(context.Background(), []mcpgate.Upstream{u})
+		require.ErrorIs(t, err, mcpgate.ErrConfig, "%+v", u)
+	}
+}
