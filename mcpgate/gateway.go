@@ -210,6 +210,11 @@ func New(ctx context.Context, upstreams []Upstream, opts ...Option) (*Gateway, e
 		return nil, fmt.Errorf("mcpgate: agent: %w", err)
 	}
 	g.run = agent.Run(cfg.runID)
+	// Start the run's invoke_agent span now, as a trace of its own: each
+	// call's execute_tool span is then the child of its tools/call server
+	// span (in the client's trace when it sends a traceparent) and links to
+	// the run span, for the first call as for every later one.
+	_ = g.run.Context(context.WithoutCancel(ctx))
 
 	sopts := &mcp.ServerOptions{Logger: cfg.logger, HasTools: true}
 	if cfg.serverOpts != nil {

@@ -1,0 +1,69 @@
+package mcpgate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/gate"
+)
+
+func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, a := range s.Attributes {
+		m[a.Key] = a.Value
+	}
+	return m
+}
+
+// Every call is a server span "tools/call {tool}" with the MCP semantic
+// conventions, parented from params._meta.traceparent, with the executor's
+// execute_tool span (gate.*, gen_ai.*) as its child.
+func TestGatewaySpans(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			e := newEnv(t, nil, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+			_, err := e.client.CallTool(context.Background(), &mcp.CallToolParams{
+				Meta:      mcp.Meta{"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"},
+				Name:      "fs_write_file",
+				Arguments: map[string]any{"path": "/etc/passwd", "content": "x"},
+			})
+			require.NoError(t, err)
+			var server, exec *tracetest.SpanStub
+			spans := e.spans.GetSpans()
+			for i := range spans {
+				switch spans[i].Name {
+				case "tools/call fs_write_file":
+					server = &spans[i]
+				case "execute_tool fs_write_file":
+					exec = &spans[i]
+				}
+			}
+			require.NotNil(t, server)
+			require.NotNil(t, exec)
+			require.Equal(t, trace.SpanKindServer, server.SpanKind)
+			require.Equal(t, traceID, server.SpanContext.TraceID().String())
+			require.Equal(t, "00f067aa0ba902b7", server.Parent.SpanID().String())
+			require.Equal(t, server.SpanContext.SpanID(), exec.Parent.SpanID(), "execute_tool is the server span's child")
+			sa := attrs(*server)
+			require.Equal(t, "tools/call", sa["mcp.method.name"].AsString())
+			require.Equal(t, version, sa["mcp.protocol.version"].AsString())
+			require.Equal(t, "pipe", sa["network.transport"].AsString())
+			require.Equal(t, "fs_write_file", sa["gen_ai.tool.name"].AsString())
+			require.Equal(t, "execute_tool", sa["gen_ai.operation.name"].AsString())
+			require.Equal(t, "tool_error", sa["error.type"].AsString())
+			ea := attrs(*exec)
+			require.Equal(t, "deny", ea[gate.AttrAction].AsString())
+			require.Equal(t, "classify.path", ea[gate.AttrSource].AsString())
+			require.Equal(t, "fs_write_file", ea["gen_ai.tool.name"].AsString())
+			require.Equal(t, "mcp-gateway", ea["gen_ai.agent.name"].AsString())
+			require.NotEmpty(t, ea[gate.AttrChainHash].AsString())
+		})
+	}
+}
