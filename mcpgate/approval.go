@@ -155,5 +155,5 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 	if a.fallback != nil {
 		return a.fallback.Approve(ctx, req)
 	}
-	return req.Decline("none", "a person must approve this call and this MCP client cannot be asked (no elicitation); "+req.Decision.Reason), nil
+	return req.Decline("none", "a person must approve this call, and this MCP client cannot be asked (it declared no elicitation) and no approver is configured"), nil
 }

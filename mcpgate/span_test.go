@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/mcpgate"
 )
 
 func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
@@ -65,5 +66,36 @@ func TestGatewaySpans(t *testing.T) {
 			require.Equal(t, "mcp-gateway", ea["gen_ai.agent.name"].AsString())
 			require.NotEmpty(t, ea[gate.AttrChainHash].AsString())
 		})
+	}
+}
+
+// Over streamable HTTP on loopback: network.transport is tcp.
+func TestGatewayHTTP(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	l, err := mcpgate.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.gw.ServeHTTP(ctx, l) }()
+	defer func() { cancel(); <-done }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + l.Addr().String() + "/mcp"}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fs_run", Arguments: map[string]any{"command": "ls"}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+	var found bool
+	for _, s := range e.spans.GetSpans() {
+		if s.Name == "tools/call fs_run" {
+			found = true
+			require.Equal(t, "tcp", attrs(s)["network.transport"].AsString())
+		}
+	}
+	require.True(t, found)
+
+	for _, bad := range []string{"0.0.0.0:0", "8.8.8.8:0", ":0"} {
+		_, err := mcpgate.Listen(bad)
+		require.ErrorIs(t, err, mcpgate.ErrNotLoopback, bad)
 	}
 }

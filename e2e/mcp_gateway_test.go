@@ -1,0 +1,292 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/internal/testenv"
+	"github.com/toolgate/toolgate/mcpgate"
+	"github.com/toolgate/toolgate/otelbridge"
+)
+
+// mcpNPM is the npm cache scripts/install-mcp-servers.sh fills (make
+// mcpservers): $TOOLGATE_MCP_NPM, else ~/.cache/toolgate/npm/mcp. Missing:
+// the test skips, or fails under TOOLGATE_INTEGRATION=1.
+func mcpNPM(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("TOOLGATE_MCP_NPM")
+	if dir == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, _ := os.UserHomeDir()
+			base = filepath.Join(home, ".cache")
+		}
+		dir = filepath.Join(base, "toolgate", "npm", "mcp")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "mcp-server-filesystem")); err != nil {
+		if os.Getenv("TOOLGATE_INTEGRATION") == "1" {
+			t.Fatalf("MCP servers not installed in %s: run make mcpservers (scripts/install-mcp-servers.sh)", dir)
+		}
+		t.Skipf("MCP servers not installed in %s (make mcpservers)", dir)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node not on PATH: %v", err)
+	}
+	return dir
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	var s []string
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			s = append(s, t.Text)
+		}
+	}
+	return strings.Join(s, "\n")
+}
+
+func connectGateway(t *testing.T, gw *mcpgate.Gateway, roots ...string) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := gw.Server().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ss.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-client", Version: "1"}, nil)
+	for _, r := range roots {
+		c.AddRoots(&mcp.Root{URI: (&url.URL{Scheme: "file", Path: r}).String()}) //nolint:staticcheck // the attack under test
+	}
+	cs, err := c.Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+type mcpDecision struct {
+	ToolName   string `json:"tool_name"`
+	ToolCallID string `json:"tool_call_id"`
+	RunID      string `json:"run_id"`
+	Action     string `json:"action"`
+	Source     string `json:"source"`
+	Reason     string `json:"reason"`
+	Stage      string `json:"stage"`
+}
+
+// auditqDecisions waits until auditq lists want decisions of service and
+// returns them.
+func auditqDecisions(ctx context.Context, t *testing.T, s *stack, service string, want int) []mcpDecision {
+	t.Helper()
+	var ds []mcpDecision
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := exec.CommandContext(ctx, testenv.AuditqBinary(t), "decisions", "-o", "json", "-n", "1000",
+			"--dsn", s.ch.ReaderDSN, "--service", service, "--since", "1h").Output()
+		require.NoError(t, err)
+		ds = nil
+		require.NoError(t, json.Unmarshal(out, &ds), string(out))
+		if len(ds) >= want || time.Now().After(deadline) {
+			return ds
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// The gateway in front of the real @modelcontextprotocol/server-filesystem,
+// driven by the Go SDK's client and by the MCP Inspector CLI: a read inside
+// the allowed directory runs; a write outside it and a ".." traversal are
+// denied by our path gate before the upstream sees them (the files do not
+// exist); a client that declares a wider root cannot make the upstream
+// write outside the configured root (without the gateway it can); and every
+// call is one decision row in ClickHouse, read back with auditq.
+func TestMCPGatewayFilesystem(t *testing.T) {
+	npm := mcpNPM(t)
+	fsServer := filepath.Join(npm, "node_modules", ".bin", "mcp-server-filesystem")
+	s := startStack(t, withoutJaeger())
+	ctx := context.Background()
+	const service = "e2e-mcp-gateway"
+	p := s.providerCfg(t, otelbridge.Config{ServiceName: service})
+
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	allowed := filepath.Join(root, "allowed")
+	outside := filepath.Join(root, "outside")
+	require.NoError(t, os.MkdirAll(allowed, 0o755))
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(allowed, "hello.txt"), []byte("hello from the allowed dir\n"), 0o644))
+
+	up := mcpgate.Upstream{Name: "fs", Command: []string{fsServer, allowed}, Roots: []string{allowed}}
+	gw, err := mcpgate.New(ctx, []mcpgate.Upstream{up}, mcpgate.WithTracerProvider(p), mcpgate.WithRunID("run-mcp-e2e"),
+		mcpgate.WithClassifier(classify.WithWorkspace(allowed)))
+	require.NoError(t, err)
+	defer gw.Close()
+	require.NoError(t, gw.Upstreams()[0].Err)
+	names := map[string]bool{}
+	for _, ti := range gw.Tools() {
+		names[ti.Name] = true
+	}
+	require.True(t, names["fs_read_text_file"] && names["fs_write_file"] && names["fs_move_file"], "tools: %v", names)
+
+	cs := connectGateway(t, gw, "/") // the client declares a root of "/": it never reaches the upstream
+	call := func(tool string, args map[string]any) *mcp.CallToolResult {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		require.NoError(t, err, tool)
+		return r
+	}
+	calls := 0
+	// A read inside the allowed directory runs.
+	r := call("fs_read_text_file", map[string]any{"path": filepath.Join(allowed, "hello.txt")})
+	calls++
+	require.False(t, r.IsError, textOf(r))
+	require.Contains(t, textOf(r), "hello from the allowed dir")
+
+	// A write outside, a ".." traversal, a move out: denied by our gate.
+	outsideFile := filepath.Join(outside, "pwned.txt")
+	traversal := allowed + "/../outside/traversal.txt"
+	moved := filepath.Join(outside, "moved.txt")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"fs_write_file", map[string]any{"path": outsideFile, "content": "x"}},
+		{"fs_write_file", map[string]any{"path": traversal, "content": "x"}},
+		{"fs_move_file", map[string]any{"source": filepath.Join(allowed, "hello.txt"), "destination": moved}},
+		{"fs_write_file", map[string]any{"path": "/etc/cron.d/toolgate-e2e", "content": "x"}},
+	} {
+		r := call(c.tool, c.args)
+		calls++
+		require.True(t, r.IsError, "%s %v: %s", c.tool, c.args, textOf(r))
+		require.Contains(t, textOf(r), "toolgate denied this tool call")
+	}
+	for _, f := range []string{outsideFile, filepath.Join(outside, "traversal.txt"), moved, "/etc/cron.d/toolgate-e2e"} {
+		require.NoFileExists(t, f)
+	}
+	require.FileExists(t, filepath.Join(allowed, "hello.txt"))
+
+	// The MCP Inspector CLI (a third-party client) over streamable HTTP.
+	l, err := mcpgate.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	hctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- gw.ServeHTTP(hctx, l) }()
+	defer func() { stop(); <-served }()
+	inspector := func(wantExit int, args ...string) string {
+		cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
+		base := []string{"--cli", "http://" + l.Addr().String() + "/mcp", "--transport", "http"}
+		cmd := exec.CommandContext(cctx, filepath.Join(npm, "node_modules", ".bin", "mcp-inspector"), append(base, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err, "inspector %v:\n%s", args, out)
+		}
+		require.Equal(t, wantExit, code, "inspector %v:\n%s", args, out)
+		return string(out)
+	}
+	out := inspector(0, "--method", "tools/list")
+	require.Contains(t, out, "fs_read_text_file")
+	out = inspector(0, "--method", "tools/call", "--tool-name", "fs_read_text_file", "--tool-arg", "path="+filepath.Join(allowed, "hello.txt"))
+	calls++
+	require.Contains(t, out, "hello from the allowed dir")
+	inspectorFile := filepath.Join(outside, "inspector.txt")
+	out = inspector(5, "--method", "tools/call", "--tool-name", "fs_write_file", "--tool-arg", "path="+inspectorFile, "content=x")
+	calls++
+	require.Contains(t, out, "toolgate denied this tool call") // exit 5: the Inspector's "tool returned isError"
+	require.NoFileExists(t, inspectorFile)
+
+	// Every call is one decision row, read back with auditq.
+	require.NoError(t, p.ForceFlush(ctx))
+	ds := auditqDecisions(ctx, t, s, service, calls)
+	require.Len(t, ds, calls, "%+v", ds)
+	allowedRows, denied := 0, 0
+	for _, d := range ds {
+		assert.Equal(t, "run-mcp-e2e", d.RunID)
+		switch d.Action {
+		case "allow":
+			allowedRows++
+			assert.Equal(t, "fs_read_text_file", d.ToolName)
+		case "deny":
+			denied++
+			assert.Equal(t, "classify.path", d.Source, "%+v", d)
+			assert.Equal(t, "gate", d.Stage)
+		}
+	}
+	assert.Equal(t, 2, allowedRows)
+	assert.Equal(t, calls-2, denied)
+}
+
+// Roots are an attack surface: with the filesystem server, roots a client
+// declares replace the directory on its command line. Directly, a client
+// declaring a wider root makes the server write outside the configured
+// directory; through the gateway (whose path gate here would allow the
+// write: the workspace is the parent of both) the upstream only ever sees
+// the configured root, and the write fails.
+func TestMCPGatewayRootsWidening(t *testing.T) {
+	npm := mcpNPM(t)
+	fsServer := filepath.Join(npm, "node_modules", ".bin", "mcp-server-filesystem")
+	ctx := context.Background()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	allowed := filepath.Join(root, "allowed")
+	outside := filepath.Join(root, "outside")
+	require.NoError(t, os.MkdirAll(allowed, 0o755))
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+
+	write := func(cs *mcp.ClientSession, tool, path string) *mcp.CallToolResult {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"path": path, "content": "widened"}})
+		require.NoError(t, err)
+		return r
+	}
+
+	// Directly: the widening works (the attack is real).
+	direct := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
+	direct.AddRoots(&mcp.Root{URI: "file://" + root}) //nolint:staticcheck // the attack under test
+	dcs, err := direct.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(fsServer, allowed)}, nil)
+	require.NoError(t, err)
+	directFile := filepath.Join(outside, "direct.txt")
+	var r *mcp.CallToolResult
+	for range 50 { // the server reads the roots asynchronously after initialize
+		r = write(dcs, "write_file", directFile)
+		if !r.IsError {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, dcs.Close())
+	require.False(t, r.IsError, "the direct widening should work: %s", textOf(r))
+	require.FileExists(t, directFile)
+
+	// Through the gateway: the upstream keeps the configured root.
+	up := mcpgate.Upstream{Name: "fs", Command: []string{fsServer, allowed}, Roots: []string{allowed}}
+	gw, err := mcpgate.New(ctx, []mcpgate.Upstream{up},
+		mcpgate.WithClassifier(classify.WithWorkspace(root), classify.WithProfile(classify.ProfileWorkspace)),
+		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)))
+	require.NoError(t, err)
+	defer gw.Close()
+	cs := connectGateway(t, gw, root)
+	viaGateway := filepath.Join(outside, "via-gateway.txt")
+	time.Sleep(500 * time.Millisecond) // as long as the direct case needed at most, and more
+	r = write(cs, "fs_write_file", viaGateway)
+	require.True(t, r.IsError, textOf(r))
+	require.NotContains(t, textOf(r), "toolgate denied", "our gate allowed it (workspace %s); the upstream refused", root)
+	require.NoFileExists(t, viaGateway)
+	// Inside the configured root the same write runs.
+	r = write(cs, "fs_write_file", filepath.Join(allowed, "ok.txt"))
+	require.False(t, r.IsError, textOf(r))
+	require.FileExists(t, filepath.Join(allowed, "ok.txt"))
+	_ = fmt.Sprint()
+}
