@@ -1,0 +1,364 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// Time budgets of one hook invocation. The agents' own hook timeouts are
+// 600 s (Claude Code, Codex) and 60 s (Gemini CLI), after which they run
+// the call: the hook answers deny long before.
+const (
+	// DefaultBudget bounds the whole decision (reading stdin, the policy,
+	// the gate); past it the hook denies.
+	DefaultBudget = 5 * time.Second
+	// DefaultExportWait bounds the wait for the collector after the
+	// decision; what is not sent by then stays in the spool.
+	DefaultExportWait = 200 * time.Millisecond
+	// faultTraceBudget bounds recording a fault's denial.
+	faultTraceBudget = time.Second
+	// maxEventBytes bounds the hook event read from stdin.
+	maxEventBytes = 16 << 20
+)
+
+// Environment knobs of the hook (durations, Go syntax).
+const (
+	envBudget     = "TOOLGATE_HOOK_BUDGET"
+	envExportWait = "TOOLGATE_HOOK_EXPORT_WAIT"
+)
+
+// ServiceName is the service.name of the hook's spans.
+const ServiceName = "toolgate-hook"
+
+// hookEvent is the part of a pre-tool-use event the hook reads (Claude
+// Code's and Codex's PreToolUse, Gemini CLI's BeforeTool).
+type hookEvent struct {
+	SessionID     string          `json:"session_id"`
+	HookEventName string          `json:"hook_event_name"`
+	ToolName      string          `json:"tool_name"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+	ToolUseID     string          `json:"tool_use_id"`
+	Cwd           string          `json:"cwd"`
+	TurnID        string          `json:"turn_id"`
+}
+
+// hookFlags are the command line of `toolgate hook`.
+type hookFlags struct {
+	policy string
+}
+
+func newHookCmd(io stdio) *cobra.Command {
+	var f hookFlags
+	cmd := &cobra.Command{
+		Use:   "hook claude|codex|gemini",
+		Short: "Pre-tool-use hook: judge one tool call of a coding agent and answer in its format",
+		Long: `Reads the agent's hook event (JSON) on stdin, judges the tool call with the
+policy's gate through toolgate's executor (schema validation, the gate, one
+execute_tool span), records the decision span in the durable spool and
+uploads it to the collector (waiting at most 200 ms), and answers on stdout
+in the agent's format. Any fault answers deny in the agent's blocking form
+(exit 2, the reason on stderr and the block JSON on stdout).
+
+Policy: --policy FILE, else $TOOLGATE_POLICY, else
+$XDG_CONFIG_HOME/toolgate/toolgate.yaml (~/.config/toolgate/toolgate.yaml)
+when it exists, else the built-in defaults (profile strict). A toolgate.yaml
+in the agent's working directory is NOT read: the agent can write there.`,
+		Example: `  echo '{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}' | toolgate hook claude`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a := agentByName(args[0])
+			if a == nil {
+				return usageError{fmt.Errorf("unknown agent %q (want %s)", args[0], agentNames())}
+			}
+			code := runHook(cmd.Context(), io, a, f)
+			if code != 0 {
+				return exitError{code}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $TOOLGATE_POLICY, else ~/.config/toolgate/toolgate.yaml, else built-in)")
+	return cmd
+}
+
+// loadHookPolicy finds the hook's policy (see the command's help).
+func loadHookPolicy(flag string) (*policy.Policy, error) {
+	if flag != "" {
+		return policy.Load(flag)
+	}
+	if env := os.Getenv(policy.EnvPolicy); env != "" {
+		return policy.Load(env)
+	}
+	if f := userPolicyFile(); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			return policy.Load(f)
+		}
+	}
+	return policy.Default(), nil
+}
+
+// userPolicyFile is $XDG_CONFIG_HOME/toolgate/toolgate.yaml, else
+// ~/.config/toolgate/toolgate.yaml ("" when the home is unknown).
+func userPolicyFile() string {
+	if d := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "toolgate", policy.DefaultFile)
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".config", "toolgate", policy.DefaultFile)
+	}
+	return ""
+}
+
+// envDuration reads a positive duration from the environment, else def.
+func envDuration(name string, def time.Duration) time.Duration {
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return d
+		}
+	}
+	return def
+}
+
+// outcome is the hook's answer, before it is written.
+type outcome struct {
+	verdict verdict
+	reason  string
+}
+
+// fault is an error inside the hook: the call is denied in the blocking form.
+type fault struct{ err error }
+
+func (f fault) Error() string { return f.err.Error() }
+
+// runHook runs one hook invocation within its budget and writes the
+// answer; it returns the exit code. The decision runs on its own
+// goroutine: when it panics or has not answered within the budget, the
+// hook denies (the fault's denial is recorded on a fresh spool slot).
+func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
+	budget := envDuration(envBudget, DefaultBudget)
+	wait := envDuration(envExportWait, DefaultExportWait)
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	type result struct {
+		out  outcome
+		tel  *telemetry
+		ev   hookEvent
+		err  error
+		done chan struct{}
+	}
+	res := &result{done: make(chan struct{})}
+	var seen atomic.Pointer[hookEvent] // the event, once read (for a timed-out decision's record)
+	go func() {
+		defer close(res.done)
+		defer func() {
+			if r := recover(); r != nil {
+				res.err = fault{fmt.Errorf("panic: %v\n%s", r, firstLines(debug.Stack(), 12))}
+			}
+		}()
+		res.out, res.tel, res.ev, res.err = decideHook(ctx, io.in, a, f, &seen)
+	}()
+	select {
+	case <-res.done:
+	case <-ctx.Done():
+		// The decision did not finish in time: deny. Its goroutine may
+		// still hold a spool slot; the fault is recorded on another.
+		err := fmt.Errorf("no decision within the hook's budget of %s", budget)
+		ev := hookEvent{}
+		if p := seen.Load(); p != nil {
+			ev = *p
+		}
+		traceFault(a, ev, f, err)
+		return writeFault(io, a, err)
+	}
+	if res.err != nil {
+		if res.tel != nil {
+			res.tel.finish(wait)
+		}
+		traceFault(a, res.ev, f, res.err)
+		return writeFault(io, a, res.err)
+	}
+	out, code := a.answer(res.out.verdict, res.out.reason)
+	if len(out) > 0 {
+		if _, err := io.out.Write(append(out, '\n')); err != nil {
+			return 2
+		}
+	}
+	// The answer is out; the agent reads it at exit. Deliver the span
+	// (bounded), else leave it in the spool.
+	if res.tel != nil {
+		res.tel.finish(wait)
+	}
+	return code
+}
+
+// decideHook reads the event, loads the policy and runs the call through
+// the executor. A returned error is a fault (deny in the blocking form);
+// the telemetry, when set, holds the spans made so far.
+func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, seen *atomic.Pointer[hookEvent]) (outcome, *telemetry, hookEvent, error) {
+	testFault("start")
+	ev, err := readEvent(ctx, in, a)
+	if err != nil {
+		return outcome{}, nil, ev, err
+	}
+	evCopy := ev
+	seen.Store(&evCopy)
+	pol, err := loadHookPolicy(f.policy)
+	if err != nil {
+		return outcome{}, nil, ev, fmt.Errorf("policy: %w", err)
+	}
+	target, err := resolveExport(pol)
+	if err != nil {
+		return outcome{}, nil, ev, fmt.Errorf("policy export: %w", err)
+	}
+	tel, err := openTelemetry(ctx, target, ServiceName, envDuration(envExportWait, DefaultExportWait))
+	if err != nil {
+		return outcome{}, nil, ev, fmt.Errorf("audit trail: %w", err)
+	}
+	testFault("decide")
+	ws := ""
+	if pol.Workspace == "" {
+		ws = ev.Cwd
+	}
+	g, err := pol.Gate(ws)
+	if err != nil {
+		return outcome{}, tel, ev, err
+	}
+	name := pol.Export.Agent
+	if name == "" {
+		name = a.genAI
+	}
+	out, err := execute(ctx, tel, a, pol, g, name, ev)
+	return out, tel, ev, err
+}
+
+// readEvent reads and checks the hook event.
+func readEvent(ctx context.Context, in io.Reader, a *agentSpec) (hookEvent, error) {
+	var ev hookEvent
+	type read struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(in, maxEventBytes+1))
+		ch <- read{b, err}
+	}()
+	var r read
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		return ev, errors.New("no hook event on stdin within the hook's budget")
+	}
+	if r.err != nil {
+		return ev, fmt.Errorf("reading the hook event: %w", r.err)
+	}
+	if len(r.b) > maxEventBytes {
+		return ev, fmt.Errorf("the hook event is larger than %d bytes", maxEventBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.b))
+	if err := dec.Decode(&ev); err != nil {
+		return ev, fmt.Errorf("the hook event is not a JSON object: %w", err)
+	}
+	if dec.More() {
+		return ev, errors.New("the hook event has data after its JSON object")
+	}
+	if ev.HookEventName != a.event {
+		return ev, fmt.Errorf("hook event %q is not %s's %s (install the hook on %s only)", ev.HookEventName, a.genAI, a.event, a.event)
+	}
+	if ev.ToolName == "" {
+		return ev, errors.New("the hook event has no tool_name")
+	}
+	if t := bytes.TrimSpace(ev.ToolInput); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		ev.ToolInput = json.RawMessage(`{}`)
+	}
+	return ev, nil
+}
+
+// execute runs the call through a real executor: the agent's registry
+// (schema validation), the policy's gate, the approver for asks, the
+// write-ahead commit of an allowed call to the spool, one execute_tool
+// span; the tool itself only says "allowed" (the agent runs it).
+func execute(ctx context.Context, tel *telemetry, a *agentSpec, pol *policy.Policy, g gate.Gate, agentName string, ev hookEvent) (outcome, error) {
+	reg, err := registryFor(a, ev.ToolName)
+	if err != nil {
+		return outcome{}, err
+	}
+	callID := ev.ToolUseID
+	if callID == "" {
+		callID = a.name + "-" + randomID() // Gemini sends no call ID
+	}
+	ex, err := executor.New(reg,
+		executor.WithTracerProvider(tel.p),
+		executor.WithGates(gate.Named(policy.SourcePolicy, g)),
+		executor.WithApprover(hookApprover(a, pol, callID)),
+		executor.WithWriteAhead(tel.p),
+		executor.WithRecordContent(true),
+		executor.WithRefusalBudget(-1),
+		executor.WithGateTimeout(envDuration(envBudget, DefaultBudget)/2),
+	)
+	if err != nil {
+		return outcome{}, fmt.Errorf("executor: %w", err)
+	}
+	agent, err := ex.Agent(agentName, executor.AgentPresets(executor.PresetAll))
+	if err != nil {
+		return outcome{}, fmt.Errorf("executor agent: %w", err)
+	}
+	var opts []executor.RunOption
+	if ev.TurnID != "" {
+		opts = append(opts, executor.WithTask(ev.TurnID))
+	}
+	run := agent.Run(ev.SessionID, opts...)
+	res := run.Execute(ctx, executor.ToolCall{ID: callID, Name: ev.ToolName, Input: ev.ToolInput})
+	run.End()
+	testFault("answer")
+	switch {
+	case res.Gate.Action == gate.ActionAllow && !res.IsError:
+		return outcome{verdict: verdictAllow, reason: res.Gate.Reason}, nil
+	case errors.Is(res.Err, executor.ErrApprovalPending) && a.nativeAsk && strings.HasPrefix(res.Gate.ApprovalID, agentAskPrefix(a)):
+		return outcome{verdict: verdictAsk, reason: askReason(res.Gate)}, nil
+	}
+	return outcome{verdict: verdictDeny, reason: res.Content}, nil
+}
+
+// askReason is what the agent's user is shown for an ask.
+func askReason(r gate.Record) string {
+	reason := r.Reason
+	if i := strings.Index(reason, "; waiting for human approval"); i >= 0 {
+		reason = reason[:i]
+	}
+	return fmt.Sprintf("toolgate (policy %s) asks: %s", r.Source, reason)
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// firstLines is the first n lines of b.
+func firstLines(b []byte, n int) string {
+	lines := strings.SplitN(string(b), "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,374 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// SourcePolicy is the gate.source of the policy's own decisions (fixed
+// kinds, fetch, a tool without a rule, input it cannot read); shell and
+// path decisions carry classify.SourceBash and classify.SourcePath.
+const SourcePolicy = "policy"
+
+// Canonical tool names the policy gate presents to classify.PathGate, one
+// per operation (its default tool map knows them), so that the operation
+// is the rule's and never the call's.
+const (
+	opToolRead   = "read_file"
+	opToolWrite  = "write_file"
+	opToolDelete = "delete_file"
+)
+
+// policyGate routes each call by tool name (see Policy.Gate).
+type policyGate struct {
+	p            *Policy
+	workspace    string
+	bash         gate.Gate
+	files        gate.Gate
+	reviewAction gate.Action
+}
+
+// Gate returns one gate for the policy: each call's tool name selects its
+// rule (Rule); shell rules go to classify.BashGate, read/write/delete rules
+// to classify.PathGate (with the rule's operation, or a more dangerous one
+// an editor sub-command such as "create" names; never a less dangerous
+// one), fetch to a review decision, allow/deny/ask to a fixed decision;
+// a tool without a rule is asked about ("no policy for tool X"). Under
+// the read-only profile every review (fetch, no rule, an ask rule) is
+// denied instead. workspace, when non-empty, replaces p.Workspace as the
+// classifier's workspace root (absolute; a relative one is made absolute
+// against the working directory). The gate judges every tool (no scope),
+// is safe for concurrent use and never runs anything. It fails when the
+// classifier refuses the options (an unknown profile).
+func (p *Policy) Gate(workspace string) (gate.Gate, error) {
+	ws := p.Workspace
+	if workspace != "" {
+		ws = workspace
+	}
+	if ws != "" && !filepath.IsAbs(ws) {
+		abs, err := filepath.Abs(ws)
+		if err != nil {
+			return nil, fmt.Errorf("policy: workspace %q: %w", ws, err)
+		}
+		ws = abs
+	}
+	copts := []classify.Option{classify.WithWorkspace(ws), classify.WithTrustedWorkspace(p.Trusted())}
+	var gopts []classify.GateOption
+	if p.Profile != "" {
+		gopts = append(gopts, classify.WithGateProfile(p.Profile))
+		copts = append(copts, classify.WithProfile(p.Profile))
+	}
+	if p.High == HighAsk {
+		gopts = append(gopts, classify.WithHighAction(gate.ActionAsk))
+	}
+	bash, err := classify.BashGate(append(gopts, classify.WithClassifierOptions(copts...))...)
+	if err != nil {
+		return nil, fmt.Errorf("policy: bash gate: %w", err)
+	}
+	files, err := classify.PathGate(append(gopts, classify.WithClassifierOptions(copts...))...)
+	if err != nil {
+		return nil, fmt.Errorf("policy: path gate: %w", err)
+	}
+	review := gate.ActionAsk
+	if p.Profile == classify.ProfileReadOnly {
+		review = gate.ActionDeny
+	}
+	return &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review}, nil
+}
+
+// Name is SourcePolicy.
+func (g *policyGate) Name() string { return SourcePolicy }
+
+// Decide implements gate.Gate.
+func (g *policyGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return gate.Decision{}, err
+	}
+	r, ok := g.p.Rule(call.ToolName)
+	if !ok {
+		return g.review(fmt.Sprintf("no policy for tool %q", call.ToolName), "policy.no-rule"), nil
+	}
+	rule := "policy.tool:" + r.Match
+	switch r.Kind {
+	case KindAllow:
+		d := gate.Allow()
+		d.Reason, d.Rule = orDefault(r.Reason, "allowed by the policy's rule for "+r.Match), rule
+		return d.WithRisk(gate.RiskSafe).WithSource(SourcePolicy), nil
+	case KindDeny:
+		d := gate.Deny(orDefault(r.Reason, "denied by the policy's rule for "+r.Match))
+		d.Rule = rule
+		return d.WithRisk(gate.RiskHigh).WithSource(SourcePolicy), nil
+	case KindAsk:
+		return g.review(orDefault(r.Reason, "the policy asks a human about every call of "+r.Match), rule), nil
+	case KindFetch:
+		what := ""
+		if vs, err := values(call.Input, r.FieldsOrDefault(), true); err == nil && len(vs) > 0 {
+			what = ": " + gate.SafeText(vs[0], 200)
+		}
+		return g.review(orDefault(r.Reason, "network access ("+call.ToolName+what+")"), rule), nil
+	case KindShell:
+		return g.shell(ctx, call, r)
+	case KindRead, KindWrite, KindDelete:
+		return g.path(ctx, call, r)
+	}
+	return failClosed(SourcePolicy, fmt.Sprintf("policy: rule for %s has unknown kind %q", r.Match, r.Kind)), nil
+}
+
+// review is a review-level decision: ask, or deny under read-only.
+func (g *policyGate) review(reason, rule string) gate.Decision {
+	d := gate.Ask(reason)
+	if g.reviewAction == gate.ActionDeny {
+		d = gate.Deny(reason)
+	}
+	d.Rule = rule
+	return d.WithRisk(gate.RiskReview).WithSource(SourcePolicy)
+}
+
+// shell judges every command the rule's fields hold with BashGate; the
+// highest risk decides.
+func (g *policyGate) shell(ctx context.Context, call gate.ToolCallContext, r ToolRule) (gate.Decision, error) {
+	fields := r.FieldsOrDefault()
+	cmds, err := values(call.Input, fields, false)
+	if err != nil {
+		return failClosed(classify.SourceBash, "classify.bash: "+err.Error()), nil
+	}
+	if len(cmds) == 0 {
+		return failClosed(classify.SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(fields, " or "))), nil
+	}
+	var best gate.Decision
+	for i, c := range cmds {
+		d, err := g.bash.Decide(ctx, gate.ToolCallContext{ToolName: call.ToolName, Input: map[string]any{"command": c},
+			ToolCallID: call.ToolCallID, AgentName: call.AgentName, RunID: call.RunID, TaskID: call.TaskID})
+		if err != nil {
+			return gate.Decision{}, err
+		}
+		if i == 0 || worse(d, best) {
+			best = d
+		}
+	}
+	return best, nil
+}
+
+// path judges every path the rule names with PathGate under the rule's
+// operation (raised, never lowered, by an editor sub-command).
+func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r ToolRule) (gate.Decision, error) {
+	byOp := map[classify.Op][]string{}
+	switch r.extract {
+	case extractPatch:
+		ps, err := values(call.Input, r.FieldsOrDefault(), false)
+		if err != nil {
+			return failClosed(classify.SourcePath, "apply_patch: "+err.Error()), nil
+		}
+		for _, text := range ps {
+			for _, f := range PatchFiles(text) {
+				byOp[f.Op] = append(byOp[f.Op], f.Path)
+			}
+		}
+		if len(byOp) == 0 {
+			return failClosed(classify.SourcePath, "apply_patch: the patch names no file (no *** Add/Update/Delete File: line)"), nil
+		}
+	default:
+		op := opOf(r.Kind)
+		if sub := editorOp(call.Input); opRank(sub) > opRank(op) {
+			op = sub
+		}
+		ps, err := values(call.Input, r.FieldsOrDefault(), true)
+		if err != nil {
+			return failClosed(classify.SourcePath, "classify.path: "+err.Error()), nil
+		}
+		if r.extract == extractSearch || r.extract == extractSearchRe {
+			if len(ps) == 0 {
+				ps = []string{orDefault(g.workspace, ".")}
+			}
+			if r.extract == extractSearch {
+				if pat, _ := call.Input["pattern"].(string); pat != "" {
+					ps = append(ps, globDir(ps[0], pat))
+				}
+			}
+		}
+		if len(ps) == 0 {
+			return failClosed(classify.SourcePath, fmt.Sprintf("classify.path: input has no string field %s", strings.Join(r.FieldsOrDefault(), " or "))), nil
+		}
+		byOp[op] = ps
+	}
+	var best gate.Decision
+	first := true
+	for _, op := range []classify.Op{classify.OpRead, classify.OpWrite, classify.OpDelete} {
+		ps := byOp[op]
+		if len(ps) == 0 {
+			continue
+		}
+		in := map[string]any{"paths": toAny(ps)}
+		d, err := g.files.Decide(ctx, gate.ToolCallContext{ToolName: opTool(op), Input: in,
+			ToolCallID: call.ToolCallID, AgentName: call.AgentName, RunID: call.RunID, TaskID: call.TaskID})
+		if err != nil {
+			return gate.Decision{}, err
+		}
+		if first || worse(d, best) {
+			best, first = d, false
+		}
+	}
+	return best, nil
+}
+
+// globDir is the directory part of a glob pattern before its first
+// meta character, joined to base when relative ("../../**/*.go" → base/../..).
+func globDir(base, pat string) string {
+	i := strings.IndexAny(pat, "*?[{")
+	dir := pat
+	if i >= 0 {
+		dir = pat[:i]
+	}
+	if j := strings.LastIndexByte(dir, '/'); j >= 0 {
+		dir = dir[:j+1]
+	} else {
+		dir = ""
+	}
+	if dir == "" {
+		return base
+	}
+	if path.IsAbs(dir) || strings.HasPrefix(dir, "~") {
+		return dir
+	}
+	return path.Join(base, dir)
+}
+
+func opOf(k Kind) classify.Op {
+	switch k {
+	case KindRead:
+		return classify.OpRead
+	case KindDelete:
+		return classify.OpDelete
+	}
+	return classify.OpWrite
+}
+
+func opTool(op classify.Op) string {
+	switch op {
+	case classify.OpRead:
+		return opToolRead
+	case classify.OpDelete:
+		return opToolDelete
+	}
+	return opToolWrite
+}
+
+func opRank(o classify.Op) int {
+	switch o {
+	case classify.OpRead:
+		return 1
+	case classify.OpWrite:
+		return 2
+	case classify.OpDelete:
+		return 3
+	}
+	return 0
+}
+
+// editorOp is the most dangerous operation an editor sub-command field
+// ("command": view, create, str_replace, insert, undo_edit, write,
+// append, delete; in any spelling) names, or "".
+func editorOp(in map[string]any) classify.Op {
+	var best classify.Op
+	for k, v := range in {
+		if !gate.SameFieldName(k, "command") {
+			continue
+		}
+		s, _ := v.(string)
+		var op classify.Op
+		switch s {
+		case "view":
+			op = classify.OpRead
+		case "create", "str_replace", "insert", "undo_edit", "write", "append":
+			op = classify.OpWrite
+		case "delete":
+			op = classify.OpDelete
+		default:
+			continue
+		}
+		if opRank(op) > opRank(best) {
+			best = op
+		}
+	}
+	return best
+}
+
+// values are the strings of every key of in that is one of fields
+// (gate.SameFieldName), in sorted key order; with arrays, an array of
+// strings gives each string. A matching key of another type is an error.
+func values(in map[string]any, fields []string, arrays bool) ([]string, error) {
+	var keys []string
+	for k := range in {
+		if slices.ContainsFunc(fields, func(f string) bool { return gate.SameFieldName(k, f) }) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		switch v := in[k].(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			if !arrays {
+				return nil, fmt.Errorf("input field %q is not a string", k)
+			}
+			for i, x := range v {
+				s, ok := x.(string)
+				if !ok {
+					return nil, fmt.Errorf("input field %q item %d is not a string", k, i)
+				}
+				out = append(out, s)
+			}
+		default:
+			return nil, fmt.Errorf("input field %q is not a string or an array of strings", k)
+		}
+	}
+	return out, nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// worse reports whether a is a stricter decision than b: a higher risk,
+// or at equal risk a stricter action (deny > ask > allow).
+func worse(a, b gate.Decision) bool {
+	if ra, rb := a.Risk.Rank(), b.Risk.Rank(); ra != rb {
+		return ra > rb
+	}
+	return actionRank(a.Action) > actionRank(b.Action)
+}
+
+func actionRank(a gate.Action) int {
+	switch a {
+	case gate.ActionAllow:
+		return 0
+	case gate.ActionAsk:
+		return 1
+	}
+	return 2
+}
+
+// failClosed denies input the gate cannot read.
+func failClosed(source, reason string) gate.Decision {
+	return gate.Deny(reason).WithRisk(gate.RiskHigh).WithSource(source)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
