@@ -66,6 +66,7 @@ func newRootCmd(io stdio) *cobra.Command {
 		newFlushCmd(io),
 		// ---- MCP gateway (owned by the gateway branch, mcpgw): add
 		// newMCPCmd(io) on the next line (cmd/toolgate/mcp.go). ----
+		newMCPCmd(io),
 	)
 	return root
 }

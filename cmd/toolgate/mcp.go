@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/executor"
+	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/mcpgate"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// mcpFlags are the command line of `toolgate mcp`.
+type mcpFlags struct {
+	policy string
+	listen string
+	quiet  bool
+}
+
+func newMCPCmd(io stdio) *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "MCP gateway: present the policy's upstream MCP servers' tools and gate every tools/call",
+		Long: `Connects to the MCP servers in the policy's mcp.upstreams (a command started
+over stdio, or a streamable-HTTP URL), presents their tools as
+<upstream>_<tool>, and runs every tools/call through toolgate's executor:
+the upstream tool's input schema is validated, the policy decides (per-tool
+rules of the upstream, the built-in rules for @modelcontextprotocol/
+server-filesystem, else a review from the tool's annotations), and only an
+allowed call is forwarded. A denial is an isError result with the reason;
+an ask is put to the client through MCP elicitation when it supports it,
+else denied. Every call is an execute_tool span (gate.*) under a
+tools/call server span, exported through the durable spool to the
+collector (the policy's export section).
+
+Serves stdio by default (the MCP client starts this command); --listen
+HOST:PORT serves streamable HTTP at /mcp on a loopback address only.
+Logs go to stderr.
+
+Policy: --policy FILE, else $TOOLGATE_POLICY, else
+~/.config/toolgate/toolgate.yaml, else built-in defaults (which have no
+upstreams: an error). See docs/mcp-gateway.md.`,
+		Example: `  toolgate mcp --policy examples/policy/mcp-filesystem.yaml
+  toolgate mcp --policy toolgate.yaml --listen 127.0.0.1:8931`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCP(cmd.Context(), io, f)
+		},
+	}
+	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $TOOLGATE_POLICY, else ~/.config/toolgate/toolgate.yaml)")
+	cmd.Flags().StringVar(&f.listen, "listen", "", "serve streamable HTTP on this loopback HOST:PORT instead of stdio (default: the policy's mcp.listen)")
+	cmd.Flags().BoolVar(&f.quiet, "quiet", false, "log only errors")
+	return cmd
+}
+
+func runMCP(ctx context.Context, io stdio, f mcpFlags) error {
+	level := slog.LevelInfo
+	if f.quiet {
+		level = slog.LevelError
+	}
+	logger := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level}))
+	pol, err := loadHookPolicy(f.policy)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(pol.MCP.Upstreams) == 0 {
+		return usageError{fmt.Errorf("the policy (%s) has no mcp.upstreams: nothing to serve (see docs/mcp-gateway.md)", policyName(pol))}
+	}
+	timeout, err := pol.MCP.Timeout()
+	if err != nil {
+		return usageError{err}
+	}
+	listen := f.listen
+	if listen == "" {
+		listen = pol.MCP.Listen
+	}
+
+	target, err := resolveExport(pol)
+	if err != nil {
+		return usageError{err}
+	}
+	tel, err := openTelemetry(ctx, target, "toolgate-mcp", 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	defer func() {
+		if unsent := tel.finish(2 * time.Second); unsent > 0 {
+			logger.Warn("decision spans left in the spool for the next start or `toolgate flush`", "unsent", unsent, "dir", slotDir(target.spoolDir, tel.slot))
+		}
+	}()
+
+	opts, err := gatewayOptions(pol, tel, logger, timeout)
+	if err != nil {
+		return usageError{err}
+	}
+	gw, err := mcpgate.New(ctx, mcpUpstreams(pol), opts...)
+	if err != nil {
+		if errors.Is(err, mcpgate.ErrConfig) {
+			return usageError{err}
+		}
+		return err
+	}
+	defer gw.Close()
+	for _, u := range gw.Upstreams() {
+		if u.Err != nil {
+			logger.Error("upstream unavailable", "upstream", u.Name, "err", u.Err)
+		} else {
+			logger.Info("upstream connected", "upstream", u.Name, "tools", u.Tools)
+		}
+	}
+	if listen == "" {
+		logger.Info("serving MCP on stdio", "tools", len(gw.Tools()), "run", gw.RunID())
+		return gw.ServeStdio(ctx)
+	}
+	l, err := mcpgate.Listen(listen)
+	if err != nil {
+		return usageError{err}
+	}
+	logger.Info("serving MCP over streamable HTTP", "url", "http://"+l.Addr().String()+"/mcp", "tools", len(gw.Tools()), "run", gw.RunID())
+	return gw.ServeHTTP(ctx, l)
+}
+
+// gatewayOptions maps the policy onto the gateway: the classifier set-up
+// of policy.Gate (workspace, profile, trusted workspace, high action), the
+// agent name, the durable export (write-ahead: an allowed call is on disk
+// before it is forwarded), the call timeout.
+func gatewayOptions(pol *policy.Policy, tel *telemetry, logger *slog.Logger, timeout time.Duration) ([]mcpgate.Option, error) {
+	ws := pol.Workspace
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		ws = wd
+	}
+	copts := []classify.Option{classify.WithWorkspace(ws), classify.WithTrustedWorkspace(pol.Trusted())}
+	var gopts []classify.GateOption
+	if pol.Profile != "" {
+		copts = append(copts, classify.WithProfile(pol.Profile))
+		gopts = append(gopts, classify.WithGateProfile(pol.Profile))
+	}
+	if pol.High == policy.HighAsk {
+		gopts = append(gopts, classify.WithHighAction(gate.ActionAsk))
+	}
+	agent := pol.Export.Agent
+	if agent == "" {
+		agent = mcpgate.DefaultAgentName
+	}
+	opts := []mcpgate.Option{
+		mcpgate.WithAgentName(agent),
+		mcpgate.WithVersion(versionString()),
+		mcpgate.WithClassifier(copts...),
+		mcpgate.WithGateOptions(pol.Profile == classify.ProfileReadOnly, gopts...),
+		mcpgate.WithTracerProvider(tel.p),
+		mcpgate.WithExecutorOptions(executor.WithWriteAhead(tel.p), executor.WithRecordContent(true)),
+		mcpgate.WithCallTimeout(timeout),
+		mcpgate.WithLogger(logger),
+	}
+	if pol.Approver.Kind == policy.ApproverInbox {
+		opts = append(opts, mcpgate.WithApprover(gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+			return req.Decline("toolgate-mcp", "a person must approve this call; this MCP client cannot be asked (no elicitation) "+
+				"and the policy's inbox approver is not available to the gateway yet: ask the user to allow it in the toolgate policy"), nil
+		})))
+	}
+	return opts, nil
+}
+
+// mcpUpstreams converts the policy's upstreams.
+func mcpUpstreams(pol *policy.Policy) []mcpgate.Upstream {
+	out := make([]mcpgate.Upstream, 0, len(pol.MCP.Upstreams))
+	for _, u := range pol.MCP.Upstreams {
+		m := mcpgate.Upstream{Name: u.Name, Command: u.Command, Env: u.Env, URL: u.URL, Roots: u.Roots, Trusted: u.Trusted, Hide: u.Hide}
+		for _, r := range u.Tools {
+			m.Tools = append(m.Tools, mcpgate.Rule{Match: r.Match, Kind: mcpgate.Kind(r.Kind), Fields: r.Fields, Reason: r.Reason})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func policyName(p *policy.Policy) string {
+	if p.Source() != "" {
+		return p.Source()
+	}
+	return "built-in defaults"
+}
