@@ -140,7 +140,7 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 		}
 		return req.Approve(ApproverElicitation, p.note), nil
 	}
-	if on, _ := ctx.Value(elicitKey{}).(bool); on {
+	if creq, _ := ctx.Value(elicitKey{}).(*mcp.CallToolRequest); creq != nil && canElicit(creq) {
 		in := string(req.Call.RawInput)
 		if len(in) > 2000 {
 			in = in[:2000] + "…"

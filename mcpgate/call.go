@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -124,9 +123,9 @@ func (g *Gateway) call(ctx context.Context, pt *presentedTool, req *mcp.CallTool
 		callID = p.callID
 		ctx = gate.WithResume(ctx, st)
 	}
-	if canElicit(req) {
-		ctx = context.WithValue(ctx, elicitKey{}, true)
-	}
+	// Whether the client can be asked is read only when a gate asks
+	// (decoding the client's capabilities costs a remarshal).
+	ctx = context.WithValue(ctx, elicitKey{}, req)
 	h := &callHolder{}
 	ctx = context.WithValue(ctx, holderKey{}, h)
 	r := g.run.Execute(ctx, executor.ToolCall{ID: callID, Name: pt.presented, Input: args})
@@ -209,4 +208,3 @@ func extractMeta(ctx context.Context, meta mcp.Meta) context.Context {
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Extract(ctx, carrier)
 }
 
-var _ = time.Second
