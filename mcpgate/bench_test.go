@@ -19,7 +19,7 @@ import (
 type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                            { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
 
 func connect(b *testing.B, t mcp.Transport) *mcp.ClientSession {
 	b.Helper()

@@ -207,4 +207,3 @@ func extractMeta(ctx context.Context, meta mcp.Meta) context.Context {
 	}
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Extract(ctx, carrier)
 }
-
