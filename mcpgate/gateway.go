@@ -284,9 +284,10 @@ func (g *Gateway) connect(ctx context.Context, up *upstreamConn) ([]*mcp.Tool, e
 func (g *Gateway) Server() *mcp.Server { return g.server }
 
 // ServeStdio serves one client over stdin/stdout until it disconnects or
-// ctx ends.
+// ctx ends; a malformed line is answered with a JSON-RPC error and does not
+// end the session (FilteredStdio).
 func (g *Gateway) ServeStdio(ctx context.Context) error {
-	return g.server.Run(ctx, &mcp.StdioTransport{})
+	return g.server.Run(ctx, FilteredStdio(os.Stdin, os.Stdout, g.cfg.logger))
 }
 
 // Tools lists the presented tools, sorted by name.
