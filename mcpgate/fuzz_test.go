@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/mcpgate"
 )
