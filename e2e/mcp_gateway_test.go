@@ -290,3 +290,115 @@ func TestMCPGatewayRootsWidening(t *testing.T) {
 	require.FileExists(t, filepath.Join(allowed, "ok.txt"))
 	_ = fmt.Sprint()
 }
+
+// The gateway in front of the real @modelcontextprotocol/server-everything,
+// twice (trusted and untrusted: the same tool names, namespaced apart) and
+// a broken upstream that does not hide them: a trusted read-only tool runs
+// and its content (text, structured, image) passes through whole; the
+// same tool from the untrusted upstream is asked about, put to the client
+// through elicitation (MRTR on 2026-07-28), and declined; a trusted
+// open-world tool is asked about and approved; a long-running call past
+// the call timeout is an error and the gateway goes on; every decision is
+// a row in ClickHouse.
+func TestMCPGatewayEverything(t *testing.T) {
+	npm := mcpNPM(t)
+	ev := filepath.Join(npm, "node_modules", ".bin", "mcp-server-everything")
+	s := startStack(t, withoutJaeger())
+	ctx := context.Background()
+	const service = "e2e-mcp-everything"
+	p := s.providerCfg(t, otelbridge.Config{ServiceName: service})
+	ups := []mcpgate.Upstream{
+		{Name: "ev", Command: []string{ev, "stdio"}, Trusted: true},
+		{Name: "evu", Command: []string{ev, "stdio"}},
+		{Name: "gone", Command: []string{filepath.Join(t.TempDir(), "no-such-server")}},
+	}
+	gw, err := mcpgate.New(ctx, ups, mcpgate.WithTracerProvider(p), mcpgate.WithCallTimeout(1500*time.Millisecond),
+		mcpgate.WithClassifier(classify.WithWorkspace(t.TempDir())))
+	require.NoError(t, err)
+	defer gw.Close()
+	st := gw.Upstreams()
+	require.NoError(t, st[0].Err)
+	require.NoError(t, st[1].Err)
+	require.Error(t, st[2].Err, "the broken upstream is reported")
+	require.Positive(t, st[0].Tools)
+	require.Equal(t, st[0].Tools, st[1].Tools)
+
+	var asked []string
+	answer := map[string]bool{"evu_echo": false, "ev_gzip-file-as-resource": true}
+	ct, sst := mcp.NewInMemoryTransports()
+	ss, err := gw.Server().Connect(ctx, sst, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-elicit", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			for tool, yes := range answer {
+				if strings.Contains(req.Params.Message, "call "+tool+" ") {
+					asked = append(asked, tool)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": yes}}, nil
+				}
+			}
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}})
+	cs, err := c.Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+	call := func(tool string, args map[string]any) *mcp.CallToolResult {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		require.NoError(t, err, tool)
+		return r
+	}
+	rows := 0
+	r := call("ev_echo", map[string]any{"message": "hello"})
+	rows++
+	require.False(t, r.IsError, textOf(r))
+	require.Contains(t, textOf(r), "hello")
+	r = call("ev_get-sum", map[string]any{"a": 2, "b": 3})
+	rows++
+	require.Contains(t, textOf(r), "5")
+	r = call("ev_get-structured-content", map[string]any{"location": "New York"})
+	rows++
+	require.False(t, r.IsError, textOf(r))
+	require.NotNil(t, r.StructuredContent, "structured content passes through")
+	r = call("ev_get-tiny-image", map[string]any{})
+	rows++
+	var image bool
+	for _, c := range r.Content {
+		_, ok := c.(*mcp.ImageContent)
+		image = image || ok
+	}
+	require.True(t, image, "image content passes through")
+
+	// Untrusted: the same echo is asked about; the person declines.
+	r = call("evu_echo", map[string]any{"message": "hello"})
+	rows += 2 // the pending ask and the resumed, declined call
+	require.True(t, r.IsError, textOf(r))
+	require.Contains(t, textOf(r), "toolgate denied")
+	// Trusted but open-world: asked; the person approves; it runs.
+	r = call("ev_gzip-file-as-resource", map[string]any{"name": "x.gz", "data": "data:text/plain;base64,aGVsbG8=", "outputType": "resourceLink"})
+	rows += 2
+	require.False(t, r.IsError, textOf(r))
+	require.Equal(t, []string{"evu_echo", "ev_gzip-file-as-resource"}, asked)
+
+	// Slower than the call timeout: an error result, and the gateway goes on.
+	start := time.Now()
+	r = call("ev_trigger-long-running-operation", map[string]any{"duration": 5, "steps": 5})
+	rows++
+	require.True(t, r.IsError, textOf(r))
+	require.Contains(t, textOf(r), "did not answer")
+	require.Less(t, time.Since(start), 4*time.Second)
+	r = call("ev_echo", map[string]any{"message": "still here"})
+	rows++
+	require.Contains(t, textOf(r), "still here")
+
+	require.NoError(t, p.ForceFlush(ctx))
+	ds := auditqDecisions(ctx, t, s, service, rows)
+	require.Len(t, ds, rows, "%+v", ds)
+	byTool := map[string][]string{}
+	for _, d := range ds {
+		byTool[d.ToolName] = append(byTool[d.ToolName], d.Action)
+	}
+	assert.Equal(t, []string{"allow", "allow"}, byTool["ev_echo"])
+	assert.ElementsMatch(t, []string{"deny", "deny"}, byTool["evu_echo"])
+	assert.ElementsMatch(t, []string{"deny", "allow"}, byTool["ev_gzip-file-as-resource"], "pending, then approved")
+}
