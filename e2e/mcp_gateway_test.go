@@ -402,3 +402,100 @@ func TestMCPGatewayEverything(t *testing.T) {
 	assert.ElementsMatch(t, []string{"deny", "deny"}, byTool["evu_echo"])
 	assert.ElementsMatch(t, []string{"deny", "allow"}, byTool["ev_gzip-file-as-resource"], "pending, then approved")
 }
+
+// `toolgate mcp` as an MCP client starts it: the binary over stdio, its
+// policy file naming the filesystem server, its decision spans through the
+// durable spool to the collector — a read allowed, a write outside the
+// workspace denied (the file absent), a malformed line answered with a
+// JSON-RPC error without ending the session, each call one row.
+func TestMCPGatewayBinary(t *testing.T) {
+	npm := mcpNPM(t)
+	fsServer := filepath.Join(npm, "node_modules", ".bin", "mcp-server-filesystem")
+	bin := testenv.GoBinary(t, "./cmd/toolgate")
+	s := startStack(t, withoutJaeger())
+	ctx := context.Background()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha"), 0o644))
+	pol := filepath.Join(dir, "toolgate.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte(fmt.Sprintf(`version: 1
+profile: workspace
+workspace: ./ws
+export:
+  endpoint: %s
+  spool: ./spool
+  agent: e2e-mcp-binary
+mcp:
+  call_timeout: 20s
+  upstreams:
+    - name: fs
+      command: [%q, %q]
+      roots: [./ws]
+`, s.collector.GRPCEndpoint, fsServer, ws)), 0o644))
+
+	cmd := exec.Command(bin, "mcp", "--policy", pol)
+	cmd.Env = append(os.Environ(), "TOOLGATE_OTLP_TOKEN="+s.collector.Token, "OTEL_SERVICE_NAME=")
+	var stderr testenv.SyncBuffer
+	cmd.Stderr = &stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-binary", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err, "stderr: %s", stderr.String())
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fs_read_text_file", Arguments: map[string]any{"path": filepath.Join(ws, "a.txt")}})
+	require.NoError(t, err, stderr.String())
+	require.False(t, r.IsError, textOf(r))
+	require.Contains(t, textOf(r), "alpha")
+	// (Not a temp directory: the workspace profile lets writes there run.)
+	out := "/etc/cron.d/toolgate-e2e-binary"
+	r, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fs_write_file", Arguments: map[string]any{"path": out, "content": "x"}})
+	require.NoError(t, err)
+	require.True(t, r.IsError, textOf(r))
+	require.Contains(t, textOf(r), "toolgate denied")
+	require.NoFileExists(t, out)
+	require.NoError(t, cs.Close())
+	_ = cmd.Wait()
+
+	ds := auditqDecisions(ctx, t, s, "toolgate-mcp", 2)
+	require.Len(t, ds, 2, "%+v\nstderr: %s", ds, stderr.String())
+	actions := map[string]string{}
+	for _, d := range ds {
+		actions[d.ToolName] = d.Action
+	}
+	assert.Equal(t, map[string]string{"fs_read_text_file": "allow", "fs_write_file": "deny"}, actions)
+}
+
+// A malformed line on the binary's stdin is answered with a JSON-RPC
+// error, and the session goes on to answer the next request.
+func TestMCPGatewayBinaryMalformed(t *testing.T) {
+	npm := mcpNPM(t)
+	fsServer := filepath.Join(npm, "node_modules", ".bin", "mcp-server-filesystem")
+	bin := testenv.GoBinary(t, "./cmd/toolgate")
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "toolgate.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte(fmt.Sprintf("version: 1\nworkspace: .\nexport:\n  endpoint: 127.0.0.1:1\n  spool: ./spool\nmcp:\n  upstreams:\n    - name: fs\n      command: [%q, %q]\n", fsServer, dir)), 0o644))
+	cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, bin, "mcp", "--policy", pol, "--quiet")
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`,
+		`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+	}, "\n") + "\n")
+	var stdout testenv.SyncBuffer
+	cmd.Stdout = &stdout
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stdout.String(), `"id":4`) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	_ = cmd.Wait()
+	out := stdout.String()
+	require.Contains(t, out, `"code":-32700`, out)
+	require.Contains(t, out, `"code":-32600`, out)
+	require.Contains(t, out, `"id":4`, out)
+	require.Contains(t, out, "fs_read_text_file", out)
+}
