@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,8 @@ type fakeUpstream struct {
 	server *mcp.Server
 	calls  atomic.Int64
 	got    chan string // tool names that ran
+	mu     sync.Mutex
+	ss     []*mcp.ServerSession
 }
 
 func newFakeUpstream(t testing.TB, tools ...*mcp.Tool) *fakeUpstream {
@@ -56,6 +59,9 @@ func (f *fakeUpstream) transport(t testing.TB) func() mcp.Transport {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := f.server.Connect(context.Background(), st, nil)
 		require.NoError(t, err)
+		f.mu.Lock()
+		f.ss = append(f.ss, ss)
+		f.mu.Unlock()
 		t.Cleanup(func() { _ = ss.Close() })
 		return ct
 	}
@@ -240,4 +246,34 @@ func TestGatewayConfigErrors(t *testing.T) {
 		_, err := mcpgate.New(context.Background(), []mcpgate.Upstream{u})
 		require.ErrorIs(t, err, mcpgate.ErrConfig, "%+v", u)
 	}
+}
+
+// An upstream that goes away mid-session makes its calls error results;
+// the other upstream's tools keep working.
+func TestGatewayUpstreamCrash(t *testing.T) {
+	a := newFakeUpstream(t, &mcp.Tool{Name: "echo", InputSchema: schema("message")})
+	b := newFakeUpstream(t, &mcp.Tool{Name: "echo", InputSchema: schema("message")})
+	allow := []mcpgate.Rule{{Match: "echo", Kind: mcpgate.KindAllow}}
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{{Name: "a", Tools: allow}, {Name: "b", Tools: allow}},
+		mcpgate.WithTransport("a", a.transport(t)), mcpgate.WithTransport("b", b.transport(t)))
+	require.NoError(t, err)
+	defer gw.Close()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := gw.Server().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	e := &env{client: cs}
+	require.Contains(t, text(e.call(t, "a_echo", map[string]any{"message": "1"})), "ran echo")
+	a.mu.Lock()
+	for _, s := range a.ss {
+		require.NoError(t, s.Close())
+	}
+	a.mu.Unlock()
+	r := e.call(t, "a_echo", map[string]any{"message": "2"})
+	require.True(t, r.IsError)
+	require.Contains(t, text(r), "upstream a")
+	require.Contains(t, text(e.call(t, "b_echo", map[string]any{"message": "3"})), "ran echo")
 }
