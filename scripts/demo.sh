@@ -88,4 +88,12 @@ echo "  go run ./examples/unattended --resume                                   
 echo "  bin/auditq decisions --approval approved --since 1h                        # who let it through, and after how long"
 echo "  (or the web page: bin/auditq approvals serve, then open the login URL it prints with the token in .demo/approver-token)"
 echo
+# The MCP gateway (docs/mcp-gateway.md): the same gate in front of any MCP
+# server, here the reference filesystem server.
+echo "demo: try the MCP gateway in front of the filesystem server (docs/mcp-gateway.md; source .demo/env first):"
+echo "  mkdir -p /tmp/toolgate-mcp-demo && echo hello > /tmp/toolgate-mcp-demo/hello.txt"
+echo "  npx -y @modelcontextprotocol/inspector@2.12.0 --cli bin/toolgate mcp --policy examples/policy/mcp-filesystem.yaml --quiet \\"
+echo "      --method tools/call --tool-name fs_write_file --tool-arg path=/etc/x content=y    # isError: denied by the path gate"
+echo "  bin/auditq decisions --service toolgate-mcp --since 1h                    # the gateway's decisions"
+echo
 echo "The stack is still running (scripts/stack.sh status); 'make stop' ends it."
