@@ -182,7 +182,7 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 		done chan struct{}
 	}
 	res := &result{done: make(chan struct{})}
-	var seen atomic.Pointer[hookEvent] // the event, once read (for a timed-out decision's record)
+	var seen atomic.Pointer[hookEvent]   // the event, once read (for a timed-out decision's record)
 	var opened atomic.Pointer[telemetry] // the pipeline, once open (closed after a panic)
 	go func() {
 		defer close(res.done)
