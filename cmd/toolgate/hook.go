@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
@@ -269,7 +270,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if name == "" {
 		name = a.genAI
 	}
-	out, err := execute(ctx, tel, a, pol, g, name, ev, f.nativeAsk(a))
+	out, _, err := execute(ctx, pipeline{tp: tel.p, wal: tel.p}, a, pol, g, name, ev, f.nativeAsk(a))
 	return out, tel, ev, err
 }
 
@@ -320,30 +321,30 @@ func readEvent(ctx context.Context, in io.Reader, a *agentSpec) (hookEvent, erro
 // (schema validation), the policy's gate, the approver for asks, the
 // write-ahead commit of an allowed call to the spool, one execute_tool
 // span; the tool itself only says "allowed" (the agent runs it).
-func execute(ctx context.Context, tel *telemetry, a *agentSpec, pol *policy.Policy, g gate.Gate, agentName string, ev hookEvent, native bool) (outcome, error) {
+func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy, g gate.Gate, agentName string, ev hookEvent, native bool) (outcome, executor.ToolResult, error) {
 	reg, err := registryFor(a, ev.ToolName)
 	if err != nil {
-		return outcome{}, err
+		return outcome{}, executor.ToolResult{}, err
 	}
 	callID := ev.ToolUseID
 	if callID == "" {
 		callID = a.name + "-" + randomID() // Gemini sends no call ID
 	}
 	ex, err := executor.New(reg,
-		executor.WithTracerProvider(tel.p),
+		executor.WithTracerProvider(pl.tp),
 		executor.WithGates(gate.Named(policy.SourcePolicy, g)),
 		executor.WithApprover(hookApprover(a, pol, callID, native)),
-		executor.WithWriteAhead(tel.p),
+		executor.WithWriteAhead(pl.wal),
 		executor.WithRecordContent(true),
 		executor.WithRefusalBudget(-1),
 		executor.WithGateTimeout(envDuration(envBudget, DefaultBudget)/2),
 	)
 	if err != nil {
-		return outcome{}, fmt.Errorf("executor: %w", err)
+		return outcome{}, executor.ToolResult{}, fmt.Errorf("executor: %w", err)
 	}
 	agent, err := ex.Agent(agentName, executor.AgentPresets(executor.PresetAll))
 	if err != nil {
-		return outcome{}, fmt.Errorf("executor agent: %w", err)
+		return outcome{}, executor.ToolResult{}, fmt.Errorf("executor agent: %w", err)
 	}
 	var opts []executor.RunOption
 	if ev.TurnID != "" {
@@ -355,11 +356,19 @@ func execute(ctx context.Context, tel *telemetry, a *agentSpec, pol *policy.Poli
 	testFault("answer")
 	switch {
 	case res.Gate.Action == gate.ActionAllow && !res.IsError:
-		return outcome{verdict: verdictAllow, reason: res.Gate.Reason}, nil
+		return outcome{verdict: verdictAllow, reason: res.Gate.Reason}, res, nil
 	case errors.Is(res.Err, executor.ErrApprovalPending) && native && strings.HasPrefix(res.Gate.ApprovalID, agentAskPrefix(a)):
-		return outcome{verdict: verdictAsk, reason: askReason(res.Gate)}, nil
+		return outcome{verdict: verdictAsk, reason: askReason(res.Gate)}, res, nil
 	}
-	return outcome{verdict: verdictDeny, reason: res.Content}, nil
+	return outcome{verdict: verdictDeny, reason: res.Content}, res, nil
+}
+
+// pipeline is where execute's spans go: the tracer provider and the
+// write-ahead log an allowed call is committed to before the hook allows it
+// (otelbridge.Provider with the spool for both).
+type pipeline struct {
+	tp  trace.TracerProvider
+	wal executor.WriteAheadLog
 }
 
 // askReason is what the agent's user is shown for an ask.
