@@ -28,8 +28,13 @@ type agentSpec struct {
 	genAI string
 	// event is the hook_event_name the hook accepts (PreToolUse, BeforeTool).
 	event string
-	// nativeAsk: the agent can ask its user when the hook says ask.
-	nativeAsk bool
+	// canAsk: the agent can ask its user when the hook says ask.
+	canAsk bool
+	// askByDefault: a policy ask is handed to the agent's prompt unless
+	// --ask deny (false for Gemini CLI: headless, it waits for a
+	// confirmation nobody can give, forever — tested with 0.61.0 —, so an
+	// ask is a deny there unless --ask native).
+	askByDefault bool
 	// tools are the agent's known tools; any other tool name an event
 	// carries (an MCP tool) is registered with an open object schema.
 	tools []executor.Tool
@@ -101,7 +106,7 @@ func claudeDecision(decision, reason string) []byte {
 
 var agents = map[string]*agentSpec{
 	"claude": {
-		name: "claude", genAI: "claude-code", event: "PreToolUse", nativeAsk: true,
+		name: "claude", genAI: "claude-code", event: "PreToolUse", canAsk: true, askByDefault: true,
 		tools: []executor.Tool{
 			agentTool("Bash", schema("command!", "description")),
 			agentTool("Read", schema("file_path!")),
@@ -143,7 +148,7 @@ var agents = map[string]*agentSpec{
 		},
 	},
 	"gemini": {
-		name: "gemini", genAI: "gemini-cli", event: "BeforeTool", nativeAsk: true,
+		name: "gemini", genAI: "gemini-cli", event: "BeforeTool", canAsk: true,
 		tools: []executor.Tool{
 			agentTool("run_shell_command", schema("command!", "description", "dir_path")),
 			agentTool("read_file", schema("file_path", "absolute_path")),

@@ -13,20 +13,21 @@ import (
 func agentAskPrefix(a *agentSpec) string { return a.genAI + ":" }
 
 // hookApprover answers the executor's asks for one hook call:
-//   - an agent that asks its user itself (Claude Code, Gemini CLI): the
+//   - native (an agent that asks its user itself: Claude Code; Gemini CLI
+//     with --ask native): the
 //     request is handed to the agent's prompt — recorded as pending
 //     (deny, gate.approval=pending, gate.approval.id "<agent>:<call ID>",
 //     approver "<agent>.user"): toolgate did not allow the call; the
 //     agent's user decides;
-//   - Codex, whose hooks cannot ask (an ask or a bare allow makes it run
-//     the call): declined, with a reason telling the model a person must
-//     approve the call.
-func hookApprover(a *agentSpec, pol *policy.Policy, callID string) gate.Approver {
+//   - otherwise (Codex, whose hooks cannot ask: an ask or a bare allow
+//     makes it run the call; Gemini CLI by default): declined, with a
+//     reason telling the model a person must approve the call.
+func hookApprover(a *agentSpec, pol *policy.Policy, callID string, native bool) gate.Approver {
 	return gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
-		if a.nativeAsk {
+		if native {
 			return req.Pending(a.genAI+".user", agentAskPrefix(a)+callID, time.Now().UTC()), nil
 		}
-		why := "a person must approve this call, and " + a.genAI + " hooks cannot ask one: " +
+		why := "a person must approve this call, and the " + a.genAI + " hook cannot ask one: " +
 			"ask the user to run it, or to allow it in the toolgate policy"
 		if pol.Approver.Kind == policy.ApproverInbox {
 			why = "a person must approve this call (the policy's inbox approver is not available to " + a.genAI + " hooks yet): " +

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -26,12 +27,16 @@ func faultReason(err error) string {
 
 // writeFault answers a fault in the agent's blocking form, which all
 // three agents honour: the block JSON on stdout and exit code 2 with the
-// reason on stderr. It returns the exit code.
-func writeFault(io stdio, a *agentSpec, err error) int {
+// reason on stderr (and why the denial could not be recorded, traceErr,
+// when it could not). It returns the exit code.
+func writeFault(io stdio, a *agentSpec, err, traceErr error) int {
 	reason := faultReason(err)
 	fmt.Fprintf(io.err, "%s\n", reason)
 	if full := err.Error(); strings.Contains(full, "\n") {
 		fmt.Fprintf(io.err, "%s\n", full)
+	}
+	if traceErr != nil {
+		fmt.Fprintf(io.err, "toolgate hook: the denial was not recorded: %v\n", traceErr)
 	}
 	_, _ = io.out.Write(append(blockJSON(reason), '\n'))
 	return 2
@@ -42,11 +47,16 @@ func writeFault(io stdio, a *agentSpec, err error) int {
 // executor denies it, gate.error=error), so that the denial has the same
 // execute_tool span and gate.* record as any other. The policy's export
 // settings are used when the policy loads, else the defaults. It is bounded
-// by faultTraceBudget and never panics.
-func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) {
-	defer func() { _ = recover() }()
+// by faultTraceBudget and never panics; the error says why the denial
+// could not be recorded.
+func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("recording the denial panicked: %v", r)
+		}
+	}()
 	if a == nil {
-		return
+		return errors.New("no agent")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), faultTraceBudget)
 	defer cancel()
@@ -57,14 +67,18 @@ func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) {
 	target, err := resolveExport(pol)
 	if err != nil {
 		if target, err = resolveExport(policy.Default()); err != nil {
-			return
+			return err
 		}
 	}
 	tel, err := openTelemetry(ctx, target, ServiceName, DefaultExportWait)
 	if err != nil {
-		return
+		return err
 	}
-	defer tel.finish(envDuration(envExportWait, DefaultExportWait))
+	defer func() {
+		if n := tel.finish(envDuration(envExportWait, DefaultExportWait)); n > 0 && err == nil {
+			err = fmt.Errorf("%d spans left in the spool %s (collector at %s unreachable): toolgate flush uploads them", n, slotDir(target.spoolDir, tel.slot), target.endpoint)
+		}
+	}()
 	tool := ev.ToolName
 	if tool == "" {
 		tool = "unknown_tool"
@@ -73,7 +87,7 @@ func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) {
 	if err != nil {
 		tool = "invalid_tool_name"
 		if reg, err = executor.NewRegistry(agentTool(tool, openSchema)); err != nil {
-			return
+			return err
 		}
 	}
 	failing := gate.Named(SourceHookFault, gate.Func(func(context.Context, gate.ToolCallContext) (gate.Decision, error) {
@@ -82,7 +96,7 @@ func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) {
 	ex, err := executor.New(reg, executor.WithTracerProvider(tel.p), executor.WithGates(failing),
 		executor.WithRecordContent(true), executor.WithRefusalBudget(-1))
 	if err != nil {
-		return
+		return err
 	}
 	name := pol.Export.Agent
 	if name == "" {
@@ -90,7 +104,7 @@ func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) {
 	}
 	agent, err := ex.Agent(name, executor.AgentPresets(executor.PresetAll))
 	if err != nil {
-		return
+		return err
 	}
 	in := ev.ToolInput
 	if !json.Valid(in) || len(in) == 0 || in[0] != '{' {
@@ -101,6 +115,10 @@ func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) {
 		callID = a.name + "-" + randomID()
 	}
 	run := agent.Run(ev.SessionID)
-	run.Execute(ctx, executor.ToolCall{ID: callID, Name: tool, Input: in})
+	res := run.Execute(ctx, executor.ToolCall{ID: callID, Name: tool, Input: in})
 	run.End()
+	if !res.TraceID.IsValid() {
+		return errors.New("the denial's span was not recorded")
+	}
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
@@ -63,6 +64,18 @@ type hookEvent struct {
 // hookFlags are the command line of `toolgate hook`.
 type hookFlags struct {
 	policy string
+	ask    string // "", native or deny
+}
+
+// nativeAsk reports whether a policy ask goes to the agent's own prompt.
+func (f hookFlags) nativeAsk(a *agentSpec) bool {
+	switch f.ask {
+	case "native":
+		return a.canAsk
+	case "deny":
+		return false
+	}
+	return a.askByDefault
 }
 
 func newHookCmd(io stdio) *cobra.Command {
@@ -88,6 +101,9 @@ in the agent's working directory is NOT read: the agent can write there.`,
 			if a == nil {
 				return usageError{fmt.Errorf("unknown agent %q (want %s)", args[0], agentNames())}
 			}
+			if f.ask != "" && f.ask != "native" && f.ask != "deny" {
+				return usageError{fmt.Errorf("--ask %q: want native or deny", f.ask)}
+			}
 			code := runHook(cmd.Context(), io, a, f)
 			if code != 0 {
 				return exitError{code}
@@ -95,6 +111,7 @@ in the agent's working directory is NOT read: the agent can write there.`,
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&f.ask, "ask", "", "what a policy ask becomes: native (the agent asks its user; default for claude) or deny (default for codex, which cannot ask, and gemini, which waits forever when headless)")
 	cmd.Flags().StringVar(&f.policy, "policy", "", "policy file (default: $TOOLGATE_POLICY, else ~/.config/toolgate/toolgate.yaml, else built-in)")
 	return cmd
 }
@@ -166,7 +183,8 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 		done chan struct{}
 	}
 	res := &result{done: make(chan struct{})}
-	var seen atomic.Pointer[hookEvent] // the event, once read (for a timed-out decision's record)
+	var seen atomic.Pointer[hookEvent]   // the event, once read (for a timed-out decision's record)
+	var opened atomic.Pointer[telemetry] // the pipeline, once open (closed after a panic)
 	go func() {
 		defer close(res.done)
 		defer func() {
@@ -174,7 +192,7 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 				res.err = fault{fmt.Errorf("panic: %v\n%s", r, firstLines(debug.Stack(), 12))}
 			}
 		}()
-		res.out, res.tel, res.ev, res.err = decideHook(ctx, io.in, a, f, &seen)
+		res.out, res.tel, res.ev, res.err = decideHook(ctx, io.in, a, f, &seen, &opened)
 	}()
 	select {
 	case <-res.done:
@@ -186,15 +204,20 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 		if p := seen.Load(); p != nil {
 			ev = *p
 		}
-		traceFault(a, ev, f, err)
-		return writeFault(io, a, err)
+		return writeFault(io, a, err, traceFault(a, ev, f, err))
 	}
 	if res.err != nil {
-		if res.tel != nil {
-			res.tel.finish(wait)
+		// The decision's goroutine has ended (returned or panicked): its
+		// pipeline, if it opened one, is closed here, so that its slot is
+		// free for the fault's own record.
+		if tel := opened.Load(); tel != nil {
+			tel.finish(wait)
 		}
-		traceFault(a, res.ev, f, res.err)
-		return writeFault(io, a, res.err)
+		ev := res.ev
+		if p := seen.Load(); p != nil {
+			ev = *p // a panic returned no event
+		}
+		return writeFault(io, a, res.err, traceFault(a, ev, f, res.err))
 	}
 	out, code := a.answer(res.out.verdict, res.out.reason)
 	if len(out) > 0 {
@@ -213,7 +236,7 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 // decideHook reads the event, loads the policy and runs the call through
 // the executor. A returned error is a fault (deny in the blocking form);
 // the telemetry, when set, holds the spans made so far.
-func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, seen *atomic.Pointer[hookEvent]) (outcome, *telemetry, hookEvent, error) {
+func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, seen *atomic.Pointer[hookEvent], opened *atomic.Pointer[telemetry]) (outcome, *telemetry, hookEvent, error) {
 	testFault("start")
 	ev, err := readEvent(ctx, in, a)
 	if err != nil {
@@ -233,6 +256,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, nil, ev, fmt.Errorf("audit trail: %w", err)
 	}
+	opened.Store(tel)
 	testFault("decide")
 	ws := ""
 	if pol.Workspace == "" {
@@ -246,7 +270,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if name == "" {
 		name = a.genAI
 	}
-	out, err := execute(ctx, tel, a, pol, g, name, ev)
+	out, _, err := execute(ctx, pipeline{tp: tel.p, wal: tel.p}, a, pol, g, name, ev, f.nativeAsk(a))
 	return out, tel, ev, err
 }
 
@@ -297,30 +321,30 @@ func readEvent(ctx context.Context, in io.Reader, a *agentSpec) (hookEvent, erro
 // (schema validation), the policy's gate, the approver for asks, the
 // write-ahead commit of an allowed call to the spool, one execute_tool
 // span; the tool itself only says "allowed" (the agent runs it).
-func execute(ctx context.Context, tel *telemetry, a *agentSpec, pol *policy.Policy, g gate.Gate, agentName string, ev hookEvent) (outcome, error) {
+func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy, g gate.Gate, agentName string, ev hookEvent, native bool) (outcome, executor.ToolResult, error) {
 	reg, err := registryFor(a, ev.ToolName)
 	if err != nil {
-		return outcome{}, err
+		return outcome{}, executor.ToolResult{}, err
 	}
 	callID := ev.ToolUseID
 	if callID == "" {
 		callID = a.name + "-" + randomID() // Gemini sends no call ID
 	}
 	ex, err := executor.New(reg,
-		executor.WithTracerProvider(tel.p),
+		executor.WithTracerProvider(pl.tp),
 		executor.WithGates(gate.Named(policy.SourcePolicy, g)),
-		executor.WithApprover(hookApprover(a, pol, callID)),
-		executor.WithWriteAhead(tel.p),
+		executor.WithApprover(hookApprover(a, pol, callID, native)),
+		executor.WithWriteAhead(pl.wal),
 		executor.WithRecordContent(true),
 		executor.WithRefusalBudget(-1),
 		executor.WithGateTimeout(envDuration(envBudget, DefaultBudget)/2),
 	)
 	if err != nil {
-		return outcome{}, fmt.Errorf("executor: %w", err)
+		return outcome{}, executor.ToolResult{}, fmt.Errorf("executor: %w", err)
 	}
 	agent, err := ex.Agent(agentName, executor.AgentPresets(executor.PresetAll))
 	if err != nil {
-		return outcome{}, fmt.Errorf("executor agent: %w", err)
+		return outcome{}, executor.ToolResult{}, fmt.Errorf("executor agent: %w", err)
 	}
 	var opts []executor.RunOption
 	if ev.TurnID != "" {
@@ -332,11 +356,19 @@ func execute(ctx context.Context, tel *telemetry, a *agentSpec, pol *policy.Poli
 	testFault("answer")
 	switch {
 	case res.Gate.Action == gate.ActionAllow && !res.IsError:
-		return outcome{verdict: verdictAllow, reason: res.Gate.Reason}, nil
-	case errors.Is(res.Err, executor.ErrApprovalPending) && a.nativeAsk && strings.HasPrefix(res.Gate.ApprovalID, agentAskPrefix(a)):
-		return outcome{verdict: verdictAsk, reason: askReason(res.Gate)}, nil
+		return outcome{verdict: verdictAllow, reason: res.Gate.Reason}, res, nil
+	case errors.Is(res.Err, executor.ErrApprovalPending) && native && strings.HasPrefix(res.Gate.ApprovalID, agentAskPrefix(a)):
+		return outcome{verdict: verdictAsk, reason: askReason(res.Gate)}, res, nil
 	}
-	return outcome{verdict: verdictDeny, reason: res.Content}, nil
+	return outcome{verdict: verdictDeny, reason: res.Content}, res, nil
+}
+
+// pipeline is where execute's spans go: the tracer provider and the
+// write-ahead log an allowed call is committed to before the hook allows it
+// (otelbridge.Provider with the spool for both).
+type pipeline struct {
+	tp  trace.TracerProvider
+	wal executor.WriteAheadLog
 }
 
 // askReason is what the agent's user is shown for an ask.

@@ -94,7 +94,13 @@ func run(ctx context.Context, args []string, io stdio) int {
 				break
 			}
 		}
-		return writeFault(io, agentByName(agent), fmt.Errorf("toolgate hook: %w", err))
+		ferr := fmt.Errorf("toolgate hook: %w", err)
+		a := agentByName(agent)
+		var terr error
+		if a != nil {
+			terr = traceFault(a, hookEvent{}, hookFlags{}, ferr)
+		}
+		return writeFault(io, a, ferr, terr)
 	}
 	fmt.Fprintf(io.err, "toolgate: %s\n", err)
 	var ue usageError

@@ -163,6 +163,38 @@ func reachable(addr string, d time.Duration) bool {
 	return true
 }
 
+// drainOthers uploads what other slots hold (left by a hook whose
+// upload timed out, or that ran beside another), until deadline: each slot
+// that exists and that no process holds is opened, flushed and closed.
+func (t *telemetry) drainOthers(deadline time.Time) {
+	for i := range spoolSlots {
+		if i == t.slot || time.Until(deadline) < 20*time.Millisecond {
+			continue
+		}
+		dir := slotDir(t.target.spoolDir, i)
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		p, err := otelbridge.Setup(ctx, otelbridge.Config{
+			Endpoint: t.target.endpoint, Insecure: t.target.insecure, Headers: t.target.headers,
+			ServiceName: ServiceName, SkipCheck: true,
+			Spool: spool.Config{Dir: dir, MaxBytes: slotMaxBytes, UploadTimeout: time.Until(deadline), MaxBackoff: 50 * time.Millisecond},
+		})
+		if err != nil {
+			cancel()
+			continue // held by a running hook, or unreadable: its owner drains it
+		}
+		if p.Stats().Spool.Unsent > 0 {
+			_ = p.ForceFlush(ctx)
+		}
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), max(time.Until(deadline), time.Millisecond))
+		_ = p.Shutdown(sctx)
+		scancel()
+	}
+}
+
 // finish uploads what the slot holds — this hook's spans and any an
 // earlier hook left — for at most wait when the collector is reachable,
 // then closes the spool: what was not sent stays on disk for the next hook
@@ -175,6 +207,7 @@ func (t *telemetry) finish(wait time.Duration) (unsent int64) {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		_ = t.p.ForceFlush(ctx)
 		cancel()
+		defer t.drainOthers(deadline)
 	}
 	// Shutdown uploads until the log is empty or its context ends: with
 	// the collector down, end at once (the spans are on disk already).
