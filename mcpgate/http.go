@@ -15,12 +15,29 @@ import (
 // loopback interface: the gateway serves only this machine.
 var ErrNotLoopback = errors.New("mcpgate: listen address is not loopback")
 
-// Handler serves the gateway over streamable HTTP (MCP 2025-03-26 and
-// later; the SDK's DNS-rebinding protection for localhost is on).
+// Handler serves the gateway over streamable HTTP, both protocol eras:
+// a request whose Mcp-Protocol-Version header is 2026-07-28 or later goes
+// to a stateless handler (the SDK serves that revision only statelessly;
+// asks are MRTR input_required results), any other to a stateful one
+// (handshake sessions with Mcp-Session-Id; asks are pushed
+// elicitation/create requests). The SDK's DNS-rebinding protection for
+// localhost is on in both.
 func (g *Gateway) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Logger: g.cfg.logger, MaxRequestBodyBytes: 4 << 20})
+	get := func(*http.Request) *mcp.Server { return g.server }
+	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.cfg.logger, MaxRequestBodyBytes: 4 << 20})
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Logger: g.cfg.logger, MaxRequestBodyBytes: 4 << 20,
+		Stateless: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessVersion {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
 }
+
+// statelessVersion is the first MCP revision without sessions.
+const statelessVersion = "2026-07-28"
 
 // Listen binds addr ("127.0.0.1:8931", "[::1]:0", "localhost:0"), which
 // must resolve to loopback addresses only. Errors: ErrNotLoopback, or the

@@ -99,3 +99,35 @@ func TestGatewayHTTP(t *testing.T) {
 		require.ErrorIs(t, err, mcpgate.ErrNotLoopback, bad)
 	}
 }
+
+// Elicitation approvals over streamable HTTP, on both protocol eras.
+func TestGatewayHTTPElicitation(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	l, err := mcpgate.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.gw.ServeHTTP(ctx, l) }()
+	defer func() { cancel(); <-done }()
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			asked := 0
+			c := mcp.NewClient(&mcp.Implementation{Name: "http-elicit", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked++
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+				}})
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + l.Addr().String() + "/mcp"},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			require.NoError(t, err)
+			defer cs.Close()
+			require.Equal(t, version, cs.InitializeResult().ProtocolVersion)
+			before := e.up.calls.Load()
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "over http"}})
+			require.NoError(t, err)
+			require.False(t, r.IsError, text(r))
+			require.Equal(t, 1, asked)
+			require.Equal(t, before+1, e.up.calls.Load())
+		})
+	}
+}
