@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -477,21 +478,26 @@ func TestMCPGatewayBinaryMalformed(t *testing.T) {
 	cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin, "mcp", "--policy", pol, "--quiet")
-	cmd.Stdin = strings.NewReader(strings.Join([]string{
+	stdin, err := cmd.StdinPipe() // kept open, as a client does, until the last answer
+	require.NoError(t, err)
+	var stdout testenv.SyncBuffer
+	cmd.Stdout = &stdout
+	require.NoError(t, cmd.Start())
+	for _, l := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{`,
 		`[{"jsonrpc":"2.0","id":3,"method":"tools/list"}]`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
-	}, "\n") + "\n")
-	var stdout testenv.SyncBuffer
-	cmd.Stdout = &stdout
-	require.NoError(t, cmd.Start())
+	} {
+		_, err := io.WriteString(stdin, l+"\n")
+		require.NoError(t, err)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(stdout.String(), `"id":4`) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	cancel()
+	_ = stdin.Close()
 	_ = cmd.Wait()
 	out := stdout.String()
 	require.Contains(t, out, `"code":-32700`, out)
