@@ -16,7 +16,7 @@ import (
 const (
 	DefaultAgentName       = "mcp-gateway"
 	DefaultCallTimeout     = 60 * time.Second
-	DefaultConnectTimeout  = 20 * time.Second
+	DefaultConnectTimeout  = 45 * time.Second
 	DefaultApprovalTimeout = 5 * time.Minute
 )
 
