@@ -129,6 +129,9 @@ func (g *Gateway) call(ctx context.Context, pt *presentedTool, req *mcp.CallTool
 	h := &callHolder{}
 	ctx = context.WithValue(ctx, holderKey{}, h)
 	r := g.run.Execute(ctx, executor.ToolCall{ID: callID, Name: pt.presented, Input: args})
+	if st := req.Params.RequestState; st != "" {
+		g.pending.take(st) // answered once, even when the gates denied the call before asking again
+	}
 	switch {
 	case errors.Is(r.Err, executor.ErrApprovalPending) && r.Gate.ApprovalID != "":
 		p, ok := g.pending.get(r.Gate.ApprovalID)
