@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -83,6 +84,15 @@ func runMCP(ctx context.Context, io stdio, f mcpFlags) error {
 		listen = pol.MCP.Listen
 	}
 
+	var l net.Listener
+	if listen != "" {
+		// Bind first: a bad address fails before any upstream starts.
+		if l, err = mcpgate.Listen(listen); err != nil {
+			return usageError{err}
+		}
+		defer l.Close()
+	}
+
 	target, err := resolveExport(pol)
 	if err != nil {
 		return usageError{err}
@@ -116,13 +126,9 @@ func runMCP(ctx context.Context, io stdio, f mcpFlags) error {
 			logger.Info("upstream connected", "upstream", u.Name, "tools", u.Tools)
 		}
 	}
-	if listen == "" {
+	if l == nil {
 		logger.Info("serving MCP on stdio", "tools", len(gw.Tools()), "run", gw.RunID())
 		return gw.ServeStdio(ctx)
-	}
-	l, err := mcpgate.Listen(listen)
-	if err != nil {
-		return usageError{err}
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+l.Addr().String()+"/mcp", "tools", len(gw.Tools()), "run", gw.RunID())
 	return gw.ServeHTTP(ctx, l)
