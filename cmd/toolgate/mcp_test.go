@@ -24,7 +24,7 @@ func TestMCPCmdUsageErrors(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, policy, want string
-		args           []string
+		args               []string
 	}{
 		{"no upstreams", "version: 1\n", "no mcp.upstreams", nil},
 		{"bad timeout", "version: 1\nmcp:\n  call_timeout: soon\n  upstreams:\n    - name: fs\n      command: [x]\n", "call_timeout", nil},
