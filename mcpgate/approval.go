@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,9 @@ import (
 // ApproverElicitation is gate.approver for answers a person gave through
 // the MCP client's elicitation.
 const ApproverElicitation = "mcp-elicitation"
+
+// askPrefix starts the IDs of the gateway's elicitation asks.
+const askPrefix = "ask_"
 
 // maxPending bounds the asks waiting for a client's answer.
 const maxPending = 1024
@@ -64,7 +68,7 @@ func (s *pendingStore) add(p *pendingAsk) string {
 		}
 		delete(s.m, oldest)
 	}
-	id := "ask_" + randomHex(16)
+	id := askPrefix + randomHex(16)
 	p.expires = now.Add(s.ttl)
 	s.m[id] = p
 	return id
@@ -127,6 +131,13 @@ type approverRouter struct {
 
 // Approve implements gate.Approver.
 func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
+	if req.ResumeID != "" && !strings.HasPrefix(req.ResumeID, askPrefix) {
+		// Not an elicitation of ours: the fallback approver's request.
+		if a.fallback != nil {
+			return a.fallback.Approve(ctx, req)
+		}
+		return req.Decline("none", "no approver for this approval request"), nil
+	}
 	if req.ResumeID != "" {
 		p, ok := a.pending.take(req.ResumeID)
 		if !ok {
@@ -156,4 +167,55 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 		return a.fallback.Approve(ctx, req)
 	}
 	return req.Decline("none", "a person must approve this call, and this MCP client cannot be asked (it declared no elicitation) and no approver is configured"), nil
+}
+
+// suspendedStore remembers calls the fallback approver suspended (an
+// approvals inbox answered gate.ApprovalPending), by tool and input bytes,
+// so that the model's next identical call resumes that request (same call
+// ID) instead of asking again. In memory: after a restart the call is a new
+// ask. Bounded (maxPending; the oldest is forgotten).
+type suspendedStore struct {
+	mu    sync.Mutex
+	m     map[[32]byte]suspendedCall
+	order [][32]byte
+}
+
+type suspendedCall struct{ callID, id string }
+
+func suspendKey(tool string, input []byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write(input)
+	var k [32]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+func (s *suspendedStore) add(tool string, input []byte, callID, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[[32]byte]suspendedCall{}
+	}
+	k := suspendKey(tool, input)
+	if _, ok := s.m[k]; !ok {
+		s.order = append(s.order, k)
+	}
+	s.m[k] = suspendedCall{callID: callID, id: id}
+	for len(s.order) > maxPending {
+		delete(s.m, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+func (s *suspendedStore) take(tool string, input []byte) (suspendedCall, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := suspendKey(tool, input)
+	c, ok := s.m[k]
+	if ok {
+		delete(s.m, k)
+	}
+	return c, ok
 }

@@ -2,6 +2,8 @@ package mcpgate_test
 
 import (
 	"context"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,7 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolgate/toolgate/approve/inbox"
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/mcpgate"
 )
 
 // An ask goes to the client as an elicitation: push elicitation on a
@@ -102,5 +106,44 @@ func TestGatewayRequestStateForgery(t *testing.T) {
 		RequestState: state, InputResponses: yes})
 	require.NoError(t, err)
 	require.True(t, r.IsError)
+	require.Equal(t, int64(1), e.up.calls.Load())
+}
+
+// A client without elicitation, with a durable approvals inbox as the
+// fallback approver: the ask is stored and the model told to call again;
+// calling again before an answer still does not run; after a person
+// approves it in the inbox, the same call runs once; a further identical
+// call is a new ask.
+func TestGatewayInboxFallback(t *testing.T) {
+	db, err := inbox.Open(filepath.Join(t.TempDir(), "approvals.db"), inbox.OpenConfig{})
+	require.NoError(t, err)
+	_, err = db.Add(context.Background(), "alice")
+	require.NoError(t, err)
+	ib := inbox.New(db, db, inbox.Config{})
+	e := newEnv(t, nil, nil, mcpgate.WithApprover(inbox.NewApprover(ib, inbox.ApproverConfig{Mode: inbox.Suspend})))
+	args := map[string]any{"message": "needs a person"}
+	r := e.call(t, "fs_echo", args)
+	require.True(t, r.IsError)
+	id := regexp.MustCompile(`apr_[a-z0-9]+`).FindString(text(r))
+	require.NotEmpty(t, id, text(r))
+	require.Contains(t, text(r), "call the tool again with exactly the same arguments")
+
+	r = e.call(t, "fs_echo", args) // not answered yet
+	require.True(t, r.IsError, text(r))
+	require.Zero(t, e.up.calls.Load())
+	id2 := regexp.MustCompile(`apr_[a-z0-9]+`).FindString(text(r))
+	require.NotEmpty(t, id2, text(r))
+
+	_, err = ib.Answer(context.Background(), id2, inbox.Answer{Approve: true, Approver: "alice", Reason: "ok"})
+	require.NoError(t, err)
+	// Other arguments do not ride on the approval.
+	r = e.call(t, "fs_echo", map[string]any{"message": "something else"})
+	require.True(t, r.IsError)
+	require.Zero(t, e.up.calls.Load())
+	r = e.call(t, "fs_echo", args)
+	require.False(t, r.IsError, text(r))
+	require.Equal(t, int64(1), e.up.calls.Load())
+	r = e.call(t, "fs_echo", args)
+	require.True(t, r.IsError, "an approval answers one call")
 	require.Equal(t, int64(1), e.up.calls.Load())
 }

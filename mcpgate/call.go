@@ -112,7 +112,13 @@ func (g *Gateway) call(ctx context.Context, pt *presentedTool, req *mcp.CallTool
 		args = json.RawMessage(`{}`)
 	}
 	callID := "mcp_" + randomHex(12)
-	if st := req.Params.RequestState; st != "" {
+	if sp, ok := g.suspended.take(pt.presented, args); ok && req.Params.RequestState == "" {
+		// The same call again after the fallback approver (an inbox)
+		// suspended it: resume exactly that call; it runs only on the
+		// stored answer, once.
+		callID = sp.callID
+		ctx = gate.WithResume(ctx, sp.id)
+	} else if st := req.Params.RequestState; st != "" {
 		// A retry with the client's answer (MRTR; or the SDK's legacy shim
 		// after push elicitation): the same call, judged again, runs only
 		// on the answer for exactly this call.
@@ -136,7 +142,12 @@ func (g *Gateway) call(ctx context.Context, pt *presentedTool, req *mcp.CallTool
 	case errors.Is(r.Err, executor.ErrApprovalPending) && r.Gate.ApprovalID != "":
 		p, ok := g.pending.get(r.Gate.ApprovalID)
 		if !ok {
-			return denial("the approval request was lost; a person must approve this call"), nil
+			// The fallback approver stored the request (an inbox): the
+			// model is told to call again once a person approved it.
+			g.suspended.add(pt.presented, args, callID, r.Gate.ApprovalID)
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "toolgate: a person must approve this call; it waits as approval request " +
+				r.Gate.ApprovalID + " (" + r.Gate.Reason + "). It did not run. Tell the user; once they approved it " +
+				"(auditq approve " + r.Gate.ApprovalID + "), call the tool again with exactly the same arguments and it runs once."}}}, nil
 		}
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{approvalKey: &mcp.ElicitParams{

@@ -32,15 +32,16 @@ var ErrConfig = errors.New("mcpgate: invalid configuration")
 // call is forwarded. Safe for concurrent use. Make it with New; serve it
 // with ServeStdio or Handler; end it with Close.
 type Gateway struct {
-	cfg     config
-	server  *mcp.Server
-	run     *executor.Run
-	tracer  trace.Tracer
-	ups     []*upstreamConn
-	tools   map[string]*presentedTool // by presented name
-	pending *pendingStore
-	closeMu sync.Mutex
-	closed  bool
+	cfg       config
+	server    *mcp.Server
+	run       *executor.Run
+	tracer    trace.Tracer
+	ups       []*upstreamConn
+	tools     map[string]*presentedTool // by presented name
+	pending   *pendingStore
+	suspended suspendedStore
+	closeMu   sync.Mutex
+	closed    bool
 }
 
 // presentedTool is one upstream tool as the gateway presents it.

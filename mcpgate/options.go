@@ -70,6 +70,11 @@ func WithGateOptions(readOnly bool, opts ...classify.GateOption) Option {
 // WithApprover sets who answers an ask when the client cannot be asked
 // (it declared no elicitation capability). Nil (the default): the ask is
 // denied with a reason telling the model that a person must approve it.
+// An approver that suspends the call (approve/inbox in Suspend mode,
+// gate.ApprovalPending) makes the result an isError telling the model to
+// call again with the same arguments once a person approved the request;
+// that next identical call resumes the request and runs only on its
+// stored answer, once.
 func WithApprover(a gate.Approver) Option { return func(c *config) { c.approver = a } }
 
 // WithTracerProvider sets the provider of the gateway's spans (the
