@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/approve/inbox"
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
@@ -171,10 +172,25 @@ func gatewayOptions(pol *policy.Policy, tel *telemetry, logger *slog.Logger, tim
 		mcpgate.WithLogger(logger),
 	}
 	if pol.Approver.Kind == policy.ApproverInbox {
-		opts = append(opts, mcpgate.WithApprover(gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
-			return req.Decline("toolgate-mcp", "a person must approve this call; this MCP client cannot be asked (no elicitation) "+
-				"and the policy's inbox approver is not available to the gateway yet: ask the user to allow it in the toolgate policy"), nil
-		})))
+		// Asks a client cannot answer (no elicitation) wait in the
+		// approvals inbox; the model is told to call again once a person
+		// approved (auditq approve), and that call runs once.
+		path := pol.Approver.Inbox
+		if path == "" {
+			p, err := inbox.DefaultPath()
+			if err != nil {
+				return nil, fmt.Errorf("approver inbox: %w", err)
+			}
+			path = p
+		}
+		db, err := inbox.Open(path, inbox.OpenConfig{})
+		if err != nil {
+			return nil, fmt.Errorf("approver inbox %s: %w", path, err)
+		}
+		ib := inbox.New(db, db, inbox.Config{})
+		opts = append(opts, mcpgate.WithApprover(inbox.NewApprover(ib, inbox.ApproverConfig{Mode: inbox.Suspend})),
+			mcpgate.WithExecutorOptions(executor.WithGrantStore(db)))
+		logger.Info("asks a client cannot answer wait in the approvals inbox", "inbox", path)
 	}
 	return opts, nil
 }
