@@ -106,7 +106,8 @@ func (c policyConfig) fixed(risk gate.RiskLevel, a gate.Action, reason string) g
 func (c policyConfig) annotationGate(tp toolPolicy) gate.Gate {
 	a := tp.annotations
 	if tp.upstream.Trusted && a.ReadOnlyHint && !gate.HintOpenWorld.Has(a) {
-		return c.fixed(gate.RiskSafe, gate.ActionAllow, "no rule for "+tp.upstream.Name+" tool "+tp.tool+"; the trusted upstream annotates it read-only and closed-world")
+		return withSource(SourceAnnotations, c.fixed(gate.RiskSafe, gate.ActionAllow,
+			"no rule for "+tp.upstream.Name+" tool "+tp.tool+"; the trusted upstream annotates it read-only and closed-world"))
 	}
 	var says []string
 	switch {
@@ -124,10 +125,15 @@ func (c policyConfig) annotationGate(tp toolPolicy) gate.Gate {
 			says = append(says, "open-world")
 		}
 	}
-	g := c.fixed(gate.RiskReview, gate.ActionAsk, "no rule for "+tp.upstream.Name+" tool "+tp.tool+" ("+strings.Join(says, ", ")+"): a person must approve it")
+	return withSource(SourceAnnotations, c.fixed(gate.RiskReview, gate.ActionAsk,
+		"no rule for "+tp.upstream.Name+" tool "+tp.tool+" ("+strings.Join(says, ", ")+"): a person must approve it"))
+}
+
+// withSource gives g's decisions the source src.
+func withSource(src string, g gate.Gate) gate.Gate {
 	return gate.Func(func(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
 		d, err := g.Decide(ctx, call)
-		d.Source = SourceAnnotations
+		d.Source = src
 		return d, err
 	})
 }
