@@ -505,3 +505,41 @@ func TestMCPGatewayBinaryMalformed(t *testing.T) {
 	require.Contains(t, out, `"id":4`, out)
 	require.Contains(t, out, "fs_read_text_file", out)
 }
+
+// The MCP conformance runner (@modelcontextprotocol/conformance 0.1.13)
+// against the gateway over streamable HTTP, in front of server-everything.
+// The protocol-level scenarios pass; the tool, prompt and resource
+// scenarios expect the runner's own reference server (tools named
+// test_simple_text, …; prompts and resources, which the gateway does not
+// present), so they are not run here — docs/mcp-gateway.md lists the full
+// result.
+func TestMCPGatewayConformance(t *testing.T) {
+	npm := mcpNPM(t)
+	runner := filepath.Join(npm, "node_modules", ".bin", "conformance")
+	if _, err := os.Stat(runner); err != nil {
+		t.Fatalf("conformance runner missing (make mcpservers): %v", err)
+	}
+	ev := filepath.Join(npm, "node_modules", ".bin", "mcp-server-everything")
+	ctx := context.Background()
+	gw, err := mcpgate.New(ctx, []mcpgate.Upstream{{Name: "ev", Command: []string{ev, "stdio"}, Trusted: true}},
+		mcpgate.WithClassifier(classify.WithWorkspace(t.TempDir())))
+	require.NoError(t, err)
+	defer gw.Close()
+	l, err := mcpgate.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	hctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- gw.ServeHTTP(hctx, l) }()
+	defer func() { stop(); <-served }()
+	for _, scenario := range []string{"server-initialize", "ping", "logging-set-level", "tools-list",
+		"server-sse-multiple-streams", "dns-rebinding-protection"} {
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		cmd := exec.CommandContext(cctx, runner, "server", "--url", "http://"+l.Addr().String()+"/mcp", "--scenario", scenario,
+			"-o", t.TempDir())
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		cancel()
+		assert.NoError(t, err, "conformance %s:\n%s", scenario, out)
+		assert.Contains(t, string(out), "0 failed", "conformance %s:\n%s", scenario, out)
+	}
+}
