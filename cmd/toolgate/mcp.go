@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -142,9 +143,16 @@ func runMCP(ctx context.Context, io stdio, f mcpFlags) error {
 func gatewayOptions(pol *policy.Policy, tel *telemetry, logger *slog.Logger, timeout time.Duration) ([]mcpgate.Option, error) {
 	ws := pol.Workspace
 	if ws == "" {
+		// The gateway's working directory is whatever its client chose
+		// (a desktop client may start it in / or the home directory, where
+		// "inside the workspace" would mean everything): refuse those.
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		home, _ := os.UserHomeDir()
+		if wd == "/" || (home != "" && filepath.Clean(wd) == filepath.Clean(home)) {
+			return nil, fmt.Errorf("the policy sets no workspace and the gateway runs in %s: set workspace: in the policy (the directory the upstreams work in)", wd)
 		}
 		ws = wd
 	}

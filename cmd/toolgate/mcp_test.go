@@ -32,10 +32,17 @@ func TestMCPCmdUsageErrors(t *testing.T) {
 		{"command and url", "version: 1\nmcp:\n  upstreams:\n    - name: fs\n      command: [x]\n      url: http://127.0.0.1:1/mcp\n", "both command and url", nil},
 		{"not loopback", "version: 1\nmcp:\n  upstreams:\n    - name: fs\n      command: [" + filepath.Join(dir, "none") + "]\n", "not loopback", []string{"--listen", "0.0.0.0:0"}},
 		{"unknown key", "version: 1\nmcp:\n  upstream: []\n", "upstream", nil},
+		{"no workspace in /", "version: 1\nmcp:\n  upstreams:\n    - name: fs\n      command: [x]\n", "set workspace:", []string{"--chdir", "/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			args := append([]string{"mcp", "--quiet", "--policy", write(strings.ReplaceAll(c.name, " ", "_")+".yaml", c.policy)}, c.args...)
+			pol := write(strings.ReplaceAll(strings.ReplaceAll(c.name, " ", "_"), "/", "root")+".yaml", c.policy)
+			extra := c.args
+			if len(extra) == 2 && extra[0] == "--chdir" {
+				t.Chdir(extra[1])
+				extra = nil
+			}
+			args := append([]string{"mcp", "--quiet", "--policy", pol}, extra...)
 			code := run(context.Background(), args, stdio{in: strings.NewReader(""), out: &out, err: &errb})
 			require.Equal(t, 2, code, "stderr: %s", errb.String())
 			require.Contains(t, errb.String(), c.want)
