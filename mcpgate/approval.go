@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/gate"
+	"github.com/toolgate/toolgate/internal/textsafe"
 )
 
 // ApproverElicitation is gate.approver for answers a person gave through
@@ -152,14 +153,14 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 		return req.Approve(ApproverElicitation, p.note), nil
 	}
 	if creq, _ := ctx.Value(elicitKey{}).(*mcp.CallToolRequest); creq != nil && canElicit(creq) {
-		in := string(req.Call.RawInput)
-		if len(in) > 2000 {
-			in = in[:2000] + "…"
-		}
+		// The person sees exactly what will run, with nothing hidden: the
+		// model's bytes escaped (controls, invisible characters, invalid
+		// UTF-8), bounded.
+		in := gate.SafeText(textsafe.Escape(string(req.Call.RawInput)), 2000)
 		p := &pendingAsk{callID: req.Call.ToolCallID, tool: req.Call.ToolName, inputHash: sha256.Sum256(req.Call.RawInput),
 			callHash: gate.CallHash(req.Call), // the call, not this request (its nonce is new on resume)
 			message: fmt.Sprintf("toolgate: the model wants to call %s with %s\nWhy a person is asked: %s\nRun it?",
-				req.Call.ToolName, in, req.Decision.Reason)}
+				req.Call.ToolName, in, gate.SafeText(textsafe.Escape(req.Decision.Reason), 1000))}
 		id := a.pending.add(p)
 		return req.Pending(ApproverElicitation, id, time.Now()), nil
 	}

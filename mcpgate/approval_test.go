@@ -147,3 +147,20 @@ func TestGatewayInboxFallback(t *testing.T) {
 	require.True(t, r.IsError, "an approval answers one call")
 	require.Equal(t, int64(1), e.up.calls.Load())
 }
+
+// The question a person is asked hides nothing the model wrote: control
+// characters and invisible text in the arguments are escaped.
+func TestGatewayElicitationEscapes(t *testing.T) {
+	var question string
+	copts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		question = req.Params.Message
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}
+	e := newEnv(t, copts, nil)
+	r := e.call(t, "fs_echo", map[string]any{"message": "hi\u202e\r\x1b[2K approved by admin\u200b"})
+	require.True(t, r.IsError)
+	for _, hidden := range []string{"\u202e", "\x1b", "\r", "\u200b"} {
+		require.NotContains(t, question, hidden)
+	}
+	require.Contains(t, question, "approved by admin")
+}
