@@ -272,8 +272,11 @@ func TestMCPGatewayRootsWidening(t *testing.T) {
 	require.FileExists(t, directFile)
 
 	// Through the gateway: the upstream keeps the configured root.
+	s := startStack(t, withoutJaeger())
+	const service = "e2e-mcp-roots"
+	p := s.providerCfg(t, otelbridge.Config{ServiceName: service})
 	up := mcpgate.Upstream{Name: "fs", Command: []string{fsServer, allowed}, Roots: []string{allowed}}
-	gw, err := mcpgate.New(ctx, []mcpgate.Upstream{up},
+	gw, err := mcpgate.New(ctx, []mcpgate.Upstream{up}, mcpgate.WithTracerProvider(p),
 		mcpgate.WithClassifier(classify.WithWorkspace(root), classify.WithProfile(classify.ProfileWorkspace)),
 		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)))
 	require.NoError(t, err)
@@ -289,7 +292,38 @@ func TestMCPGatewayRootsWidening(t *testing.T) {
 	r = write(cs, "fs_write_file", filepath.Join(allowed, "ok.txt"))
 	require.False(t, r.IsError, textOf(r))
 	require.FileExists(t, filepath.Join(allowed, "ok.txt"))
-	_ = fmt.Sprint()
+
+	// Both calls are decisions: allowed by our gate; the widening attempt's
+	// row carries the upstream's refusal (a tool error).
+	require.NoError(t, p.ForceFlush(ctx))
+	out, err := exec.CommandContext(ctx, testenv.AuditqBinary(t), "decisions", "-o", "json", "-n", "100",
+		"--dsn", s.ch.ReaderDSN, "--service", service, "--since", "1h").Output()
+	require.NoError(t, err)
+	var ds []struct {
+		Action    string `json:"action"`
+		ErrorType string `json:"error_type"`
+		Input     string `json:"input"`
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		require.NoError(t, json.Unmarshal(out, &ds), string(out))
+		if len(ds) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+		out, err = exec.CommandContext(ctx, testenv.AuditqBinary(t), "decisions", "-o", "json", "-n", "100",
+			"--dsn", s.ch.ReaderDSN, "--service", service, "--since", "1h").Output()
+		require.NoError(t, err)
+	}
+	require.Len(t, ds, 2, string(out))
+	errs := 0
+	for _, d := range ds {
+		assert.Equal(t, "allow", d.Action)
+		if d.ErrorType == "tool_error" {
+			errs++
+		}
+	}
+	assert.Equal(t, 1, errs, "the upstream refused the widening write: %s", out)
 }
 
 // The gateway in front of the real @modelcontextprotocol/server-everything,
