@@ -93,6 +93,7 @@ func (s *pendingStore) resume(id, tool string, input json.RawMessage, answer mcp
 		return nil, errors.New("the approval state is unknown or expired; a person must approve this call")
 	}
 	if p.tool != tool || p.inputHash != sha256.Sum256(input) {
+		p.answered, p.approve, p.note = true, false, "the answer was sent with another call than the one asked about"
 		return nil, errors.New("the approval state belongs to another call; a person must approve this call")
 	}
 	p.answered = true

@@ -85,28 +85,46 @@ func TestGatewayRequestStateForgery(t *testing.T) {
 	require.True(t, r.IsError)
 	require.Zero(t, e.up.calls.Load())
 
-	// A real ask, answered for other arguments.
-	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "shown"}})
-	require.NoError(t, err)
-	require.True(t, r.NeedsInput())
-	state := r.RequestState
-	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "swapped"},
-		RequestState: state, InputResponses: yes})
-	require.NoError(t, err)
+	// A real ask, answered for other arguments: refused, and the state is
+	// spent.
+	ask := func(msg string) string {
+		r, err := e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": msg}})
+		require.NoError(t, err)
+		require.True(t, r.NeedsInput())
+		return r.RequestState
+	}
+	retry := func(msg, state string) *mcp.CallToolResult {
+		r, err := e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": msg},
+			RequestState: state, InputResponses: yes})
+		require.NoError(t, err)
+		return r
+	}
+	state := ask("shown")
+	r = retry("swapped", state)
 	require.True(t, r.IsError, text(r))
 	require.Zero(t, e.up.calls.Load())
+	r = retry("shown", state)
+	require.True(t, r.IsError, "the state was spent by the swapped retry")
+	require.Zero(t, e.up.calls.Load())
 
-	// The right call runs once; the state does not approve it twice.
-	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "shown"},
-		RequestState: state, InputResponses: yes})
-	require.NoError(t, err)
+	// The right call with a fresh state runs once; the state does not
+	// approve it twice.
+	state = ask("shown")
+	r = retry("shown", state)
 	require.False(t, r.IsError, text(r))
 	require.Equal(t, int64(1), e.up.calls.Load())
-	r, err = e.client.CallTool(ctx, &mcp.CallToolParams{Name: "fs_echo", Arguments: map[string]any{"message": "shown"},
-		RequestState: state, InputResponses: yes})
-	require.NoError(t, err)
+	r = retry("shown", state)
 	require.True(t, r.IsError)
 	require.Equal(t, int64(1), e.up.calls.Load())
+
+	// Every call above is a decision: 2 asks (pending) and 5 retries.
+	var decisions int
+	for _, s := range e.spans.GetSpans() {
+		if strings.HasPrefix(s.Name, "execute_tool") {
+			decisions++
+		}
+	}
+	require.Equal(t, 2+5, decisions)
 }
 
 // A client without elicitation, with a durable approvals inbox as the

@@ -112,22 +112,26 @@ func (g *Gateway) call(ctx context.Context, pt *presentedTool, req *mcp.CallTool
 		args = json.RawMessage(`{}`)
 	}
 	callID := "mcp_" + randomHex(12)
-	if sp, ok := g.suspended.take(pt.presented, args); ok && req.Params.RequestState == "" {
+	if st := req.Params.RequestState; st != "" {
+		// A retry with the client's answer (MRTR; or the SDK's legacy shim
+		// after push elicitation): the same call, judged again, runs only
+		// on the answer for exactly this call. A state that is unknown,
+		// expired, spent or another call's answers nothing: the call is
+		// still judged and recorded, and the approver declines it.
+		if !strings.HasPrefix(st, askPrefix) {
+			st = askPrefix + "not-issued"
+		}
+		if p, err := g.pending.resume(st, pt.presented, args, req.Params.InputResponses[approvalKey]); err == nil {
+			callID = p.callID
+		}
+		ctx = gate.WithResume(ctx, st)
+		defer g.pending.take(st) // a state answers one retry, whatever the gates decided
+	} else if sp, ok := g.suspended.take(pt.presented, args); ok {
 		// The same call again after the fallback approver (an inbox)
 		// suspended it: resume exactly that call; it runs only on the
 		// stored answer, once.
 		callID = sp.callID
 		ctx = gate.WithResume(ctx, sp.id)
-	} else if st := req.Params.RequestState; st != "" {
-		// A retry with the client's answer (MRTR; or the SDK's legacy shim
-		// after push elicitation): the same call, judged again, runs only
-		// on the answer for exactly this call.
-		p, err := g.pending.resume(st, pt.presented, args, req.Params.InputResponses[approvalKey])
-		if err != nil {
-			return denial(err.Error()), nil
-		}
-		callID = p.callID
-		ctx = gate.WithResume(ctx, st)
 	}
 	// Whether the client can be asked is read only when a gate asks
 	// (decoding the client's capabilities costs a remarshal).
@@ -135,9 +139,6 @@ func (g *Gateway) call(ctx context.Context, pt *presentedTool, req *mcp.CallTool
 	h := &callHolder{}
 	ctx = context.WithValue(ctx, holderKey{}, h)
 	r := g.run.Execute(ctx, executor.ToolCall{ID: callID, Name: pt.presented, Input: args})
-	if st := req.Params.RequestState; st != "" {
-		g.pending.take(st) // answered once, even when the gates denied the call before asking again
-	}
 	switch {
 	case errors.Is(r.Err, executor.ErrApprovalPending) && r.Gate.ApprovalID != "":
 		p, ok := g.pending.get(r.Gate.ApprovalID)
