@@ -69,6 +69,32 @@ func (g *Gateway) forward(pt *presentedTool) func(context.Context, json.RawMessa
 	}
 }
 
+// recordUnknown is receiving middleware: a tools/call naming a tool the
+// gateway does not present (unknown, hidden, not connected) is still a
+// decision — what the model tried: it is run through the executor, which
+// refuses it at gate.stage registry and records it, and then answered by the
+// SDK with its JSON-RPC error (-32602 unknown tool), as the spec says.
+func (g *Gateway) recordUnknown(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if creq, ok := req.(*mcp.CallToolRequest); ok && creq.Params != nil {
+				if _, known := g.tools[creq.Params.Name]; !known {
+					args := json.RawMessage(creq.Params.Arguments)
+					if len(args) == 0 {
+						args = json.RawMessage(`{}`)
+					}
+					sctx, span := g.tracer.Start(extractMeta(ctx, creq.Params.Meta), "tools/call",
+						trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(AttrMCPMethod.String("tools/call"),
+							AttrErrorType.String("tool_not_found")))
+					g.run.Execute(sctx, executor.ToolCall{ID: "mcp_" + randomHex(12), Name: creq.Params.Name, Input: args})
+					span.End()
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // handle is the MCP tools/call handler of one presented tool.
 func (g *Gateway) handle(pt *presentedTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

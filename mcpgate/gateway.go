@@ -222,6 +222,7 @@ func New(ctx context.Context, upstreams []Upstream, opts ...Option) (*Gateway, e
 		cfg.serverOpts(sopts)
 	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "toolgate-mcp", Title: "toolgate MCP gateway", Version: cfg.version}, sopts)
+	g.server.AddReceivingMiddleware(g.recordUnknown)
 	for _, name := range slices.Sorted(maps.Keys(g.tools)) {
 		pt := g.tools[name]
 		g.server.AddTool(&mcp.Tool{Name: name, Title: pt.tool.Title, Description: pt.tool.Description,

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/mcpgate"
 )
 
@@ -162,6 +163,14 @@ func TestGatewayListsNamespacedAndHides(t *testing.T) {
 	_, err = e.client.CallTool(context.Background(), &mcp.CallToolParams{Name: "fs_secret_tool", Arguments: map[string]any{}})
 	require.Error(t, err)
 	require.Zero(t, e.up.calls.Load())
+	// ... and it is a recorded decision: refused at the registry.
+	var stage string
+	for _, s := range e.spans.GetSpans() {
+		if s.Name == "execute_tool" { // an unknown name is no span-name target
+			stage = attrs(s)[gate.AttrStage].AsString()
+		}
+	}
+	require.Equal(t, string(gate.StageRegistry), stage)
 }
 
 func TestGatewayDecisions(t *testing.T) {
