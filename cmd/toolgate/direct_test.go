@@ -15,7 +15,7 @@ import (
 
 // runHookBinary runs the built hook with event on stdin and extra
 // environment; it returns stdout, stderr, the exit code and the wall time.
-func runHookBinary(t *testing.T, bin string, env []string, event string, args ...string) (string, string, int, time.Duration) {
+func runHookBinary(t testing.TB, bin string, env []string, event string, args ...string) (string, string, int, time.Duration) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)

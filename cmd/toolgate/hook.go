@@ -174,6 +174,13 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 	wait := envDuration(envExportWait, DefaultExportWait)
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	var tl *timeline
+	if os.Getenv(envDebug) == "1" {
+		tl = &timeline{start: processStart()}
+		ctx = withTimeline(ctx, tl)
+		defer tl.print(io.err)
+		mark(ctx, "main")
+	}
 
 	type result struct {
 		out  outcome
@@ -225,11 +232,13 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 			return 2
 		}
 	}
+	mark(ctx, "answered")
 	// The answer is out; the agent reads it at exit. Deliver the span
 	// (bounded), else leave it in the spool.
 	if res.tel != nil {
 		res.tel.finish(wait)
 	}
+	mark(ctx, "exported")
 	return code
 }
 
@@ -242,6 +251,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, nil, ev, err
 	}
+	mark(ctx, "event")
 	evCopy := ev
 	seen.Store(&evCopy)
 	pol, err := loadHookPolicy(f.policy)
@@ -252,10 +262,12 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, nil, ev, fmt.Errorf("policy export: %w", err)
 	}
+	mark(ctx, "policy")
 	tel, err := openTelemetry(ctx, target, ServiceName, envDuration(envExportWait, DefaultExportWait))
 	if err != nil {
 		return outcome{}, nil, ev, fmt.Errorf("audit trail: %w", err)
 	}
+	mark(ctx, "spool")
 	opened.Store(tel)
 	testFault("decide")
 	ws := ""
@@ -266,11 +278,13 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, tel, ev, err
 	}
+	mark(ctx, "gate")
 	name := pol.Export.Agent
 	if name == "" {
 		name = a.genAI
 	}
 	out, _, err := execute(ctx, pipeline{tp: tel.p, wal: tel.p}, a, pol, g, name, ev, f.nativeAsk(a))
+	mark(ctx, "decided")
 	return out, tel, ev, err
 }
 
