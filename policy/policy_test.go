@@ -253,3 +253,18 @@ func TestBuiltinRulesIsACopy(t *testing.T) {
 	r, _ := Default().Rule("Bash")
 	require.Equal(t, "command", r.Fields[0])
 }
+
+// The shipped example (examples/policy/toolgate.yaml, docs/policy.md)
+// parses and gates as it says.
+func TestExamplePolicy(t *testing.T) {
+	p, err := Load(filepath.Join("..", "examples", "policy", "toolgate.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, classify.ProfileWorkspace, p.Profile)
+	g, err := p.Gate("/home/dev/proj")
+	require.NoError(t, err)
+	require.Equal(t, gate.ActionAllow, decide(t, g, "mcp__fs__read_text_file", map[string]any{"path": "/home/dev/proj/a.txt"}).Action)
+	require.Equal(t, gate.ActionDeny, decide(t, g, "mcp__fs__write_file", map[string]any{"path": "/etc/passwd"}).Action)
+	require.Equal(t, gate.ActionAsk, decide(t, g, "mcp__fs__move_file", map[string]any{"source": "a", "destination": "b"}).Action)
+	require.Equal(t, gate.ActionDeny, decide(t, g, "mcp__deploy__prod", nil).Action)
+	require.Equal(t, gate.ActionAllow, decide(t, g, "Edit", map[string]any{"file_path": "/home/dev/proj/a.go"}).Action)
+}
