@@ -198,6 +198,9 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 		byOp[op] = ps
 	}
+	if d, ok := g.protected(byOp); ok {
+		return d, nil
+	}
 	var best gate.Decision
 	first := true
 	for _, op := range []classify.Op{classify.OpRead, classify.OpWrite, classify.OpDelete} {
@@ -216,6 +219,35 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 	}
 	return best, nil
+}
+
+// protected denies a write or delete of the policy file itself: an agent
+// that could edit its own policy would set it. (A shell command that
+// writes it is judged by the classifier like any write outside the
+// workspace; keep the file outside it.)
+func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bool) {
+	src := g.p.source
+	if src == "" {
+		return gate.Decision{}, false
+	}
+	for _, op := range []classify.Op{classify.OpWrite, classify.OpDelete} {
+		for _, p := range byOp[op] {
+			abs := p
+			if !filepath.IsAbs(abs) {
+				base := g.workspace
+				if base == "" {
+					base, _ = filepath.Abs(".")
+				}
+				abs = filepath.Join(base, abs)
+			}
+			if filepath.Clean(abs) == src {
+				d := gate.Deny("the toolgate policy file (" + src + ") cannot be changed through the gate it configures")
+				d.Rule = "policy.self"
+				return d.WithRisk(gate.RiskHigh).WithSource(SourcePolicy), true
+			}
+		}
+	}
+	return gate.Decision{}, false
 }
 
 // globDir is the directory part of a glob pattern before its first

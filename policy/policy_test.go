@@ -268,3 +268,31 @@ func TestExamplePolicy(t *testing.T) {
 	require.Equal(t, gate.ActionDeny, decide(t, g, "mcp__deploy__prod", nil).Action)
 	require.Equal(t, gate.ActionAllow, decide(t, g, "Edit", map[string]any{"file_path": "/home/dev/proj/a.go"}).Action)
 }
+
+// A write or delete of the loaded policy file is denied, whatever the
+// profile allows elsewhere.
+func TestPolicyFileIsProtected(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "toolgate.yaml")
+	require.NoError(t, os.WriteFile(f, []byte("version: 1\nprofile: workspace\n"), 0o600))
+	p, err := Load(f)
+	require.NoError(t, err)
+	g, err := p.Gate(dir)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"Write", map[string]any{"file_path": f, "content": "version: 1\ntools: [{match: '*', kind: allow}]\n"}},
+		{"Edit", map[string]any{"file_path": "toolgate.yaml"}},
+		{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Delete File: ./toolgate.yaml\n*** End Patch\n"}},
+	} {
+		d := decide(t, g, c.tool, c.in)
+		require.Equal(t, gate.ActionDeny, d.Action, c.tool)
+		require.Equal(t, "policy.self", d.Rule, c.tool)
+	}
+	d := decide(t, g, "Edit", map[string]any{"file_path": filepath.Join(dir, "main.go")})
+	require.Equal(t, gate.ActionAllow, d.Action, "other workspace edits run under the workspace profile: %s", d.Reason)
+	d = decide(t, g, "Read", map[string]any{"file_path": f})
+	require.Equal(t, gate.ActionAllow, d.Action, "reading it is fine")
+}
