@@ -62,3 +62,37 @@ func TestHookSpoolsWhileCollectorDown(t *testing.T) {
 	fout, err = flush.CombinedOutput()
 	require.NoError(t, err, "nothing left: %s", fout)
 }
+
+// TestConcurrentHooks: hooks running at once (an agent's parallel tool
+// calls) each take a spool slot of their own; every decision is one row.
+func TestConcurrentHooks(t *testing.T) {
+	s := startHookStack(t)
+	bin := buildToolgate(t, "")
+	dir := t.TempDir()
+	env := []string{"TOOLGATE_OTLP_ENDPOINT=" + s.collector.GRPCEndpoint, "TOOLGATE_OTLP_TOKEN=" + s.collector.Token,
+		"TOOLGATE_SPOOL_DIR=" + filepath.Join(dir, "spool"), "XDG_CONFIG_HOME=" + dir}
+	const n = 8
+	type res struct {
+		code   int
+		stderr string
+	}
+	results := make(chan res, n)
+	for i := range n {
+		go func() {
+			_, stderr, code, _ := runHookBinary(t, bin, env, claudeEvent("concurrent", fmt.Sprintf("call-%d", i), "ls"), "claude")
+			results <- res{code, stderr}
+		}()
+	}
+	for range n {
+		r := <-results
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	rows := s.waitDecisions(t, n, "--run", "concurrent")
+	ids := map[string]bool{}
+	for _, r := range rows {
+		ids[r.ToolCallID] = true
+	}
+	require.Len(t, ids, n, "one row per call")
+	slots, _ := filepath.Glob(filepath.Join(dir, "spool", "slot-*"))
+	t.Logf("%d concurrent hooks used %d spool slots", n, len(slots))
+}
