@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/approve/inbox"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/policy"
@@ -344,10 +345,28 @@ func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy,
 	if callID == "" {
 		callID = a.name + "-" + randomID() // Gemini sends no call ID
 	}
+	approver := gate.Approver(hookApprover(a, callID, native))
+	var box *hookInbox
+	if !native && pol.Approver.Kind == policy.ApproverInbox {
+		if box, err = openHookInbox(pol); err != nil {
+			return outcome{}, executor.ToolResult{}, err
+		}
+		approver = inbox.NewApprover(box.ib, inbox.ApproverConfig{Mode: inbox.Suspend})
+		r, ok, err := box.approved(ctx, agentName, ev.SessionID, ev.ToolName, ev.ToolInput)
+		if err != nil {
+			return outcome{}, executor.ToolResult{}, err
+		}
+		if ok {
+			// The same call again, after a person approved it: resume the
+			// request (it runs once; the gates judge it again).
+			ctx = gate.WithResume(ctx, r.ID)
+			callID = r.ToolCallID
+		}
+	}
 	ex, err := executor.New(reg,
 		executor.WithTracerProvider(pl.tp),
 		executor.WithGates(gate.Named(policy.SourcePolicy, g)),
-		executor.WithApprover(hookApprover(a, pol, callID, native)),
+		executor.WithApprover(approver),
 		executor.WithWriteAhead(pl.wal),
 		executor.WithRecordContent(true),
 		executor.WithRefusalBudget(-1),
@@ -373,6 +392,12 @@ func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy,
 		return outcome{verdict: verdictAllow, reason: res.Gate.Reason}, res, nil
 	case errors.Is(res.Err, executor.ErrApprovalPending) && native && strings.HasPrefix(res.Gate.ApprovalID, agentAskPrefix(a)):
 		return outcome{verdict: verdictAsk, reason: askReason(res.Gate)}, res, nil
+	case errors.Is(res.Err, executor.ErrApprovalPending) && box != nil:
+		reason := res.Gate.Reason
+		if i := strings.Index(reason, "; waiting for human approval"); i >= 0 {
+			reason = reason[:i]
+		}
+		return outcome{verdict: verdictDeny, reason: pendingReason(ev.ToolName, res.Gate.ApprovalID, reason, box.path)}, res, nil
 	}
 	return outcome{verdict: verdictDeny, reason: res.Content}, res, nil
 }
