@@ -142,6 +142,23 @@ func (g *policyGate) shell(ctx context.Context, call gate.ToolCallContext, r Too
 	if len(cmds) == 0 {
 		return failClosed(classify.SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(fields, " or "))), nil
 	}
+	if len(r.dirs) > 0 {
+		dirs, err := values(call.Input, r.dirs, false)
+		if err != nil {
+			return failClosed(classify.SourceBash, "classify.bash: "+err.Error()), nil
+		}
+		if len(dirs) > 0 {
+			// The tool runs the command in that directory: judge it as
+			// "cd DIR && COMMAND" (the classifier follows cd).
+			var in []string
+			for _, d := range dirs {
+				for _, c := range cmds {
+					in = append(in, "cd "+shellQuote(d)+" && "+c)
+				}
+			}
+			cmds = in
+		}
+	}
 	var best gate.Decision
 	for i, c := range cmds {
 		d, err := g.bash.Decide(ctx, gate.ToolCallContext{ToolName: call.ToolName, Input: map[string]any{"command": c},
@@ -249,6 +266,9 @@ func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bo
 	}
 	return gate.Decision{}, false
 }
+
+// shellQuote quotes s as one shell word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // globDir is the directory part of a glob pattern before its first
 // meta character, joined to base when relative ("../../**/*.go" → base/../..).
