@@ -237,7 +237,7 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 	// The answer is out; the agent reads it at exit. Deliver the span
 	// (bounded), else leave it in the spool.
 	if res.tel != nil {
-		res.tel.finish(wait)
+		res.tel.warnUnsent(io.err, res.tel.finish(wait))
 	}
 	mark(ctx, "exported")
 	return code

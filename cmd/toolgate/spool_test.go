@@ -25,9 +25,19 @@ func TestHookSpoolsWhileCollectorDown(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"TOOLGATE_OTLP_ENDPOINT=" + s.collector.GRPCEndpoint, "TOOLGATE_OTLP_TOKEN=" + s.collector.Token,
 		"TOOLGATE_SPOOL_DIR=" + filepath.Join(dir, "spool"), "XDG_CONFIG_HOME=" + dir}
+	// A wrong token: the decision stands, the span waits in the spool, and
+	// stderr says why (the collector refused it).
+	wrong := append(append([]string(nil), env...), "TOOLGATE_OTLP_TOKEN=not-the-token", "TOOLGATE_SPOOL_DIR="+filepath.Join(dir, "spool-wrong"))
+	out, stderr, code, _ := runHookBinary(t, bin, wrong, claudeEvent("wrong-token", "w1", "ls"), "claude")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"permissionDecision":"allow"`)
+	require.Contains(t, stderr, "decision spans wait in the spool")
+	require.Contains(t, stderr, "Unauthenticated")
+
 	require.NoError(t, s.collector.Stop())
 	for i := 1; i <= 3; i++ {
 		out, stderr, code, took := runHookBinary(t, bin, env, claudeEvent(fmt.Sprintf("spool-%d", i), fmt.Sprintf("c%d", i), "ls"), "claude")
+		require.Contains(t, stderr, "did not accept a connection")
 		require.Equal(t, 0, code, stderr)
 		require.Contains(t, out, `"permissionDecision":"allow"`)
 		t.Logf("collector down: hook %d answered in %s", i, took.Round(time.Millisecond))
@@ -42,7 +52,8 @@ func TestHookSpoolsWhileCollectorDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, s.collector.Start(ctx))
-	out, stderr, code, took := runHookBinary(t, bin, env, claudeEvent("spool-4", "c4", "rm -r ~/canary"), "claude")
+	var took time.Duration
+	out, stderr, code, took = runHookBinary(t, bin, env, claudeEvent("spool-4", "c4", "rm -r ~/canary"), "claude")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, `"permissionDecision":"deny"`)
 	t.Logf("collector back: hook 4 answered and drained the spool in %s", took.Round(time.Millisecond))

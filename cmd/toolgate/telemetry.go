@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/otelbridge"
 	"github.com/toolgate/toolgate/otelbridge/spool"
 	"github.com/toolgate/toolgate/policy"
@@ -123,6 +126,9 @@ type telemetry struct {
 	target exportTarget
 	slot   int
 	up     bool // the collector's port accepted a connection at the start
+	// lastErr is the pipeline's last error (a failed upload: the
+	// collector refused the token, say), for the warning on stderr.
+	lastErr atomic.Pointer[error]
 }
 
 // offlineClient is the spool's upload client when the collector's port
@@ -151,7 +157,9 @@ func openTelemetry(ctx context.Context, t exportTarget, service string, uploadTi
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		tel := &telemetry{target: t, slot: i, up: up}
 		p, err := otelbridge.Setup(ctx, otelbridge.Config{
+			Batch:          otelbridge.BatchConfig{ErrorHandler: func(err error) { tel.lastErr.Store(&err) }},
 			Endpoint:       t.endpoint,
 			Insecure:       t.insecure,
 			Headers:        t.headers,
@@ -167,7 +175,8 @@ func openTelemetry(ctx context.Context, t exportTarget, service string, uploadTi
 			},
 		})
 		if err == nil {
-			return &telemetry{p: p, target: t, slot: i, up: up}, nil
+			tel.p = p
+			return tel, nil
 		}
 		lastErr = err
 		if !errors.Is(err, spool.ErrLocked) {
@@ -244,4 +253,20 @@ func (t *telemetry) finish(wait time.Duration) (unsent int64) {
 	defer cancel()
 	_ = t.p.Shutdown(ctx)
 	return t.p.Stats().Spool.Unsent
+}
+
+// warnUnsent writes to w why spans are still in the spool, when they are.
+func (t *telemetry) warnUnsent(w io.Writer, unsent int64) {
+	if unsent == 0 {
+		return
+	}
+	why := "the collector did not accept a connection"
+	if t.up {
+		why = "the upload did not finish in time"
+	}
+	if p := t.lastErr.Load(); p != nil && *p != nil {
+		why = (*p).Error()
+	}
+	fmt.Fprintf(w, "toolgate hook: %d decision spans wait in the spool %s for the collector at %s (%s); the next hook or `toolgate flush` sends them\n",
+		unsent, slotDir(t.target.spoolDir, t.slot), t.target.endpoint, gate.SafeText(why, 500))
 }
