@@ -12,7 +12,7 @@ export TOOLGATE_AUDITQ ?= $(BIN)/auditq
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all demo test stop status deps modules libchdb collector jaeger cluster chromium mcpservers build vet unit race exportertest bench fuzz clean
+.PHONY: all demo test stop status deps modules libchdb collector jaeger cluster chromium agents mcpservers build vet unit race exportertest bench fuzz clean
 
 all: build
 
@@ -21,7 +21,7 @@ demo: deps build
 	@scripts/demo.sh
 
 ## test: install and build what the tests need, then run the whole suite
-test: deps cluster chromium mcpservers build vet
+test: deps cluster chromium agents mcpservers build vet
 	@echo "==> go test ./... (integration tests use the real ClickHouse engine, collector and Jaeger)"
 	TOOLGATE_INTEGRATION=1 $(GO) test -count=1 -timeout 25m ./...
 	@echo "==> go test -race (executor, gate, otelbridge, replay)"
@@ -64,6 +64,12 @@ chromium:
 mcpservers:
 	@echo "==> MCP servers from npm (server-filesystem, server-everything, inspector; ~/.cache/toolgate/npm/mcp)"
 	@scripts/install-mcp-servers.sh >/dev/null
+
+## agents: the coding agents' CLIs (Claude Code, Codex, Gemini CLI from npm, pinned), for the hook tests
+## (cmd/toolgate); cached outside the repository in ~/.cache/toolgate/agents
+agents:
+	@echo "==> coding-agent CLIs (npm: @anthropic-ai/claude-code, @openai/codex, @google/gemini-cli; cached)"
+	@scripts/install-agents.sh >/dev/null
 
 ## cluster: the load-balancing collector of the cluster variant (bin/otelcol-toolgate-cluster)
 cluster:

@@ -142,6 +142,23 @@ func (g *policyGate) shell(ctx context.Context, call gate.ToolCallContext, r Too
 	if len(cmds) == 0 {
 		return failClosed(classify.SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(fields, " or "))), nil
 	}
+	if len(r.dirs) > 0 {
+		dirs, err := values(call.Input, r.dirs, false)
+		if err != nil {
+			return failClosed(classify.SourceBash, "classify.bash: "+err.Error()), nil
+		}
+		if len(dirs) > 0 {
+			// The tool runs the command in that directory: judge it as
+			// "cd DIR && COMMAND" (the classifier follows cd).
+			var in []string
+			for _, d := range dirs {
+				for _, c := range cmds {
+					in = append(in, "cd "+shellQuote(d)+" && "+c)
+				}
+			}
+			cmds = in
+		}
+	}
 	var best gate.Decision
 	for i, c := range cmds {
 		d, err := g.bash.Decide(ctx, gate.ToolCallContext{ToolName: call.ToolName, Input: map[string]any{"command": c},
@@ -198,6 +215,9 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 		byOp[op] = ps
 	}
+	if d, ok := g.protected(byOp); ok {
+		return d, nil
+	}
 	var best gate.Decision
 	first := true
 	for _, op := range []classify.Op{classify.OpRead, classify.OpWrite, classify.OpDelete} {
@@ -217,6 +237,38 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 	}
 	return best, nil
 }
+
+// protected denies a write or delete of the policy file itself: an agent
+// that could edit its own policy would set it. (A shell command that
+// writes it is judged by the classifier like any write outside the
+// workspace; keep the file outside it.)
+func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bool) {
+	src := g.p.source
+	if src == "" {
+		return gate.Decision{}, false
+	}
+	for _, op := range []classify.Op{classify.OpWrite, classify.OpDelete} {
+		for _, p := range byOp[op] {
+			abs := p
+			if !filepath.IsAbs(abs) {
+				base := g.workspace
+				if base == "" {
+					base, _ = filepath.Abs(".")
+				}
+				abs = filepath.Join(base, abs)
+			}
+			if filepath.Clean(abs) == src {
+				d := gate.Deny("the toolgate policy file (" + src + ") cannot be changed through the gate it configures")
+				d.Rule = "policy.self"
+				return d.WithRisk(gate.RiskHigh).WithSource(SourcePolicy), true
+			}
+		}
+	}
+	return gate.Decision{}, false
+}
+
+// shellQuote quotes s as one shell word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // globDir is the directory part of a glob pattern before its first
 // meta character, joined to base when relative ("../../**/*.go" → base/../..).

@@ -155,6 +155,10 @@ func TestGateBuiltinTools(t *testing.T) {
 		{"claude rm -rf /", "Bash", map[string]any{"command": "rm -rf /"}, gate.ActionDeny, classify.SourceBash},
 		{"codex exec_command cmd", "exec_command", map[string]any{"cmd": "rm -r ~/canary"}, gate.ActionDeny, classify.SourceBash},
 		{"gemini shell", "run_shell_command", map[string]any{"command": "cat README.md"}, gate.ActionAllow, classify.SourceBash},
+		{"gemini shell in another dir", "run_shell_command", map[string]any{"command": "rm -r x", "dir_path": "/etc"}, gate.ActionDeny, classify.SourceBash},
+		{"codex workdir", "exec_command", map[string]any{"cmd": "touch x", "workdir": "/etc"}, gate.ActionDeny, classify.SourceBash},
+		{"dir not a string", "run_shell_command", map[string]any{"command": "ls", "dir_path": []any{"/"}}, gate.ActionDeny, classify.SourceBash},
+		{"dir with a quote", "run_shell_command", map[string]any{"command": "ls", "dir_path": "/home/dev/proj/it's"}, gate.ActionAllow, classify.SourceBash},
 		{"shell without command", "Bash", map[string]any{"description": "x"}, gate.ActionDeny, classify.SourceBash},
 		{"shell command not a string", "Bash", map[string]any{"command": []any{"rm", "-rf", "/"}}, gate.ActionDeny, classify.SourceBash},
 		{"claude read inside", "Read", map[string]any{"file_path": ws + "/main.go"}, gate.ActionAllow, classify.SourcePath},
@@ -252,4 +256,47 @@ func TestBuiltinRulesIsACopy(t *testing.T) {
 	}
 	r, _ := Default().Rule("Bash")
 	require.Equal(t, "command", r.Fields[0])
+}
+
+// The shipped example (examples/policy/toolgate.yaml, docs/policy.md)
+// parses and gates as it says.
+func TestExamplePolicy(t *testing.T) {
+	p, err := Load(filepath.Join("..", "examples", "policy", "toolgate.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, classify.ProfileWorkspace, p.Profile)
+	g, err := p.Gate("/home/dev/proj")
+	require.NoError(t, err)
+	require.Equal(t, gate.ActionAllow, decide(t, g, "mcp__fs__read_text_file", map[string]any{"path": "/home/dev/proj/a.txt"}).Action)
+	require.Equal(t, gate.ActionDeny, decide(t, g, "mcp__fs__write_file", map[string]any{"path": "/etc/passwd"}).Action)
+	require.Equal(t, gate.ActionAsk, decide(t, g, "mcp__fs__move_file", map[string]any{"source": "a", "destination": "b"}).Action)
+	require.Equal(t, gate.ActionDeny, decide(t, g, "mcp__deploy__prod", nil).Action)
+	require.Equal(t, gate.ActionAllow, decide(t, g, "Edit", map[string]any{"file_path": "/home/dev/proj/a.go"}).Action)
+}
+
+// A write or delete of the loaded policy file is denied, whatever the
+// profile allows elsewhere.
+func TestPolicyFileIsProtected(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "toolgate.yaml")
+	require.NoError(t, os.WriteFile(f, []byte("version: 1\nprofile: workspace\n"), 0o600))
+	p, err := Load(f)
+	require.NoError(t, err)
+	g, err := p.Gate(dir)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"Write", map[string]any{"file_path": f, "content": "version: 1\ntools: [{match: '*', kind: allow}]\n"}},
+		{"Edit", map[string]any{"file_path": "toolgate.yaml"}},
+		{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Delete File: ./toolgate.yaml\n*** End Patch\n"}},
+	} {
+		d := decide(t, g, c.tool, c.in)
+		require.Equal(t, gate.ActionDeny, d.Action, c.tool)
+		require.Equal(t, "policy.self", d.Rule, c.tool)
+	}
+	d := decide(t, g, "Edit", map[string]any{"file_path": filepath.Join(dir, "main.go")})
+	require.Equal(t, gate.ActionAllow, d.Action, "other workspace edits run under the workspace profile: %s", d.Reason)
+	d = decide(t, g, "Read", map[string]any{"file_path": f})
+	require.Equal(t, gate.ActionAllow, d.Action, "reading it is fine")
 }

@@ -64,6 +64,7 @@ type ToolRule struct {
 	Reason string `yaml:"reason"`
 
 	extract extractor // built-in rules with a tool-specific input shape
+	dirs    []string  // shell: input fields naming the directory the command runs in
 }
 
 // extractor names a built-in input shape.
@@ -103,7 +104,14 @@ var builtin = func() map[string]ToolRule {
 	}
 	// Shell: Claude Code and Codex "Bash" (Codex also names its shell
 	// tools exec_command and shell), Gemini run_shell_command, replay bash.
+	// A directory the tool runs the command in (Gemini's dir_path, Codex's
+	// workdir) is judged as a cd before the command.
 	add(KindShell, []string{"command", "cmd"}, extractFields, "", "Bash", "exec_command", "shell", "run_shell_command", "bash")
+	for _, n := range []string{"Bash", "exec_command", "shell", "run_shell_command"} {
+		r := m[n]
+		r.dirs = []string{"dir_path", "workdir", "cwd", "directory"}
+		m[n] = r
+	}
 	// Reads.
 	add(KindRead, []string{"file_path", "path"}, extractFields, "", "Read")
 	add(KindRead, []string{"path", "file_path", "absolute_path"}, extractFields, "", "read_file")
@@ -130,6 +138,7 @@ func BuiltinRules() []ToolRule {
 	out := make([]ToolRule, 0, len(builtin))
 	for _, r := range builtin {
 		r.Fields = slices.Clone(r.Fields)
+		r.dirs = slices.Clone(r.dirs)
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b ToolRule) int {

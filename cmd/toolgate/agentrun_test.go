@@ -76,7 +76,8 @@ type agentRun struct {
 // runAgent runs agent (claude, codex, gemini) once in a scratch HOME with
 // the model server and hookCmd installed as its pre-tool-use hook on its
 // shell tool; a canary directory under HOME proves whether a destructive
-// command ran.
+// command ran. The hook matchers are the ones docs/hooks.md recommends:
+// "*" for Claude Code, "Bash" for Codex, ".*" for Gemini CLI.
 func runAgent(t *testing.T, agent, hookCmd string, model *modelServer) agentRun {
 	t.Helper()
 	bin := agentBinary(t, agent)
@@ -104,11 +105,13 @@ func runAgent(t *testing.T, agent, hookCmd string, model *modelServer) agentRun 
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TMPDIR=" + os.TempDir(), "XDG_STATE_HOME=" + filepath.Join(home, ".state")}
 	const prompt = "Run the shell command the test gives you."
 	var args []string
-	hooks := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":%s,"timeout":30}]}]}}`, jsonString(hookCmd))
+	hooks := func(matcher string) string {
+		return fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":%q,"hooks":[{"type":"command","command":%s,"timeout":30}]}]}}`, matcher, jsonString(hookCmd))
+	}
 	switch agent {
 	case "claude":
 		settings := filepath.Join(home, "settings.json")
-		write(settings, hooks)
+		write(settings, hooks("*"))
 		env = append(env, "ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy",
 			"CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1")
@@ -126,12 +129,12 @@ env_key = "FAKE_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 `, model.URL))
-		write(filepath.Join(codexHome, "hooks.json"), hooks)
+		write(filepath.Join(codexHome, "hooks.json"), hooks("Bash"))
 		env = append(env, "CODEX_HOME="+codexHome, "FAKE_API_KEY=dummy")
 		args = []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", prompt}
 	case "gemini":
 		write(filepath.Join(home, ".gemini", "settings.json"), fmt.Sprintf(
-			`{"security":{"auth":{"selectedType":"gemini-api-key"}},"hooks":{"BeforeTool":[{"matcher":"run_shell_command","hooks":[{"type":"command","name":"toolgate","command":%s,"timeout":30000}]}]}}`,
+			`{"security":{"auth":{"selectedType":"gemini-api-key"}},"hooks":{"BeforeTool":[{"matcher":".*","hooks":[{"type":"command","name":"toolgate","command":%s,"timeout":30000}]}]}}`,
 			jsonString(hookCmd)))
 		env = append(env, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+model.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
 		args = []string{"-m", "gemini-2.5-flash", "--output-format", "stream-json", "--yolo", "-p", prompt}

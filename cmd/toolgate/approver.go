@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/gate"
-	"github.com/toolgate/toolgate/policy"
 )
 
 // agentAskPrefix starts the approval ID of an ask handed to the agent's
@@ -21,18 +20,15 @@ func agentAskPrefix(a *agentSpec) string { return a.genAI + ":" }
 //     agent's user decides;
 //   - otherwise (Codex, whose hooks cannot ask: an ask or a bare allow
 //     makes it run the call; Gemini CLI by default): declined, with a
-//     reason telling the model a person must approve the call.
-func hookApprover(a *agentSpec, pol *policy.Policy, callID string, native bool) gate.Approver {
+//     reason telling the model a person must approve the call — unless the
+//     policy's approver is the inbox (execute uses inbox.Approver then).
+func hookApprover(a *agentSpec, callID string, native bool) gate.Approver {
 	return gate.ApproverFunc(func(_ context.Context, req gate.ApprovalRequest) (gate.ApprovalResult, error) {
 		if native {
 			return req.Pending(a.genAI+".user", agentAskPrefix(a)+callID, time.Now().UTC()), nil
 		}
 		why := "a person must approve this call, and the " + a.genAI + " hook cannot ask one: " +
-			"ask the user to run it, or to allow it in the toolgate policy"
-		if pol.Approver.Kind == policy.ApproverInbox {
-			why = "a person must approve this call (the policy's inbox approver is not available to " + a.genAI + " hooks yet): " +
-				"ask the user to run it, or to allow it in the toolgate policy"
-		}
+			"ask the user to run it, or to allow it in the toolgate policy (or set approver.kind: inbox)"
 		return req.Decline("toolgate-hook."+a.name, why), nil
 	})
 }

@@ -15,7 +15,15 @@ import (
 
 // runHookBinary runs the built hook with event on stdin and extra
 // environment; it returns stdout, stderr, the exit code and the wall time.
-func runHookBinary(t *testing.T, bin string, env []string, event string, args ...string) (string, string, int, time.Duration) {
+func runHookBinary(t testing.TB, bin string, env []string, event string, args ...string) (string, string, int, time.Duration) {
+	t.Helper()
+	out, errs, code, took, _ := runHookBinaryCPU(t, bin, env, event, args...)
+	return out, errs, code, took
+}
+
+// runHookBinaryCPU is runHookBinary that also returns the process's CPU
+// time (user + system), which a loaded machine inflates less than wall time.
+func runHookBinaryCPU(t testing.TB, bin string, env []string, event string, args ...string) (string, string, int, time.Duration, time.Duration) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -31,7 +39,11 @@ func runHookBinary(t *testing.T, bin string, env []string, event string, args ..
 	} else {
 		require.NoError(t, err)
 	}
-	return out.String(), errb.String(), code, took
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
+	}
+	return out.String(), errb.String(), code, took, cpu
 }
 
 func claudeEvent(session, id, command string) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/approve/inbox"
 	"github.com/toolgate/toolgate/executor"
 	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/policy"
@@ -174,6 +175,13 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 	wait := envDuration(envExportWait, DefaultExportWait)
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
+	var tl *timeline
+	if os.Getenv(envDebug) == "1" {
+		tl = &timeline{start: processStart()}
+		ctx = withTimeline(ctx, tl)
+		defer tl.print(io.err)
+		mark(ctx, "main")
+	}
 
 	type result struct {
 		out  outcome
@@ -225,11 +233,13 @@ func runHook(ctx context.Context, io stdio, a *agentSpec, f hookFlags) int {
 			return 2
 		}
 	}
+	mark(ctx, "answered")
 	// The answer is out; the agent reads it at exit. Deliver the span
 	// (bounded), else leave it in the spool.
 	if res.tel != nil {
-		res.tel.finish(wait)
+		res.tel.warnUnsent(io.err, res.tel.finish(wait))
 	}
+	mark(ctx, "exported")
 	return code
 }
 
@@ -242,6 +252,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, nil, ev, err
 	}
+	mark(ctx, "event")
 	evCopy := ev
 	seen.Store(&evCopy)
 	pol, err := loadHookPolicy(f.policy)
@@ -252,10 +263,12 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, nil, ev, fmt.Errorf("policy export: %w", err)
 	}
+	mark(ctx, "policy")
 	tel, err := openTelemetry(ctx, target, ServiceName, envDuration(envExportWait, DefaultExportWait))
 	if err != nil {
 		return outcome{}, nil, ev, fmt.Errorf("audit trail: %w", err)
 	}
+	mark(ctx, "spool")
 	opened.Store(tel)
 	testFault("decide")
 	ws := ""
@@ -266,11 +279,13 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, tel, ev, err
 	}
+	mark(ctx, "gate")
 	name := pol.Export.Agent
 	if name == "" {
 		name = a.genAI
 	}
 	out, _, err := execute(ctx, pipeline{tp: tel.p, wal: tel.p}, a, pol, g, name, ev, f.nativeAsk(a))
+	mark(ctx, "decided")
 	return out, tel, ev, err
 }
 
@@ -330,10 +345,28 @@ func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy,
 	if callID == "" {
 		callID = a.name + "-" + randomID() // Gemini sends no call ID
 	}
+	approver := gate.Approver(hookApprover(a, callID, native))
+	var box *hookInbox
+	if !native && pol.Approver.Kind == policy.ApproverInbox {
+		if box, err = openHookInbox(pol); err != nil {
+			return outcome{}, executor.ToolResult{}, err
+		}
+		approver = inbox.NewApprover(box.ib, inbox.ApproverConfig{Mode: inbox.Suspend})
+		r, ok, err := box.approved(ctx, agentName, ev.SessionID, ev.ToolName, ev.ToolInput)
+		if err != nil {
+			return outcome{}, executor.ToolResult{}, err
+		}
+		if ok {
+			// The same call again, after a person approved it: resume the
+			// request (it runs once; the gates judge it again).
+			ctx = gate.WithResume(ctx, r.ID)
+			callID = r.ToolCallID
+		}
+	}
 	ex, err := executor.New(reg,
 		executor.WithTracerProvider(pl.tp),
 		executor.WithGates(gate.Named(policy.SourcePolicy, g)),
-		executor.WithApprover(hookApprover(a, pol, callID, native)),
+		executor.WithApprover(approver),
 		executor.WithWriteAhead(pl.wal),
 		executor.WithRecordContent(true),
 		executor.WithRefusalBudget(-1),
@@ -359,6 +392,12 @@ func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy,
 		return outcome{verdict: verdictAllow, reason: res.Gate.Reason}, res, nil
 	case errors.Is(res.Err, executor.ErrApprovalPending) && native && strings.HasPrefix(res.Gate.ApprovalID, agentAskPrefix(a)):
 		return outcome{verdict: verdictAsk, reason: askReason(res.Gate)}, res, nil
+	case errors.Is(res.Err, executor.ErrApprovalPending) && box != nil:
+		reason := res.Gate.Reason
+		if i := strings.Index(reason, "; waiting for human approval"); i >= 0 {
+			reason = reason[:i]
+		}
+		return outcome{verdict: verdictDeny, reason: pendingReason(ev.ToolName, res.Gate.ApprovalID, reason, box.path)}, res, nil
 	}
 	return outcome{verdict: verdictDeny, reason: res.Content}, res, nil
 }

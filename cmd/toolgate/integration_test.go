@@ -30,7 +30,7 @@ type hookStack struct {
 	auditq    string
 }
 
-func startHookStack(t *testing.T) *hookStack {
+func startHookStack(t testing.TB) *hookStack {
 	t.Helper()
 	if os.Getenv("TOOLGATE_INTEGRATION") != "1" {
 		t.Skip("integration test: set TOOLGATE_INTEGRATION=1 (make test)")
@@ -74,7 +74,7 @@ type decisionRow struct {
 }
 
 // decisions runs `auditq decisions` with args and the reader's DSN.
-func (s *hookStack) decisions(t *testing.T, args ...string) []decisionRow {
+func (s *hookStack) decisions(t testing.TB, args ...string) []decisionRow {
 	t.Helper()
 	cmd := exec.Command(s.auditq, append([]string{"decisions", "--dsn", s.ch.ReaderDSN, "-o", "json", "--since", "1h", "-n", "1000"}, args...)...)
 	out, err := cmd.Output()
@@ -85,7 +85,7 @@ func (s *hookStack) decisions(t *testing.T, args ...string) []decisionRow {
 }
 
 // waitDecisions polls auditq until the run has want rows (or 30 s pass).
-func (s *hookStack) waitDecisions(t *testing.T, want int, args ...string) []decisionRow {
+func (s *hookStack) waitDecisions(t testing.TB, want int, args ...string) []decisionRow {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -99,7 +99,7 @@ func (s *hookStack) waitDecisions(t *testing.T, want int, args ...string) []deci
 
 // buildToolgate builds ./cmd/toolgate (with the given build tags) into a
 // cache directory of this checkout, under a file lock.
-func buildToolgate(t *testing.T, tags string) string {
+func buildToolgate(t testing.TB, tags string) string {
 	t.Helper()
 	sum := sha256.Sum256([]byte(moduleRoot()))
 	dir := filepath.Join(os.TempDir(), "toolgate-hook-"+hex.EncodeToString(sum[:6]))

@@ -19,7 +19,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
+
+// startTime is when main's package was initialised (after the runtime
+// and the dependencies' init: the timings' zero).
+var startTime = time.Now()
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -4,13 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/otelbridge"
 	"github.com/toolgate/toolgate/otelbridge/spool"
 	"github.com/toolgate/toolgate/policy"
@@ -117,23 +125,48 @@ type telemetry struct {
 	p      *otelbridge.Provider
 	target exportTarget
 	slot   int
+	up     bool // the collector's port accepted a connection at the start
+	// lastErr is the pipeline's last error (a failed upload: the
+	// collector refused the token, say), for the warning on stderr.
+	lastErr atomic.Pointer[error]
+}
+
+// offlineClient is the spool's upload client when the collector's port
+// refused the probe: every upload fails at once (retryable), so that the
+// spool keeps the spans and closes without waiting on a connection.
+type offlineClient struct{ endpoint string }
+
+func (offlineClient) Start(context.Context) error { return nil }
+func (offlineClient) Stop(context.Context) error  { return nil }
+func (c offlineClient) UploadTraces(context.Context, []*tracepb.ResourceSpans) error {
+	return status.Errorf(codes.Unavailable, "collector at %s did not accept a connection when the hook started", c.endpoint)
 }
 
 // openTelemetry sets up the pipeline on the first slot no other process
 // holds. uploadTimeout bounds one upload attempt (the hook's export wait).
 func openTelemetry(ctx context.Context, t exportTarget, service string, uploadTimeout time.Duration) (*telemetry, error) {
+	// A refused loopback port answers in microseconds: with the collector
+	// down, the spool gets a client that fails at once, and nothing waits.
+	up := reachable(t.dialAddr, min(uploadTimeout, 50*time.Millisecond))
+	var client otlptrace.Client
+	if !up {
+		client = offlineClient{endpoint: t.endpoint}
+	}
 	var lastErr error
 	for i := range spoolSlots {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		tel := &telemetry{target: t, slot: i, up: up}
 		p, err := otelbridge.Setup(ctx, otelbridge.Config{
+			Batch:          otelbridge.BatchConfig{ErrorHandler: func(err error) { tel.lastErr.Store(&err) }},
 			Endpoint:       t.endpoint,
 			Insecure:       t.insecure,
 			Headers:        t.headers,
 			ServiceName:    service,
 			ServiceVersion: versionString(),
 			SkipCheck:      true, // the hook probes the port itself (reachable), in microseconds
+			TraceClient:    client,
 			Spool: spool.Config{
 				Dir:           slotDir(t.spoolDir, i),
 				MaxBytes:      slotMaxBytes,
@@ -142,7 +175,8 @@ func openTelemetry(ctx context.Context, t exportTarget, service string, uploadTi
 			},
 		})
 		if err == nil {
-			return &telemetry{p: p, target: t, slot: i}, nil
+			tel.p = p
+			return tel, nil
 		}
 		lastErr = err
 		if !errors.Is(err, spool.ErrLocked) {
@@ -202,7 +236,7 @@ func (t *telemetry) drainOthers(deadline time.Time) {
 // count at the end.
 func (t *telemetry) finish(wait time.Duration) (unsent int64) {
 	deadline := time.Now().Add(wait)
-	up := reachable(t.target.dialAddr, min(wait, 50*time.Millisecond))
+	up := t.up
 	if up {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		_ = t.p.ForceFlush(ctx)
@@ -219,4 +253,20 @@ func (t *telemetry) finish(wait time.Duration) (unsent int64) {
 	defer cancel()
 	_ = t.p.Shutdown(ctx)
 	return t.p.Stats().Spool.Unsent
+}
+
+// warnUnsent writes to w why spans are still in the spool, when they are.
+func (t *telemetry) warnUnsent(w io.Writer, unsent int64) {
+	if unsent == 0 {
+		return
+	}
+	why := "the collector did not accept a connection"
+	if t.up {
+		why = "the upload did not finish in time"
+	}
+	if p := t.lastErr.Load(); p != nil && *p != nil {
+		why = (*p).Error()
+	}
+	fmt.Fprintf(w, "toolgate hook: %d decision spans wait in the spool %s for the collector at %s (%s); the next hook or `toolgate flush` sends them\n",
+		unsent, slotDir(t.target.spoolDir, t.slot), t.target.endpoint, gate.SafeText(why, 500))
 }
