@@ -158,7 +158,8 @@ func New(ctx context.Context, upstreams []Upstream, opts ...Option) (*Gateway, e
 	if err != nil {
 		return nil, fmt.Errorf("mcpgate: registry: %w", err)
 	}
-	pc := policyConfig{classifier: cfg.classifier, gateOpts: cfg.gateOpts, readOnly: cfg.readOnly}
+	pc := policyConfig{classifier: cfg.classifier, gateOpts: cfg.gateOpts, readOnly: cfg.readOnly,
+		protectBase: cfg.protectBase, protected: cfg.protected}
 	gates := map[string]gate.Gate{}
 	for _, r := range refs {
 		presented, ok := names[r]

@@ -286,3 +286,47 @@ func TestGatewayUpstreamCrash(t *testing.T) {
 	require.Contains(t, text(r), "upstream a")
 	require.Contains(t, text(e.call(t, "b_echo", map[string]any{"message": "3"})), "ran echo")
 }
+
+// The policy file cannot be written, moved over or deleted through the
+// gateway, even inside the workspace where writes are allowed; other
+// writes keep the path gate's decision.
+func TestGatewayProtectsPolicyFile(t *testing.T) {
+	ws := t.TempDir()
+	pol := filepath.Join(ws, "toolgate.yaml")
+	up := newFakeUpstream(t, fileTools()...)
+	spans := tracetest.NewInMemoryExporter()
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{{Name: "fs"}},
+		mcpgate.WithTransport("fs", up.transport(t)),
+		mcpgate.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))),
+		mcpgate.WithClassifier(classify.WithWorkspace(ws), classify.WithProfile(classify.ProfileWorkspace)),
+		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)),
+		mcpgate.WithProtected(ws, pol))
+	require.NoError(t, err)
+	defer gw.Close()
+	cs := connectClient(t, gw)
+	e := &env{client: cs}
+	for _, args := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"fs_write_file", map[string]any{"path": pol, "content": "profile: workspace"}},
+		{"fs_write_file", map[string]any{"path": "toolgate.yaml", "content": "x"}},
+		{"fs_write_file", map[string]any{"path": filepath.Join(ws, "sub", "..", "toolgate.yaml"), "content": "x"}},
+		{"fs_move_file", map[string]any{"source": filepath.Join(ws, "a"), "destination": pol}},
+		{"fs_move_file", map[string]any{"source": pol, "destination": filepath.Join(ws, "b")}},
+	} {
+		r := e.call(t, args.tool, args.in)
+		require.True(t, r.IsError, "%v: %s", args, text(r))
+		require.Contains(t, text(r), "cannot be changed through the gate")
+	}
+	require.Zero(t, up.calls.Load())
+	r := e.call(t, "fs_write_file", map[string]any{"path": filepath.Join(ws, "notes.txt"), "content": "x"})
+	require.False(t, r.IsError, text(r))
+	var src string
+	for _, s := range spans.GetSpans() {
+		if s.Name == "execute_tool fs_write_file" {
+			src = attrs(s)[gate.AttrSource].AsString()
+		}
+	}
+	require.Equal(t, "classify.path", src, "an allowed write keeps the path gate as its source")
+}

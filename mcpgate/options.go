@@ -2,6 +2,7 @@ package mcpgate
 
 import (
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +40,8 @@ type config struct {
 	execOpts        []executor.Option
 	transports      map[string]func() mcp.Transport
 	serverOpts      func(*mcp.ServerOptions)
+	protectBase     string
+	protected       []string
 }
 
 // WithAgentName sets gen_ai.agent.name on every decision (default
@@ -122,4 +125,19 @@ func WithTransport(name string, newT func() mcp.Transport) Option {
 // SupportedProtocolVersions) before the server is made.
 func WithServerOptions(f func(*mcp.ServerOptions)) Option {
 	return func(c *config) { c.serverOpts = f }
+}
+
+// WithProtected denies every write, move or delete rule's call whose path
+// is one of files (absolute; relative paths in calls are taken against
+// workspace) — the policy file itself, so that a model cannot change the
+// gate through the gate (rule mcpgate.self, risk high).
+func WithProtected(workspace string, files ...string) Option {
+	return func(c *config) {
+		c.protectBase = workspace
+		for _, f := range files {
+			if f != "" {
+				c.protected = append(c.protected, filepath.Clean(f))
+			}
+		}
+	}
 }

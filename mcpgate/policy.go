@@ -3,6 +3,8 @@ package mcpgate
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolgate/toolgate/classify"
@@ -26,9 +28,11 @@ type toolPolicy struct {
 
 // policyConfig is the classifier set-up shared by every rule's gate.
 type policyConfig struct {
-	classifier []classify.Option
-	gateOpts   []classify.GateOption
-	readOnly   bool // profile read-only: review denies
+	classifier  []classify.Option
+	gateOpts    []classify.GateOption
+	readOnly    bool // profile read-only: review denies
+	protectBase string
+	protected   []string // absolute, clean: files no write/delete may touch
 }
 
 // buildGate returns the gate of one presented tool: its upstream's first
@@ -71,7 +75,11 @@ func (c policyConfig) ruleGate(tp toolPolicy, r Rule) (gate.Gate, error) {
 	case KindRead, KindWrite, KindDelete:
 		op := map[Kind]classify.Op{KindRead: classify.OpRead, KindWrite: classify.OpWrite, KindDelete: classify.OpDelete}[r.Kind]
 		opts = append(opts, classify.WithToolOps(map[string]classify.Op{tp.presented: op}))
-		return classify.PathGate(opts...)
+		pg, err := classify.PathGate(opts...)
+		if err != nil || r.Kind == KindRead || len(c.protected) == 0 {
+			return pg, err
+		}
+		return gate.Chain(c.protect(r), pg), nil
 	case KindFetch:
 		return c.fixed(gate.RiskReview, gate.ActionAsk, orDefault(r.Reason, "fetches from the network")), nil
 	case KindAllow:
@@ -82,6 +90,48 @@ func (c policyConfig) ruleGate(tp toolPolicy, r Rule) (gate.Gate, error) {
 		return c.fixed(gate.RiskReview, gate.ActionAsk, orDefault(r.Reason, "rule "+r.Match+" asks a person")), nil
 	}
 	return nil, fmt.Errorf("unknown kind %q", r.Kind)
+}
+
+// protect denies a call of a write or delete rule whose path field names a
+// protected file (the policy file).
+func (c policyConfig) protect(r Rule) gate.Gate {
+	fields := r.Fields
+	if len(fields) == 0 {
+		fields = []string{"path", "file_path", "target_file", "paths"}
+	}
+	return gate.Named("mcpgate.self", gate.Func(func(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+		if err := ctx.Err(); err != nil {
+			return gate.Decision{}, err
+		}
+		for k, v := range call.Input {
+			if !slices.ContainsFunc(fields, func(f string) bool { return gate.SameFieldName(k, f) }) {
+				continue
+			}
+			var ps []string
+			switch x := v.(type) {
+			case string:
+				ps = []string{x}
+			case []any:
+				for _, e := range x {
+					if s, ok := e.(string); ok {
+						ps = append(ps, s)
+					}
+				}
+			}
+			for _, p := range ps {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(c.protectBase, p)
+				}
+				if slices.Contains(c.protected, filepath.Clean(p)) {
+					d := gate.Deny("the toolgate policy file (" + filepath.Clean(p) + ") cannot be changed through the gate it configures")
+					d.Rule = "mcpgate.self"
+					return d.WithRisk(gate.RiskHigh).WithSource(SourceRule), nil
+				}
+			}
+		}
+		// No risk of its own: the path gate's verdict is the decision.
+		return gate.Allow().WithSource(SourceRule), nil
+	}))
 }
 
 // fixed is a gate with one decision; under the read-only profile an ask

@@ -178,6 +178,7 @@ func gatewayOptions(pol *policy.Policy, tel *telemetry, logger *slog.Logger, tim
 		mcpgate.WithExecutorOptions(executor.WithWriteAhead(tel.p), executor.WithRecordContent(true)),
 		mcpgate.WithCallTimeout(timeout),
 		mcpgate.WithLogger(logger),
+		mcpgate.WithProtected(ws, pol.Source()), // the gate cannot be changed through the gate
 	}
 	if pol.Approver.Kind == policy.ApproverInbox {
 		// Asks a client cannot answer (no elicitation) wait in the
