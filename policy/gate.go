@@ -231,7 +231,7 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 		if r.extract == extractSearch || r.extract == extractSearchRe {
 			if len(ps) == 0 {
-				ps = []string{orDefault(g.workspace, ".")}
+				ps = []string{orDefault(g.cwd, orDefault(g.workspace, "."))} // where the search runs
 			}
 			if r.extract == extractSearch {
 				if pat, _ := call.Input["pattern"].(string); pat != "" {

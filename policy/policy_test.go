@@ -313,6 +313,8 @@ func TestGateAtJudgesWhereTheCallRuns(t *testing.T) {
 	require.NoError(t, err)
 	sub, err := p.GateAt(ws, ws+"/src")
 	require.NoError(t, err)
+	ssh, err := p.GateAt(ws, "/home/dev/.ssh")
+	require.NoError(t, err)
 	tests := []struct {
 		name string
 		g    gate.Gate
@@ -327,6 +329,8 @@ func TestGateAtJudgesWhereTheCallRuns(t *testing.T) {
 		{"relative write from /etc", etc, "write_file", map[string]any{"file_path": "passwd"}, gate.ActionDeny},
 		{"relative write in the workspace", root, "write_file", map[string]any{"file_path": "a.go"}, gate.ActionAllow},
 		{"relative dir_path from /etc", etc, "run_shell_command", map[string]any{"command": "touch x", "dir_path": "cron.d"}, gate.ActionDeny},
+		{"glob without a path searches the cwd", ssh, "Glob", map[string]any{"pattern": "id_*"}, gate.ActionDeny},
+		{"glob without a path in the workspace", root, "Glob", map[string]any{"pattern": "**/*.go"}, gate.ActionAllow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
