@@ -30,6 +30,7 @@ const (
 type policyGate struct {
 	p            *Policy
 	workspace    string
+	cwd          string // where calls run, when not the workspace root ("" = the root)
 	bash         gate.Gate
 	files        gate.Gate
 	reviewAction gate.Action
@@ -47,7 +48,19 @@ type policyGate struct {
 // against the working directory). The gate judges every tool (no scope),
 // is safe for concurrent use and never runs anything. It fails when the
 // classifier refuses the options (an unknown profile).
-func (p *Policy) Gate(workspace string) (gate.Gate, error) {
+func (p *Policy) Gate(workspace string) (gate.Gate, error) { return p.GateAt(workspace, "") }
+
+// GateAt is Gate for calls that run in cwd, a directory that may differ
+// from the workspace root (a coding agent's shell keeps the directory the
+// model cd'd into; its hook event says where): shell commands are judged
+// as "cd CWD && COMMAND" and relative paths are taken from cwd, so that a
+// model cannot make "rm -r x" in /etc read as a workspace file by moving
+// there first. cwd "" or equal to the workspace root is Gate; a relative
+// cwd is an error.
+func (p *Policy) GateAt(workspace, cwd string) (gate.Gate, error) {
+	if cwd != "" && !filepath.IsAbs(cwd) {
+		return nil, fmt.Errorf("policy: working directory %q is not absolute", cwd)
+	}
 	ws := p.Workspace
 	if workspace != "" {
 		ws = workspace
@@ -80,7 +93,11 @@ func (p *Policy) Gate(workspace string) (gate.Gate, error) {
 	if p.Profile == classify.ProfileReadOnly {
 		review = gate.ActionDeny
 	}
-	return &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review}, nil
+	g := &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review}
+	if cwd != "" && filepath.Clean(cwd) != filepath.Clean(ws) {
+		g.cwd = filepath.Clean(cwd)
+	}
+	return g, nil
 }
 
 // Name is SourcePolicy.
@@ -142,22 +159,34 @@ func (g *policyGate) shell(ctx context.Context, call gate.ToolCallContext, r Too
 	if len(cmds) == 0 {
 		return failClosed(classify.SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(fields, " or "))), nil
 	}
+	var dirs []string
 	if len(r.dirs) > 0 {
-		dirs, err := values(call.Input, r.dirs, false)
-		if err != nil {
+		if dirs, err = values(call.Input, r.dirs, false); err != nil {
 			return failClosed(classify.SourceBash, "classify.bash: "+err.Error()), nil
 		}
-		if len(dirs) > 0 {
-			// The tool runs the command in that directory: judge it as
-			// "cd DIR && COMMAND" (the classifier follows cd).
-			var in []string
-			for _, d := range dirs {
-				for _, c := range cmds {
-					in = append(in, "cd "+shellQuote(d)+" && "+c)
-				}
+	}
+	if g.cwd != "" {
+		// A relative directory field is taken from the cwd; the cwd
+		// itself comes first either way.
+		for i, d := range dirs {
+			if !filepath.IsAbs(d) {
+				dirs[i] = filepath.Join(g.cwd, d)
 			}
-			cmds = in
 		}
+		if len(dirs) == 0 {
+			dirs = []string{g.cwd}
+		}
+	}
+	if len(dirs) > 0 {
+		// The tool runs the command in that directory: judge it as
+		// "cd DIR && COMMAND" (the classifier follows cd).
+		var in []string
+		for _, d := range dirs {
+			for _, c := range cmds {
+				in = append(in, "cd "+shellQuote(d)+" && "+c)
+			}
+		}
+		cmds = in
 	}
 	var best gate.Decision
 	for i, c := range cmds {
@@ -202,7 +231,7 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 		if r.extract == extractSearch || r.extract == extractSearchRe {
 			if len(ps) == 0 {
-				ps = []string{orDefault(g.workspace, ".")}
+				ps = []string{orDefault(g.cwd, orDefault(g.workspace, "."))} // where the search runs
 			}
 			if r.extract == extractSearch {
 				if pat, _ := call.Input["pattern"].(string); pat != "" {
@@ -214,6 +243,16 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 			return failClosed(classify.SourcePath, fmt.Sprintf("classify.path: input has no string field %s", strings.Join(r.FieldsOrDefault(), " or "))), nil
 		}
 		byOp[op] = ps
+	}
+	if g.cwd != "" {
+		for op, ps := range byOp {
+			for i, p := range ps {
+				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") {
+					ps[i] = filepath.Join(g.cwd, p)
+				}
+			}
+			byOp[op] = ps
+		}
 	}
 	if d, ok := g.protected(byOp); ok {
 		return d, nil

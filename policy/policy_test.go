@@ -300,3 +300,44 @@ func TestPolicyFileIsProtected(t *testing.T) {
 	d = decide(t, g, "Read", map[string]any{"file_path": f})
 	require.Equal(t, gate.ActionAllow, d.Action, "reading it is fine")
 }
+
+// Calls that run outside the workspace root (the model cd'd elsewhere) are
+// judged where they run.
+func TestGateAtJudgesWhereTheCallRuns(t *testing.T) {
+	p, err := Parse([]byte("version: 1\nprofile: workspace\n"), "/tmp")
+	require.NoError(t, err)
+	ws := "/home/dev/proj"
+	root, err := p.GateAt(ws, ws)
+	require.NoError(t, err)
+	etc, err := p.GateAt(ws, "/etc")
+	require.NoError(t, err)
+	sub, err := p.GateAt(ws, ws+"/src")
+	require.NoError(t, err)
+	ssh, err := p.GateAt(ws, "/home/dev/.ssh")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		g    gate.Gate
+		tool string
+		in   map[string]any
+		want gate.Action
+	}{
+		{"rm in the workspace (asked)", root, "Bash", map[string]any{"command": "rm -r build"}, gate.ActionAsk},
+		{"rm after cd /etc", etc, "Bash", map[string]any{"command": "rm -r build"}, gate.ActionDeny},
+		{"rm in a workspace subdir (asked)", sub, "Bash", map[string]any{"command": "rm -r build"}, gate.ActionAsk},
+		{"ls in /etc", etc, "Bash", map[string]any{"command": "ls"}, gate.ActionAllow},
+		{"relative write from /etc", etc, "write_file", map[string]any{"file_path": "passwd"}, gate.ActionDeny},
+		{"relative write in the workspace", root, "write_file", map[string]any{"file_path": "a.go"}, gate.ActionAllow},
+		{"relative dir_path from /etc", etc, "run_shell_command", map[string]any{"command": "touch x", "dir_path": "cron.d"}, gate.ActionDeny},
+		{"glob without a path searches the cwd", ssh, "Glob", map[string]any{"pattern": "id_*"}, gate.ActionDeny},
+		{"glob without a path in the workspace", root, "Glob", map[string]any{"pattern": "**/*.go"}, gate.ActionAllow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(t, tt.g, tt.tool, tt.in)
+			require.Equal(t, tt.want, d.Action, d.Reason)
+		})
+	}
+	_, err = p.GateAt(ws, "relative")
+	require.Error(t, err)
+}

@@ -271,11 +271,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	mark(ctx, "spool")
 	opened.Store(tel)
 	testFault("decide")
-	ws := ""
-	if pol.Workspace == "" {
-		ws = ev.Cwd
-	}
-	g, err := pol.Gate(ws)
+	g, err := pol.GateAt(hookWorkspace(a, pol, ev), absOrEmpty(ev.Cwd))
 	if err != nil {
 		return outcome{}, tel, ev, err
 	}
@@ -287,6 +283,33 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	out, _, err := execute(ctx, pipeline{tp: tel.p, wal: tel.p}, a, pol, g, name, ev, f.nativeAsk(a))
 	mark(ctx, "decided")
 	return out, tel, ev, err
+}
+
+// hookWorkspace is the workspace root the hook judges against: the
+// policy's workspace; else the project directory the agent names in the
+// hook's environment (Claude Code's $CLAUDE_PROJECT_DIR, Gemini CLI's
+// $GEMINI_PROJECT_DIR: where the agent was started, which the model
+// cannot move); else the event's cwd. "" means the policy's own (Gate's
+// convention). The event's cwd — where the model's shell is now — is
+// passed to GateAt separately: calls are judged where they run.
+func hookWorkspace(a *agentSpec, pol *policy.Policy, ev hookEvent) string {
+	if pol.Workspace != "" {
+		return ""
+	}
+	for _, v := range a.projectEnv {
+		if d := absOrEmpty(os.Getenv(v)); d != "" {
+			return d
+		}
+	}
+	return absOrEmpty(ev.Cwd)
+}
+
+// absOrEmpty is p when it is absolute, else "".
+func absOrEmpty(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return ""
 }
 
 // readEvent reads and checks the hook event.

@@ -131,3 +131,20 @@ func TestHookFailsClosedOnHostileEvents(t *testing.T) {
 		require.Equal(t, gate.ActionAllow, d.Action, "the hook allowed %q, the gate says %s", b, d.Reason)
 	})
 }
+
+// The model moved the agent's shell to /etc (a cd Claude Code keeps): the
+// hook judges the call there, against the project directory the agent
+// names, not against the cwd the model chose.
+func TestHookJudgesWhereTheShellIs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CLAUDE_PROJECT_DIR", "/home/dev/proj")
+	ev := func(cwd, cmd string) string {
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + cmd + `"},"tool_use_id":"c","cwd":"` + cwd + `"}`
+	}
+	out, _, code := inProcess(t, dir, ev("/etc", "rm -r ssh"), "claude")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"permissionDecision":"deny"`, "rm -r in /etc is high, whatever the cwd says")
+	out, _, code = inProcess(t, dir, ev("/home/dev/proj", "rm -r build"), "claude")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"permissionDecision":"ask"`, "in the project: review")
+}
