@@ -30,6 +30,7 @@ const (
 type policyGate struct {
 	p            *Policy
 	workspace    string
+	cwd          string // the directory the agent runs the call in ("" = workspace)
 	bash         gate.Gate
 	files        gate.Gate
 	reviewAction gate.Action
@@ -47,7 +48,11 @@ type policyGate struct {
 // against the working directory). The gate judges every tool (no scope),
 // is safe for concurrent use and never runs anything. It fails when the
 // classifier refuses the options (an unknown profile).
-func (p *Policy) Gate(workspace string) (gate.Gate, error) {
+func (p *Policy) Gate(workspace string, opts ...GateOption) (gate.Gate, error) {
+	var o gateOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	ws := p.Workspace
 	if workspace != "" {
 		ws = workspace
@@ -80,7 +85,47 @@ func (p *Policy) Gate(workspace string) (gate.Gate, error) {
 	if p.Profile == classify.ProfileReadOnly {
 		review = gate.ActionDeny
 	}
-	return &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review}, nil
+	cwd := ""
+	if o.cwd != "" && filepath.IsAbs(o.cwd) && filepath.Clean(o.cwd) != ws {
+		cwd = filepath.Clean(o.cwd)
+	}
+	return &policyGate{p: p, workspace: ws, cwd: cwd, bash: bash, files: files, reviewAction: review}, nil
+}
+
+// GateOption configures Policy.Gate.
+type GateOption func(*gateOptions)
+
+type gateOptions struct{ cwd string }
+
+// WithCwd says the calls run in dir (absolute; a hook: the event's cwd),
+// which may differ from the workspace: relative paths and shell commands
+// are judged from dir, never from the workspace root. "" or a relative dir
+// is ignored (relative paths are then taken from the workspace).
+func WithCwd(dir string) GateOption { return func(o *gateOptions) { o.cwd = dir } }
+
+// base is the directory a relative path of a call is taken from.
+func (g *policyGate) base() string {
+	if g.cwd != "" {
+		return g.cwd
+	}
+	return g.workspace
+}
+
+// inCwd makes relative paths absolute under the call's directory when it is
+// not the workspace ("~" paths are left to the classifier).
+func (g *policyGate) inCwd(ps []string) []string {
+	if g.cwd == "" {
+		return ps
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") {
+			out[i] = p
+			continue
+		}
+		out[i] = filepath.Join(g.cwd, p)
+	}
+	return out
 }
 
 // Name is SourcePolicy.
@@ -159,6 +204,12 @@ func (g *policyGate) shell(ctx context.Context, call gate.ToolCallContext, r Too
 			cmds = in
 		}
 	}
+	if g.cwd != "" {
+		// The agent runs the command in its cwd, not in the workspace.
+		for i, c := range cmds {
+			cmds[i] = "cd " + shellQuote(g.cwd) + " && " + c
+		}
+	}
 	var best gate.Decision
 	for i, c := range cmds {
 		d, err := g.bash.Decide(ctx, gate.ToolCallContext{ToolName: call.ToolName, Input: map[string]any{"command": c},
@@ -202,7 +253,7 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 		if r.extract == extractSearch || r.extract == extractSearchRe {
 			if len(ps) == 0 {
-				ps = []string{orDefault(g.workspace, ".")}
+				ps = []string{orDefault(g.base(), ".")}
 			}
 			if r.extract == extractSearch {
 				if pat, _ := call.Input["pattern"].(string); pat != "" {
@@ -214,6 +265,9 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 			return failClosed(classify.SourcePath, fmt.Sprintf("classify.path: input has no string field %s", strings.Join(r.FieldsOrDefault(), " or "))), nil
 		}
 		byOp[op] = ps
+	}
+	for op, ps := range byOp {
+		byOp[op] = g.inCwd(ps)
 	}
 	if d, ok := g.protected(byOp); ok {
 		return d, nil
@@ -251,7 +305,7 @@ func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bo
 		for _, p := range byOp[op] {
 			abs := p
 			if !filepath.IsAbs(abs) {
-				base := g.workspace
+				base := g.base()
 				if base == "" {
 					base, _ = filepath.Abs(".")
 				}

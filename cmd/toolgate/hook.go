@@ -275,7 +275,9 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if pol.Workspace == "" {
 		ws = ev.Cwd
 	}
-	g, err := pol.Gate(ws)
+	// The agent runs the call in ev.Cwd, which may lie outside the
+	// policy's workspace: relative paths are judged from there.
+	g, err := pol.Gate(ws, policy.WithCwd(ev.Cwd))
 	if err != nil {
 		return outcome{}, tel, ev, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,4 +131,25 @@ func TestHookFailsClosedOnHostileEvents(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, gate.ActionAllow, d.Action, "the hook allowed %q, the gate says %s", b, d.Reason)
 	})
+}
+
+// A policy that names its workspace, and an agent whose cwd is elsewhere: a
+// relative path is written in the cwd, so it is judged there (before, Codex's
+// "*** Add File: notes.txt" from /srv/other was judged as
+// /srv/proj/notes.txt and allowed silently).
+func TestHookJudgesRelativePathsFromTheEventsCwd(t *testing.T) {
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pf, []byte("version: 1\nprofile: workspace\nworkspace: /srv/proj\n"), 0o600))
+	patch := func(cwd string) string {
+		in, _ := json.Marshal(map[string]any{"command": "*** Begin Patch\n*** Add File: notes.txt\n+hi\n*** End Patch\n"})
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_use_id":"c","cwd":"` + cwd + `","tool_input":` + string(in) + `}`
+	}
+	out, stderr, code := inProcess(t, dir, patch("/srv/proj"), "codex", "--policy", pf)
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, out, "a write inside the workspace runs (Codex: silence)")
+	out, stderr, code = inProcess(t, dir, patch("/srv/other"), "codex", "--policy", pf)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"decision":"block"`, "a relative write from a cwd outside the workspace is not allowed")
+	require.Contains(t, out, "/srv/other/notes.txt")
 }
