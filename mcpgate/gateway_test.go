@@ -330,3 +330,47 @@ func TestGatewayProtectsPolicyFile(t *testing.T) {
 	}
 	require.Equal(t, "classify.path", src, "an allowed write keeps the path gate as its source")
 }
+
+// A file tool's path outside the roots the gateway gives its upstream is
+// denied before the upstream sees it, even where the classifier allows the
+// path (a temp directory beside a workspace in /tmp: before, such a write
+// reached the upstream, which alone refused it).
+func TestGatewayDeniesPathsOutsideTheUpstreamsRoots(t *testing.T) {
+	ws := t.TempDir()
+	other := t.TempDir() // a temp directory too: the classifier lets writes there run
+	up := newFakeUpstream(t, fileTools()...)
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{{Name: "fs", Roots: []string{ws}}},
+		mcpgate.WithTransport("fs", up.transport(t)),
+		mcpgate.WithClassifier(classify.WithWorkspace(ws), classify.WithProfile(classify.ProfileWorkspace)),
+		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)))
+	require.NoError(t, err)
+	defer gw.Close()
+	e := &env{client: connectClient(t, gw)}
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"fs_write_file", map[string]any{"path": filepath.Join(other, "x.txt"), "content": "y"}},
+		{"fs_write_file", map[string]any{"path": "../" + filepath.Base(other) + "/x.txt", "content": "y"}},
+		{"fs_write_file", map[string]any{"path": ws + "/../" + filepath.Base(other) + "/x.txt", "content": "y"}},
+		{"fs_read_text_file", map[string]any{"path": filepath.Join(other, "secret")}},
+		{"fs_move_file", map[string]any{"source": filepath.Join(ws, "a"), "destination": filepath.Join(other, "a")}},
+		{"fs_write_file", map[string]any{"path": ws + "-evil/x", "content": "a root's prefix is not the root"}},
+	} {
+		r := e.call(t, c.tool, c.in)
+		require.True(t, r.IsError, "%v: %s", c, text(r))
+		require.Contains(t, text(r), "outside the roots of upstream fs", "%v", c)
+	}
+	require.Zero(t, up.calls.Load(), "the upstream saw none of them")
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"fs_write_file", map[string]any{"path": filepath.Join(ws, "ok.txt"), "content": "y"}},
+		{"fs_write_file", map[string]any{"path": "sub/ok.txt", "content": "y"}},
+		{"fs_read_text_file", map[string]any{"path": ws}},
+	} {
+		r := e.call(t, c.tool, c.in)
+		require.False(t, r.IsError, "%v: %s", c, text(r))
+	}
+}
