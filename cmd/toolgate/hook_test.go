@@ -153,3 +153,22 @@ func TestHookJudgesRelativePathsFromTheEventsCwd(t *testing.T) {
 	require.Contains(t, out, `"decision":"block"`, "a relative write from a cwd outside the workspace is not allowed")
 	require.Contains(t, out, "/srv/other/notes.txt")
 }
+
+// Gemini CLI 0.61's read_many_files names its files in "include" (required);
+// the built-in rule read only "paths": a real call was denied ("no string
+// field paths") and a benign "paths" beside a hostile "include" was allowed.
+func TestHookGeminiReadManyFilesInclude(t *testing.T) {
+	dir := t.TempDir()
+	ev := func(in string) string {
+		return `{"session_id":"g","hook_event_name":"BeforeTool","tool_name":"read_many_files","cwd":"/srv/proj","tool_input":` + in + `}`
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"include":["README.md","src/*.go"]}`, `{"decision":"allow"}`},
+		{`{"include":["~/.ssh/id_rsa"]}`, `"decision":"deny"`},
+		{`{"paths":["README.md"],"include":["~/.ssh/id_rsa"]}`, `"decision":"deny"`},
+	} {
+		out, stderr, code := inProcess(t, dir, ev(c.in), "gemini")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, c.want, c.in)
+	}
+}
