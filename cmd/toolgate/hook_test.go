@@ -172,3 +172,22 @@ func TestHookGeminiReadManyFilesInclude(t *testing.T) {
 		require.Contains(t, out, c.want, c.in)
 	}
 }
+
+// Gemini CLI 0.61 names its search tool grep_search (was
+// search_file_content): judged as a read of dir_path (else the cwd), not
+// "no policy" (an ask, which Gemini gets as a deny on every search).
+func TestHookGeminiGrepSearch(t *testing.T) {
+	dir := t.TempDir()
+	ev := func(in string) string {
+		return `{"session_id":"g","hook_event_name":"BeforeTool","tool_name":"grep_search","cwd":"/srv/proj","tool_input":` + in + `}`
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"pattern":"TODO"}`, `{"decision":"allow"}`},
+		{`{"pattern":"TODO","dir_path":"src"}`, `{"decision":"allow"}`},
+		{`{"pattern":"PRIVATE KEY","dir_path":"~/.ssh"}`, `"decision":"deny"`},
+	} {
+		out, stderr, code := inProcess(t, dir, ev(c.in), "gemini")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, c.want, c.in)
+	}
+}
