@@ -191,3 +191,27 @@ func TestHookGeminiGrepSearch(t *testing.T) {
 		require.Contains(t, out, c.want, c.in)
 	}
 }
+
+// A fault's denial that waits in the spool is recorded (durably; the next
+// hook or toolgate flush uploads it): stderr says so, and keeps "was not
+// recorded" for a denial that has no spool at all (before, both read "the
+// denial was not recorded").
+func TestHookFaultSaysWhetherTheDenialIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("version: 1\nprofile: strict\nprofile: workspace\n"), 0o600))
+	out, stderr, code := inProcess(t, dir, claudeEvent("s", "c", "ls"), "claude", "--policy", bad)
+	require.Equal(t, 2, code)
+	require.Contains(t, out, `"decision":"block"`)
+	require.Contains(t, stderr, "the denial is recorded in the spool, not yet uploaded")
+	require.NotContains(t, stderr, "not recorded")
+
+	notDir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+	t.Setenv("TOOLGATE_SPOOL_DIR", filepath.Join(notDir, "spool"))
+	var o, e bytes.Buffer
+	code = run(context.Background(), []string{"hook", "claude", "--policy", bad}, stdio{in: strings.NewReader(claudeEvent("s", "c", "ls")), out: &o, err: &e})
+	require.Equal(t, 2, code)
+	require.Contains(t, o.String(), `"decision":"block"`)
+	require.Contains(t, e.String(), "the denial was not recorded")
+}
