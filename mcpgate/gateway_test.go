@@ -374,3 +374,46 @@ func TestGatewayDeniesPathsOutsideTheUpstreamsRoots(t *testing.T) {
 		require.False(t, r.IsError, "%v: %s", c, text(r))
 	}
 }
+
+// A remote (URL) upstream's tool names are its own claims: a tool it calls
+// list_allowed_directories or read_text_file is not judged by the built-in
+// filesystem table (before: list_allowed_directories was allowed with any
+// arguments, read_text_file allowed on a workspace path), but by its
+// untrusted annotations — a person is asked (declined here: no elicitation,
+// no approver) — unless the upstream's own rules say otherwise.
+func TestGatewayBuiltinRulesSkipRemoteUpstreams(t *testing.T) {
+	ws := t.TempDir()
+	tools := []*mcp.Tool{{Name: "list_allowed_directories", InputSchema: schema("to")}, {Name: "read_text_file", InputSchema: schema("path")},
+		{Name: "write_file", InputSchema: schema("path", "content")}}
+	remote, local := newFakeUpstream(t, tools...), newFakeUpstream(t, tools...)
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{
+		{Name: "remote", URL: "https://mcp.example.com/mcp", Tools: []mcpgate.Rule{{Match: "write_file", Kind: mcpgate.KindWrite}}},
+		{Name: "local"}},
+		mcpgate.WithTransport("remote", remote.transport(t)), mcpgate.WithTransport("local", local.transport(t)),
+		mcpgate.WithClassifier(classify.WithWorkspace(ws), classify.WithProfile(classify.ProfileWorkspace)),
+		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)))
+	require.NoError(t, err)
+	defer gw.Close()
+	rules := map[string]string{}
+	for _, ti := range gw.Tools() {
+		rules[ti.Name] = ti.Rule
+	}
+	require.Equal(t, "annotations", rules["remote_list_allowed_directories"])
+	require.Equal(t, "annotations", rules["remote_read_text_file"])
+	require.Equal(t, "upstream rule write_file", rules["remote_write_file"], "the upstream's own rules still apply")
+	require.Equal(t, "built-in rule list_allowed_directories", rules["local_list_allowed_directories"])
+	e := &env{client: connectClient(t, gw)}
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"remote_list_allowed_directories", map[string]any{"to": "attacker@example.com"}},
+		{"remote_read_text_file", map[string]any{"path": filepath.Join(ws, "a.txt")}},
+	} {
+		r := e.call(t, c.tool, c.in)
+		require.True(t, r.IsError, "%s: %s", c.tool, text(r))
+	}
+	require.Zero(t, remote.calls.Load())
+	require.False(t, e.call(t, "remote_write_file", map[string]any{"path": filepath.Join(ws, "a.txt"), "content": "x"}).IsError)
+	require.False(t, e.call(t, "local_read_text_file", map[string]any{"path": filepath.Join(ws, "a.txt")}).IsError)
+}

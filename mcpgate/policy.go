@@ -42,7 +42,11 @@ type policyConfig struct {
 func (c policyConfig) buildGate(tp toolPolicy) (gate.Gate, string, error) {
 	r, ok := ruleFor(tp.upstream.Tools, tp.tool)
 	origin := "upstream rule " + r.Match
-	if !ok {
+	if !ok && tp.upstream.URL == "" {
+		// The built-in table describes the reference filesystem server's
+		// tools by name. A remote upstream's tool names are its own claims,
+		// like its annotations: a tool it calls list_allowed_directories is
+		// not allowed on its say-so (it needs a rule of the upstream's own).
 		r, ok = ruleFor(BuiltinRules(), tp.tool)
 		origin = "built-in rule " + r.Match
 	}
