@@ -727,6 +727,21 @@ func defaultPaths() []PathRule {
 		persist("~/.gitconfig", "path.gitconfig", "global git config (aliases, hooks, pagers run code)"),
 		persist("~/.config/git/**", "path.gitconfig", "global git config"),
 		persist("**/.git/hooks/**", "path.git-hooks", "git hook (runs on every commit or checkout)"),
+		// The coding agents' own settings: their hooks (toolgate's among
+		// them), permission rules and MCP servers. A model that writes one
+		// removes its gate or starts a program at the next launch.
+		persist("**/.claude/settings.json", "path.agent-config", "coding agent settings (hooks, permissions)"),
+		persist("**/.claude/settings.local.json", "path.agent-config", "coding agent settings (hooks, permissions)"),
+		persist("~/.claude/settings.json", "path.agent-config", "coding agent settings (hooks, permissions)"),
+		persist("~/.claude.json", "path.agent-config", "coding agent state (MCP servers)"),
+		persist("**/.mcp.json", "path.agent-config", "MCP servers the agent starts"),
+		persist("**/.gemini/settings.json", "path.agent-config", "coding agent settings (hooks, MCP servers)"),
+		persist("~/.gemini/settings.json", "path.agent-config", "coding agent settings (hooks, MCP servers)"),
+		persist("**/.codex/config.toml", "path.agent-config", "coding agent settings (MCP servers, sandbox)"),
+		persist("**/.codex/hooks.json", "path.agent-config", "coding agent hooks"),
+		persist("~/.codex/config.toml", "path.agent-config", "coding agent settings (MCP servers, sandbox)"),
+		persist("~/.codex/hooks.json", "path.agent-config", "coding agent hooks"),
+		persist("~/.config/toolgate/**", "path.agent-config", "toolgate's own policy"),
 		persist("**/.git/config", "path.gitconfig", "repository git config (can run programs)"),
 		persist("**/.git", "path.git-dir", "repository history"),
 		persist("~/.config/autostart/**", "path.autostart", "login autostart"),
