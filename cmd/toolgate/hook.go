@@ -272,7 +272,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	opened.Store(tel)
 	testFault("decide")
 	ws := ""
-	if pol.Workspace == "" {
+	if pol.Workspace == "" && !broadWorkspace(ev.Cwd) {
 		ws = ev.Cwd
 	}
 	// The agent runs the call in ev.Cwd, which may lie outside the
@@ -289,6 +289,22 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	out, _, err := execute(ctx, pipeline{tp: tel.p, wal: tel.p}, a, pol, g, name, ev, f.nativeAsk(a))
 	mark(ctx, "decided")
 	return out, tel, ev, err
+}
+
+// broadWorkspace reports whether dir is too broad to be the workspace the
+// policy leaves to the event's cwd: "/" or the home directory (an agent
+// started in ~ would make every file of the home "inside the workspace").
+// The call is then judged with no workspace: every write is outside one.
+func broadWorkspace(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	d := filepath.Clean(dir)
+	if d == "/" {
+		return true
+	}
+	home, err := os.UserHomeDir()
+	return err == nil && home != "" && d == filepath.Clean(home)
 }
 
 // readEvent reads and checks the hook event.

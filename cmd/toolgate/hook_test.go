@@ -215,3 +215,27 @@ func TestHookFaultSaysWhetherTheDenialIsRecorded(t *testing.T) {
 	require.Contains(t, o.String(), `"decision":"block"`)
 	require.Contains(t, e.String(), "the denial was not recorded")
 }
+
+// An agent started in the home directory (or /) with a policy that leaves
+// the workspace to the event's cwd: the home is not the workspace (the
+// gateway refuses such a workspace too). Before, every file of the home
+// was "inside the workspace": writing another project's file ran, and
+// rm -rf ~/Documents was only asked about.
+func TestHookHomeIsNotTheWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	home := "/srv/toolgate-test-home" // not under a temp dir (writes there are ordinary anyway)
+	pf := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pf, []byte("version: 1\nprofile: workspace\n"), 0o600))
+	ev := func(cwd, tool, in string) string {
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_use_id":"c","cwd":"` + cwd + `","tool_input":` + in + `}`
+	}
+	write := `{"file_path":"` + home + `/other-project/main.go","content":"x"}`
+	t.Setenv("HOME", home)
+	for _, cwd := range []string{home, home + "/", "/"} {
+		out, stderr, code := inProcess(t, dir, ev(cwd, "Write", write), "claude", "--policy", pf)
+		require.Equal(t, 0, code, stderr)
+		require.NotContains(t, out, `"permissionDecision":"allow"`, "cwd %s", cwd)
+	}
+	out, _, _ := inProcess(t, dir, ev(home+"/other-project", "Write", write), "claude", "--policy", pf)
+	require.Contains(t, out, `"permissionDecision":"allow"`, "a project directory is the workspace")
+}
