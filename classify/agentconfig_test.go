@@ -37,4 +37,8 @@ func TestAgentConfigWritesAreHigh(t *testing.T) {
 	for _, p := range []string{"src/settings.json", ".claude/notes.md", "docs/mcp.json"} {
 		assert.Equal(t, gate.RiskSafe, c.Path(classify.OpWrite, p).Level, "an ordinary workspace write: %s", p)
 	}
+	// The collector token the hook docs keep there is a secret: reading it
+	// lets the model send spans in the hook's name.
+	assert.Equal(t, gate.RiskHigh, c.Path(classify.OpRead, "~/.config/toolgate/otlp-token").Level)
+	assert.Equal(t, gate.RiskHigh, c.Bash("cat ~/.config/toolgate/otlp-token").Level)
 }

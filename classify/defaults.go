@@ -692,6 +692,7 @@ func defaultPaths() []PathRule {
 		sec("~/.config/chromium/*/Login Data", "path.credentials", "browser saved passwords"),
 		sec("**/*.kdbx", "path.credentials", "KeePass password database"),
 		sec("**/.git-credentials", "path.credentials", "stored git tokens"),
+		sec("~/.config/toolgate/otlp-token", "path.credentials", "toolgate's collector token (docs/hooks.md): lets its holder send decision spans"),
 		sec("**/.env", "path.dotenv", "environment secrets file"),
 		sec("**/credentials.json", "path.credentials", "service credentials"),
 		sec("**/service-account*.json", "path.credentials", "cloud service-account key"),
