@@ -30,7 +30,7 @@ const (
 type policyGate struct {
 	p            *Policy
 	workspace    string
-	cwd          string // the directory the agent runs the call in ("" = workspace)
+	cwd          string // where calls run, when not the workspace root ("" = the root)
 	bash         gate.Gate
 	files        gate.Gate
 	reviewAction gate.Action
@@ -48,10 +48,18 @@ type policyGate struct {
 // against the working directory). The gate judges every tool (no scope),
 // is safe for concurrent use and never runs anything. It fails when the
 // classifier refuses the options (an unknown profile).
-func (p *Policy) Gate(workspace string, opts ...GateOption) (gate.Gate, error) {
-	var o gateOptions
-	for _, f := range opts {
-		f(&o)
+func (p *Policy) Gate(workspace string) (gate.Gate, error) { return p.GateAt(workspace, "") }
+
+// GateAt is Gate for calls that run in cwd, a directory that may differ
+// from the workspace root (a coding agent's shell keeps the directory the
+// model cd'd into; its hook event says where): shell commands are judged
+// as "cd CWD && COMMAND" and relative paths are taken from cwd, so that a
+// model cannot make "rm -r x" in /etc read as a workspace file by moving
+// there first. cwd "" or equal to the workspace root is Gate; a relative
+// cwd is an error.
+func (p *Policy) GateAt(workspace, cwd string) (gate.Gate, error) {
+	if cwd != "" && !filepath.IsAbs(cwd) {
+		return nil, fmt.Errorf("policy: working directory %q is not absolute", cwd)
 	}
 	ws := p.Workspace
 	if workspace != "" {
@@ -85,47 +93,11 @@ func (p *Policy) Gate(workspace string, opts ...GateOption) (gate.Gate, error) {
 	if p.Profile == classify.ProfileReadOnly {
 		review = gate.ActionDeny
 	}
-	cwd := ""
-	if o.cwd != "" && filepath.IsAbs(o.cwd) && filepath.Clean(o.cwd) != ws {
-		cwd = filepath.Clean(o.cwd)
+	g := &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review}
+	if cwd != "" && filepath.Clean(cwd) != filepath.Clean(ws) {
+		g.cwd = filepath.Clean(cwd)
 	}
-	return &policyGate{p: p, workspace: ws, cwd: cwd, bash: bash, files: files, reviewAction: review}, nil
-}
-
-// GateOption configures Policy.Gate.
-type GateOption func(*gateOptions)
-
-type gateOptions struct{ cwd string }
-
-// WithCwd says the calls run in dir (absolute; a hook: the event's cwd),
-// which may differ from the workspace: relative paths and shell commands
-// are judged from dir, never from the workspace root. "" or a relative dir
-// is ignored (relative paths are then taken from the workspace).
-func WithCwd(dir string) GateOption { return func(o *gateOptions) { o.cwd = dir } }
-
-// base is the directory a relative path of a call is taken from.
-func (g *policyGate) base() string {
-	if g.cwd != "" {
-		return g.cwd
-	}
-	return g.workspace
-}
-
-// inCwd makes relative paths absolute under the call's directory when it is
-// not the workspace ("~" paths are left to the classifier).
-func (g *policyGate) inCwd(ps []string) []string {
-	if g.cwd == "" {
-		return ps
-	}
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		if p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") {
-			out[i] = p
-			continue
-		}
-		out[i] = filepath.Join(g.cwd, p)
-	}
-	return out
+	return g, nil
 }
 
 // Name is SourcePolicy.
@@ -187,28 +159,34 @@ func (g *policyGate) shell(ctx context.Context, call gate.ToolCallContext, r Too
 	if len(cmds) == 0 {
 		return failClosed(classify.SourceBash, fmt.Sprintf("classify.bash: input has no string field %s", strings.Join(fields, " or "))), nil
 	}
+	var dirs []string
 	if len(r.dirs) > 0 {
-		dirs, err := values(call.Input, r.dirs, false)
-		if err != nil {
+		if dirs, err = values(call.Input, r.dirs, false); err != nil {
 			return failClosed(classify.SourceBash, "classify.bash: "+err.Error()), nil
-		}
-		if len(dirs) > 0 {
-			// The tool runs the command in that directory: judge it as
-			// "cd DIR && COMMAND" (the classifier follows cd).
-			var in []string
-			for _, d := range dirs {
-				for _, c := range cmds {
-					in = append(in, "cd "+shellQuote(d)+" && "+c)
-				}
-			}
-			cmds = in
 		}
 	}
 	if g.cwd != "" {
-		// The agent runs the command in its cwd, not in the workspace.
-		for i, c := range cmds {
-			cmds[i] = "cd " + shellQuote(g.cwd) + " && " + c
+		// A relative directory field is taken from the cwd; the cwd
+		// itself comes first either way.
+		for i, d := range dirs {
+			if !filepath.IsAbs(d) {
+				dirs[i] = filepath.Join(g.cwd, d)
+			}
 		}
+		if len(dirs) == 0 {
+			dirs = []string{g.cwd}
+		}
+	}
+	if len(dirs) > 0 {
+		// The tool runs the command in that directory: judge it as
+		// "cd DIR && COMMAND" (the classifier follows cd).
+		var in []string
+		for _, d := range dirs {
+			for _, c := range cmds {
+				in = append(in, "cd "+shellQuote(d)+" && "+c)
+			}
+		}
+		cmds = in
 	}
 	var best gate.Decision
 	for i, c := range cmds {
@@ -253,7 +231,7 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 		if r.extract == extractSearch || r.extract == extractSearchRe {
 			if len(ps) == 0 {
-				ps = []string{orDefault(g.base(), ".")}
+				ps = []string{orDefault(g.cwd, orDefault(g.workspace, "."))} // where the search runs
 			}
 			if r.extract == extractSearch {
 				if pat, _ := call.Input["pattern"].(string); pat != "" {
@@ -266,8 +244,15 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		}
 		byOp[op] = ps
 	}
-	for op, ps := range byOp {
-		byOp[op] = g.inCwd(ps)
+	if g.cwd != "" {
+		for op, ps := range byOp {
+			for i, p := range ps {
+				if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") {
+					ps[i] = filepath.Join(g.cwd, p)
+				}
+			}
+			byOp[op] = ps
+		}
 	}
 	if d, ok := g.protected(byOp); ok {
 		return d, nil
@@ -305,7 +290,7 @@ func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bo
 		for _, p := range byOp[op] {
 			abs := p
 			if !filepath.IsAbs(abs) {
-				base := g.base()
+				base := g.workspace
 				if base == "" {
 					base, _ = filepath.Abs(".")
 				}

@@ -303,14 +303,14 @@ func TestPolicyFileIsProtected(t *testing.T) {
 
 // The agent's cwd may lie outside the policy's workspace: a relative path
 // is where the agent runs the call, never inside the workspace. (Before
-// WithCwd, "notes.txt" from /srv/other was judged as /srv/proj/notes.txt
+// GateAt's cwd, "notes.txt" from /srv/other was judged as /srv/proj/notes.txt
 // and allowed.)
 func TestRelativePathsAreJudgedFromTheCallsCwd(t *testing.T) {
 	p, err := Parse([]byte("version: 1\nprofile: workspace\nworkspace: .\n"), "/srv/proj")
 	require.NoError(t, err)
 	inWS, err := p.Gate("")
 	require.NoError(t, err)
-	elsewhere, err := p.Gate("", WithCwd("/srv/other"))
+	elsewhere, err := p.GateAt("", "/srv/other")
 	require.NoError(t, err)
 	for _, c := range []struct {
 		tool string
@@ -333,7 +333,7 @@ func TestRelativePathsAreJudgedFromTheCallsCwd(t *testing.T) {
 	abs := decide(t, inWS, "Bash", map[string]any{"command": "rm -rf /srv/other/build"})
 	require.Equal(t, abs.Action, rel.Action, "%s vs %s", rel.Reason, abs.Reason)
 	// The cwd equal to the workspace, or not absolute, changes nothing.
-	same, err := p.Gate("", WithCwd("/srv/proj/"))
+	same, err := p.GateAt("", "/srv/proj/")
 	require.NoError(t, err)
 	require.Equal(t, gate.ActionAllow, decide(t, same, "Write", map[string]any{"file_path": "notes.txt"}).Action)
 }
@@ -354,4 +354,45 @@ func absolutize(tool string, in map[string]any, dir string) map[string]any {
 		out[k] = s
 	}
 	return out
+}
+
+// Calls that run outside the workspace root (the model cd'd elsewhere) are
+// judged where they run.
+func TestGateAtJudgesWhereTheCallRuns(t *testing.T) {
+	p, err := Parse([]byte("version: 1\nprofile: workspace\n"), "/tmp")
+	require.NoError(t, err)
+	ws := "/home/dev/proj"
+	root, err := p.GateAt(ws, ws)
+	require.NoError(t, err)
+	etc, err := p.GateAt(ws, "/etc")
+	require.NoError(t, err)
+	sub, err := p.GateAt(ws, ws+"/src")
+	require.NoError(t, err)
+	ssh, err := p.GateAt(ws, "/home/dev/.ssh")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		g    gate.Gate
+		tool string
+		in   map[string]any
+		want gate.Action
+	}{
+		{"rm in the workspace (asked)", root, "Bash", map[string]any{"command": "rm -r build"}, gate.ActionAsk},
+		{"rm after cd /etc", etc, "Bash", map[string]any{"command": "rm -r build"}, gate.ActionDeny},
+		{"rm in a workspace subdir (asked)", sub, "Bash", map[string]any{"command": "rm -r build"}, gate.ActionAsk},
+		{"ls in /etc", etc, "Bash", map[string]any{"command": "ls"}, gate.ActionAllow},
+		{"relative write from /etc", etc, "write_file", map[string]any{"file_path": "passwd"}, gate.ActionDeny},
+		{"relative write in the workspace", root, "write_file", map[string]any{"file_path": "a.go"}, gate.ActionAllow},
+		{"relative dir_path from /etc", etc, "run_shell_command", map[string]any{"command": "touch x", "dir_path": "cron.d"}, gate.ActionDeny},
+		{"glob without a path searches the cwd", ssh, "Glob", map[string]any{"pattern": "id_*"}, gate.ActionDeny},
+		{"glob without a path in the workspace", root, "Glob", map[string]any{"pattern": "**/*.go"}, gate.ActionAllow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(t, tt.g, tt.tool, tt.in)
+			require.Equal(t, tt.want, d.Action, d.Reason)
+		})
+	}
+	_, err = p.GateAt(ws, "relative")
+	require.Error(t, err)
 }

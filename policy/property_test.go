@@ -139,7 +139,7 @@ func TestRelativePathIsItsAbsolutePathUnderTheCwd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		at, err := p.Gate("", WithCwd(cwd))
+		at, err := p.GateAt("", cwd)
 		if err != nil {
 			t.Fatal(err)
 		}

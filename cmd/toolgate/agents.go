@@ -35,6 +35,9 @@ type agentSpec struct {
 	// confirmation nobody can give, forever — tested with 0.61.0 —, so an
 	// ask is a deny there unless --ask native).
 	askByDefault bool
+	// projectEnv are the environment variables the agent sets for its
+	// hooks naming the project directory (the workspace root).
+	projectEnv []string
 	// tools are the agent's known tools; any other tool name an event
 	// carries (an MCP tool) is registered with an open object schema.
 	tools []executor.Tool
@@ -107,6 +110,7 @@ func claudeDecision(decision, reason string) []byte {
 var agents = map[string]*agentSpec{
 	"claude": {
 		name: "claude", genAI: "claude-code", event: "PreToolUse", canAsk: true, askByDefault: true,
+		projectEnv: []string{"CLAUDE_PROJECT_DIR"},
 		tools: []executor.Tool{
 			agentTool("Bash", schema("command!", "description")),
 			agentTool("Read", schema("file_path!")),
@@ -149,6 +153,7 @@ var agents = map[string]*agentSpec{
 	},
 	"gemini": {
 		name: "gemini", genAI: "gemini-cli", event: "BeforeTool", canAsk: true,
+		projectEnv: []string{"GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"},
 		tools: []executor.Tool{
 			agentTool("run_shell_command", schema("command!", "description", "dir_path")),
 			agentTool("read_file", schema("file_path", "absolute_path")),

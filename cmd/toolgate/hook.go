@@ -271,13 +271,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	mark(ctx, "spool")
 	opened.Store(tel)
 	testFault("decide")
-	ws := ""
-	if pol.Workspace == "" && !broadWorkspace(ev.Cwd) {
-		ws = ev.Cwd
-	}
-	// The agent runs the call in ev.Cwd, which may lie outside the
-	// policy's workspace: relative paths are judged from there.
-	g, err := pol.Gate(ws, policy.WithCwd(ev.Cwd))
+	g, err := pol.GateAt(hookWorkspace(a, pol, ev), absOrEmpty(ev.Cwd))
 	if err != nil {
 		return outcome{}, tel, ev, err
 	}
@@ -291,10 +285,35 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	return out, tel, ev, err
 }
 
+// hookWorkspace is the workspace root the hook judges against: the
+// policy's workspace; else the project directory the agent names in the
+// hook's environment (Claude Code's $CLAUDE_PROJECT_DIR, Gemini CLI's
+// $GEMINI_PROJECT_DIR: where the agent was started, which the model
+// cannot move); else the event's cwd. "" means the policy's own (Gate's
+// convention). The event's cwd — where the model's shell is now — is
+// passed to GateAt separately: calls are judged where they run.
+func hookWorkspace(a *agentSpec, pol *policy.Policy, ev hookEvent) string {
+	if pol.Workspace != "" {
+		return ""
+	}
+	d := absOrEmpty(ev.Cwd)
+	for _, v := range a.projectEnv {
+		if p := absOrEmpty(os.Getenv(v)); p != "" {
+			d = p
+			break
+		}
+	}
+	if broadWorkspace(d) {
+		// An agent started in ~ or /: no workspace (the gateway refuses
+		// such a workspace too), rather than "all of the home is inside".
+		return ""
+	}
+	return d
+}
+
 // broadWorkspace reports whether dir is too broad to be the workspace the
 // policy leaves to the event's cwd: "/" or the home directory (an agent
 // started in ~ would make every file of the home "inside the workspace").
-// The call is then judged with no workspace: every write is outside one.
 func broadWorkspace(dir string) bool {
 	if dir == "" {
 		return false
@@ -305,6 +324,14 @@ func broadWorkspace(dir string) bool {
 	}
 	home, err := os.UserHomeDir()
 	return err == nil && home != "" && d == filepath.Clean(home)
+}
+
+// absOrEmpty is p when it is absolute, else "".
+func absOrEmpty(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return ""
 }
 
 // readEvent reads and checks the hook event.

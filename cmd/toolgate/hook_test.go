@@ -239,3 +239,20 @@ func TestHookHomeIsNotTheWorkspace(t *testing.T) {
 	out, _, _ := inProcess(t, dir, ev(home+"/other-project", "Write", write), "claude", "--policy", pf)
 	require.Contains(t, out, `"permissionDecision":"allow"`, "a project directory is the workspace")
 }
+
+// The model moved the agent's shell to /etc (a cd Claude Code keeps): the
+// hook judges the call there, against the project directory the agent
+// names, not against the cwd the model chose.
+func TestHookJudgesWhereTheShellIs(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CLAUDE_PROJECT_DIR", "/home/dev/proj")
+	ev := func(cwd, cmd string) string {
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + cmd + `"},"tool_use_id":"c","cwd":"` + cwd + `"}`
+	}
+	out, _, code := inProcess(t, dir, ev("/etc", "rm -r ssh"), "claude")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"permissionDecision":"deny"`, "rm -r in /etc is high, whatever the cwd says")
+	out, _, code = inProcess(t, dir, ev("/home/dev/proj", "rm -r build"), "claude")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"permissionDecision":"ask"`, "in the project: review")
+}
