@@ -222,7 +222,9 @@ func TestMCPGatewayFilesystem(t *testing.T) {
 			assert.Equal(t, "fs_read_text_file", d.ToolName)
 		case "deny":
 			denied++
-			assert.Equal(t, "classify.path", d.Source, "%+v", d)
+			// The path gate's denial, or, for a path it would only ask
+			// about, the gateway's roots check (mcpgate.roots).
+			assert.Contains(t, []string{"classify.path", mcpgate.SourceRule}, d.Source, "%+v", d)
 			assert.Equal(t, "gate", d.Stage)
 		}
 	}
@@ -275,7 +277,12 @@ func TestMCPGatewayRootsWidening(t *testing.T) {
 	s := startStack(t, withoutJaeger())
 	const service = "e2e-mcp-roots"
 	p := s.providerCfg(t, otelbridge.Config{ServiceName: service})
-	up := mcpgate.Upstream{Name: "fs", Command: []string{fsServer, allowed}, Roots: []string{allowed}}
+	// write_file is allowed by a rule of its own, so that neither our path
+	// gate nor our roots check (mcpgate.roots denies a path outside the
+	// configured roots, see TestGatewayDeniesPathsOutsideTheUpstreamsRoots)
+	// stands between the client and the upstream: only the upstream's roots do.
+	up := mcpgate.Upstream{Name: "fs", Command: []string{fsServer, allowed}, Roots: []string{allowed},
+		Tools: []mcpgate.Rule{{Match: "write_file", Kind: mcpgate.KindAllow, Reason: "e2e: only the upstream's roots decide"}}}
 	gw, err := mcpgate.New(ctx, []mcpgate.Upstream{up}, mcpgate.WithTracerProvider(p),
 		mcpgate.WithClassifier(classify.WithWorkspace(root), classify.WithProfile(classify.ProfileWorkspace)),
 		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)))

@@ -330,3 +330,90 @@ func TestGatewayProtectsPolicyFile(t *testing.T) {
 	}
 	require.Equal(t, "classify.path", src, "an allowed write keeps the path gate as its source")
 }
+
+// A file tool's path outside the roots the gateway gives its upstream is
+// denied before the upstream sees it, even where the classifier allows the
+// path (a temp directory beside a workspace in /tmp: before, such a write
+// reached the upstream, which alone refused it).
+func TestGatewayDeniesPathsOutsideTheUpstreamsRoots(t *testing.T) {
+	ws := t.TempDir()
+	other := t.TempDir() // a temp directory too: the classifier lets writes there run
+	up := newFakeUpstream(t, fileTools()...)
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{{Name: "fs", Roots: []string{ws}}},
+		mcpgate.WithTransport("fs", up.transport(t)),
+		mcpgate.WithClassifier(classify.WithWorkspace(ws), classify.WithProfile(classify.ProfileWorkspace)),
+		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)))
+	require.NoError(t, err)
+	defer gw.Close()
+	e := &env{client: connectClient(t, gw)}
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"fs_write_file", map[string]any{"path": filepath.Join(other, "x.txt"), "content": "y"}},
+		{"fs_write_file", map[string]any{"path": "../" + filepath.Base(other) + "/x.txt", "content": "y"}},
+		{"fs_write_file", map[string]any{"path": ws + "/../" + filepath.Base(other) + "/x.txt", "content": "y"}},
+		{"fs_read_text_file", map[string]any{"path": filepath.Join(other, "secret")}},
+		{"fs_move_file", map[string]any{"source": filepath.Join(ws, "a"), "destination": filepath.Join(other, "a")}},
+		{"fs_write_file", map[string]any{"path": ws + "-evil/x", "content": "a root's prefix is not the root"}},
+	} {
+		r := e.call(t, c.tool, c.in)
+		require.True(t, r.IsError, "%v: %s", c, text(r))
+		require.Contains(t, text(r), "outside the roots of upstream fs", "%v", c)
+	}
+	require.Zero(t, up.calls.Load(), "the upstream saw none of them")
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"fs_write_file", map[string]any{"path": filepath.Join(ws, "ok.txt"), "content": "y"}},
+		{"fs_write_file", map[string]any{"path": "sub/ok.txt", "content": "y"}},
+		{"fs_read_text_file", map[string]any{"path": ws}},
+	} {
+		r := e.call(t, c.tool, c.in)
+		require.False(t, r.IsError, "%v: %s", c, text(r))
+	}
+}
+
+// A remote (URL) upstream's tool names are its own claims: a tool it calls
+// list_allowed_directories or read_text_file is not judged by the built-in
+// filesystem table (before: list_allowed_directories was allowed with any
+// arguments, read_text_file allowed on a workspace path), but by its
+// untrusted annotations — a person is asked (declined here: no elicitation,
+// no approver) — unless the upstream's own rules say otherwise.
+func TestGatewayBuiltinRulesSkipRemoteUpstreams(t *testing.T) {
+	ws := t.TempDir()
+	tools := []*mcp.Tool{{Name: "list_allowed_directories", InputSchema: schema("to")}, {Name: "read_text_file", InputSchema: schema("path")},
+		{Name: "write_file", InputSchema: schema("path", "content")}}
+	remote, local := newFakeUpstream(t, tools...), newFakeUpstream(t, tools...)
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{
+		{Name: "remote", URL: "https://mcp.example.com/mcp", Tools: []mcpgate.Rule{{Match: "write_file", Kind: mcpgate.KindWrite}}},
+		{Name: "local"}},
+		mcpgate.WithTransport("remote", remote.transport(t)), mcpgate.WithTransport("local", local.transport(t)),
+		mcpgate.WithClassifier(classify.WithWorkspace(ws), classify.WithProfile(classify.ProfileWorkspace)),
+		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)))
+	require.NoError(t, err)
+	defer gw.Close()
+	rules := map[string]string{}
+	for _, ti := range gw.Tools() {
+		rules[ti.Name] = ti.Rule
+	}
+	require.Equal(t, "annotations", rules["remote_list_allowed_directories"])
+	require.Equal(t, "annotations", rules["remote_read_text_file"])
+	require.Equal(t, "upstream rule write_file", rules["remote_write_file"], "the upstream's own rules still apply")
+	require.Equal(t, "built-in rule list_allowed_directories", rules["local_list_allowed_directories"])
+	e := &env{client: connectClient(t, gw)}
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"remote_list_allowed_directories", map[string]any{"to": "attacker@example.com"}},
+		{"remote_read_text_file", map[string]any{"path": filepath.Join(ws, "a.txt")}},
+	} {
+		r := e.call(t, c.tool, c.in)
+		require.True(t, r.IsError, "%s: %s", c.tool, text(r))
+	}
+	require.Zero(t, remote.calls.Load())
+	require.False(t, e.call(t, "remote_write_file", map[string]any{"path": filepath.Join(ws, "a.txt"), "content": "x"}).IsError)
+	require.False(t, e.call(t, "local_read_text_file", map[string]any{"path": filepath.Join(ws, "a.txt")}).IsError)
+}

@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,7 +42,11 @@ type policyConfig struct {
 func (c policyConfig) buildGate(tp toolPolicy) (gate.Gate, string, error) {
 	r, ok := ruleFor(tp.upstream.Tools, tp.tool)
 	origin := "upstream rule " + r.Match
-	if !ok {
+	if !ok && tp.upstream.URL == "" {
+		// The built-in table describes the reference filesystem server's
+		// tools by name. A remote upstream's tool names are its own claims,
+		// like its annotations: a tool it calls list_allowed_directories is
+		// not allowed on its say-so (it needs a rule of the upstream's own).
 		r, ok = ruleFor(BuiltinRules(), tp.tool)
 		origin = "built-in rule " + r.Match
 	}
@@ -76,10 +81,24 @@ func (c policyConfig) ruleGate(tp toolPolicy, r Rule) (gate.Gate, error) {
 		op := map[Kind]classify.Op{KindRead: classify.OpRead, KindWrite: classify.OpWrite, KindDelete: classify.OpDelete}[r.Kind]
 		opts = append(opts, classify.WithToolOps(map[string]classify.Op{tp.presented: op}))
 		pg, err := classify.PathGate(opts...)
-		if err != nil || r.Kind == KindRead || len(c.protected) == 0 {
-			return pg, err
+		if err != nil {
+			return nil, err
 		}
-		return gate.Chain(c.protect(r), pg), nil
+		// The first deny wins: the policy file's protection, then the path
+		// gate's verdict, then the roots (a path the classifier lets run
+		// that the upstream was never given).
+		var gs []gate.Gate
+		if r.Kind != KindRead && len(c.protected) > 0 {
+			gs = append(gs, c.protect(r))
+		}
+		gs = append(gs, pg)
+		if len(tp.upstream.Roots) > 0 {
+			gs = append(gs, rootsGate(tp.upstream, r))
+		}
+		if len(gs) == 1 {
+			return pg, nil
+		}
+		return gate.Chain(gs...), nil
 	case KindFetch:
 		return c.fixed(gate.RiskReview, gate.ActionAsk, orDefault(r.Reason, "fetches from the network")), nil
 	case KindAllow:
@@ -127,6 +146,67 @@ func (c policyConfig) protect(r Rule) gate.Gate {
 					d.Rule = "mcpgate.self"
 					return d.WithRisk(gate.RiskHigh).WithSource(SourceRule), nil
 				}
+			}
+		}
+		// No risk of its own: the path gate's verdict is the decision.
+		return gate.Allow().WithSource(SourceRule), nil
+	}))
+}
+
+// pathValues are the strings (and strings of arrays) of in's fields.
+func pathValues(in map[string]any, fields []string) []string {
+	if len(fields) == 0 {
+		fields = []string{"path", "file_path", "target_file", "paths"}
+	}
+	var ps []string
+	for k, v := range in {
+		if !slices.ContainsFunc(fields, func(f string) bool { return gate.SameFieldName(k, f) }) {
+			continue
+		}
+		switch x := v.(type) {
+		case string:
+			ps = append(ps, x)
+		case []any:
+			for _, e := range x {
+				if s, ok := e.(string); ok {
+					ps = append(ps, s)
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// rootsGate denies a call of a file rule whose path lies outside every root
+// the gateway gives the upstream (Upstream.Roots): the upstream never sees
+// it, whatever the classifier thinks of the path (a temp directory, say).
+// A relative path is taken from the first root and "~" from the home
+// directory, as the reference filesystem server resolves them.
+func rootsGate(u *Upstream, r Rule) gate.Gate {
+	roots := make([]string, len(u.Roots))
+	for i, root := range u.Roots {
+		roots[i] = filepath.Clean(root)
+	}
+	home, _ := os.UserHomeDir()
+	return gate.Named("mcpgate.roots", gate.Func(func(ctx context.Context, call gate.ToolCallContext) (gate.Decision, error) {
+		if err := ctx.Err(); err != nil {
+			return gate.Decision{}, err
+		}
+		for _, p := range pathValues(call.Input, r.Fields) {
+			abs := p
+			switch {
+			case p == "~" || strings.HasPrefix(p, "~/"):
+				abs = filepath.Join(home, strings.TrimPrefix(p, "~"))
+			case !filepath.IsAbs(p):
+				abs = filepath.Join(roots[0], p)
+			}
+			abs = filepath.Clean(abs)
+			if !slices.ContainsFunc(roots, func(root string) bool {
+				return abs == root || strings.HasPrefix(abs, strings.TrimSuffix(root, "/")+"/")
+			}) {
+				d := gate.Deny(fmt.Sprintf("%s is outside the roots of upstream %s (%s)", gate.SafeText(abs, 300), u.Name, strings.Join(roots, ", ")))
+				d.Rule = "mcpgate.roots"
+				return d.WithRisk(gate.RiskHigh).WithSource(SourceRule), nil
 			}
 		}
 		// No risk of its own: the path gate's verdict is the decision.

@@ -63,8 +63,10 @@ func (r Rule) Validate() error {
 
 // BuiltinRules is the table applied after an upstream's own rules: the
 // tools of @modelcontextprotocol/server-filesystem (2026.8.31), by name,
-// on any upstream (an upstream whose tool of that name does something else
-// needs a rule of its own). A new slice each call.
+// on any upstream started by command (an upstream whose tool of that name
+// does something else needs a rule of its own) — never on a URL upstream,
+// whose tool names are untrusted claims like its annotations. A new slice
+// each call.
 func BuiltinRules() []Rule {
 	read := func(name string, fields ...string) Rule { return Rule{Match: name, Kind: KindRead, Fields: fields} }
 	write := func(name string, fields ...string) Rule { return Rule{Match: name, Kind: KindWrite, Fields: fields} }

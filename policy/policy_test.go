@@ -301,6 +301,61 @@ func TestPolicyFileIsProtected(t *testing.T) {
 	require.Equal(t, gate.ActionAllow, d.Action, "reading it is fine")
 }
 
+// The agent's cwd may lie outside the policy's workspace: a relative path
+// is where the agent runs the call, never inside the workspace. (Before
+// GateAt's cwd, "notes.txt" from /srv/other was judged as /srv/proj/notes.txt
+// and allowed.)
+func TestRelativePathsAreJudgedFromTheCallsCwd(t *testing.T) {
+	p, err := Parse([]byte("version: 1\nprofile: workspace\nworkspace: .\n"), "/srv/proj")
+	require.NoError(t, err)
+	inWS, err := p.Gate("")
+	require.NoError(t, err)
+	elsewhere, err := p.GateAt("", "/srv/other")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{"Write", map[string]any{"file_path": "notes.txt", "content": "x"}},
+		{"Edit", map[string]any{"file_path": "./src/../notes.txt"}},
+		{"apply_patch", map[string]any{"command": "*** Begin Patch\n*** Add File: notes.txt\n+hi\n*** End Patch\n"}},
+		{"Bash", map[string]any{"command": "echo hi > notes.txt"}},
+		{"write_file", map[string]any{"path": "notes.txt"}},
+	} {
+		require.Equal(t, gate.ActionAllow, decide(t, inWS, c.tool, c.in).Action, "%s in the workspace", c.tool)
+		d := decide(t, elsewhere, c.tool, c.in)
+		require.NotEqual(t, gate.ActionAllow, d.Action, "%s from /srv/other writes outside the workspace: %s", c.tool, d.Reason)
+		abs := decide(t, inWS, c.tool, absolutize(c.tool, c.in, "/srv/other"))
+		require.Equal(t, abs.Action, d.Action, "%s: relative from the cwd = the absolute path: %s vs %s", c.tool, d.Reason, abs.Reason)
+	}
+	// rm of a relative path from elsewhere is as strict as of its absolute path.
+	rel := decide(t, elsewhere, "Bash", map[string]any{"command": "rm -rf build"})
+	abs := decide(t, inWS, "Bash", map[string]any{"command": "rm -rf /srv/other/build"})
+	require.Equal(t, abs.Action, rel.Action, "%s vs %s", rel.Reason, abs.Reason)
+	// The cwd equal to the workspace, or not absolute, changes nothing.
+	same, err := p.GateAt("", "/srv/proj/")
+	require.NoError(t, err)
+	require.Equal(t, gate.ActionAllow, decide(t, same, "Write", map[string]any{"file_path": "notes.txt"}).Action)
+}
+
+// absolutize rewrites the test inputs' relative paths under dir.
+func absolutize(tool string, in map[string]any, dir string) map[string]any {
+	out := map[string]any{}
+	for k, v := range in {
+		s, _ := v.(string)
+		switch {
+		case tool == "apply_patch":
+			s = strings.ReplaceAll(s, "File: notes.txt", "File: "+dir+"/notes.txt")
+		case tool == "Bash":
+			s = strings.ReplaceAll(s, "> notes.txt", "> "+dir+"/notes.txt")
+		case k == "file_path" || k == "path":
+			s = filepath.Join(dir, s)
+		}
+		out[k] = s
+	}
+	return out
+}
+
 // Calls that run outside the workspace root (the model cd'd elsewhere) are
 // judged where they run.
 func TestGateAtJudgesWhereTheCallRuns(t *testing.T) {

@@ -117,3 +117,43 @@ func TestInputCannotLowerTheOperation(t *testing.T) {
 		require.GreaterOrEqual(t, actionRank(got.Action), actionRank(base.Action), "%s %v: %s vs %s", tool, extra, got.Reason, base.Reason)
 	})
 }
+
+// Property: with the call's cwd outside the workspace, a relative path is
+// judged exactly as its absolute path under that cwd, for every file tool
+// and operation (the workspace root is never the base of a relative path).
+func TestRelativePathIsItsAbsolutePathUnderTheCwd(t *testing.T) {
+	p, err := Parse([]byte("version: 1\nprofile: workspace\nworkspace: .\n"), "/srv/proj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := rapid.SampledFrom([]string{"a", "b.txt", "..", ".", "proj", "src", ".git", "node_modules", "x y", ".env"})
+	rapid.Check(t, func(t *rapid.T) {
+		cwd := "/srv/" + rapid.SampledFrom([]string{"other", "proj/sub", "proj/../other", "other/deep"}).Draw(t, "cwd")
+		rel := strings.Join(rapid.SliceOfN(seg, 1, 5).Draw(t, "segs"), "/")
+		tool := rapid.SampledFrom([]string{"Write", "Read", "write_file", "read_file"}).Draw(t, "tool")
+		field := "file_path"
+		if tool == "write_file" || tool == "read_file" {
+			field = "path"
+		}
+		in, err := p.Gate("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, err := p.GateAt("", cwd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		got, err := at.Decide(ctx, gate.ToolCallContext{ToolName: tool, Input: map[string]any{field: rel}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := in.Decide(ctx, gate.ToolCallContext{ToolName: tool, Input: map[string]any{field: cwd + "/" + rel}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Action != want.Action || got.Risk != want.Risk {
+			t.Fatalf("%s %q from %s: %s/%s (%s), its absolute path: %s/%s (%s)", tool, rel, cwd, got.Action, got.Risk, got.Reason, want.Action, want.Risk, want.Reason)
+		}
+	})
+}

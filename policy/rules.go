@@ -115,9 +115,11 @@ var builtin = func() map[string]ToolRule {
 	// Reads.
 	add(KindRead, []string{"file_path", "path"}, extractFields, "", "Read")
 	add(KindRead, []string{"path", "file_path", "absolute_path"}, extractFields, "", "read_file")
-	add(KindRead, []string{"paths"}, extractFields, "", "read_many_files")
+	// Gemini CLI 0.61 names the files in "include" (required; paths or
+	// globs), older versions in "paths": both are judged.
+	add(KindRead, []string{"paths", "include"}, extractFields, "", "read_many_files")
 	add(KindRead, []string{"path", "dir_path"}, extractSearch, "", "Glob", "LS", "list_directory", "glob")
-	add(KindRead, []string{"path", "dir_path"}, extractSearchRe, "", "Grep", "search_file_content")
+	add(KindRead, []string{"path", "dir_path"}, extractSearchRe, "", "Grep", "search_file_content", "grep_search")
 	// Writes.
 	add(KindWrite, []string{"file_path"}, extractFields, "", "Write", "Edit", "MultiEdit", "replace")
 	add(KindWrite, []string{"notebook_path"}, extractFields, "", "NotebookEdit")

@@ -25,6 +25,13 @@ func faultReason(err error) string {
 		". Do not retry the same call: it will be denied again until the hook is fixed."
 }
 
+// spooledOnly is traceFault's report of a denial that is in the durable
+// spool but not uploaded yet (recorded: the next hook or toolgate flush
+// sends it), as opposed to one that could not be recorded at all.
+type spooledOnly struct{ msg string }
+
+func (e spooledOnly) Error() string { return e.msg }
+
 // writeFault answers a fault in the agent's blocking form, which all
 // three agents honour: the block JSON on stdout and exit code 2 with the
 // reason on stderr (and why the denial could not be recorded, traceErr,
@@ -35,7 +42,12 @@ func writeFault(io stdio, a *agentSpec, err, traceErr error) int {
 	if full := err.Error(); strings.Contains(full, "\n") {
 		fmt.Fprintf(io.err, "%s\n", full)
 	}
-	if traceErr != nil {
+	var spooled spooledOnly
+	switch {
+	case errors.As(traceErr, &spooled):
+		// Recorded, durably: only the upload waits.
+		fmt.Fprintf(io.err, "toolgate hook: the denial is recorded in the spool, not yet uploaded: %v\n", traceErr)
+	case traceErr != nil:
 		fmt.Fprintf(io.err, "toolgate hook: the denial was not recorded: %v\n", traceErr)
 	}
 	_, _ = io.out.Write(append(blockJSON(reason), '\n'))
@@ -76,7 +88,7 @@ func traceFault(a *agentSpec, ev hookEvent, f hookFlags, cause error) (err error
 	}
 	defer func() {
 		if n := tel.finish(envDuration(envExportWait, DefaultExportWait)); n > 0 && err == nil {
-			err = fmt.Errorf("%d spans left in the spool %s (collector at %s unreachable): toolgate flush uploads them", n, slotDir(target.spoolDir, tel.slot), target.endpoint)
+			err = spooledOnly{fmt.Sprintf("%d spans left in the spool %s (collector at %s unreachable): toolgate flush uploads them", n, slotDir(target.spoolDir, tel.slot), target.endpoint)}
 		}
 	}()
 	tool := ev.ToolName

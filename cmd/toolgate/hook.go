@@ -296,12 +296,34 @@ func hookWorkspace(a *agentSpec, pol *policy.Policy, ev hookEvent) string {
 	if pol.Workspace != "" {
 		return ""
 	}
+	d := absOrEmpty(ev.Cwd)
 	for _, v := range a.projectEnv {
-		if d := absOrEmpty(os.Getenv(v)); d != "" {
-			return d
+		if p := absOrEmpty(os.Getenv(v)); p != "" {
+			d = p
+			break
 		}
 	}
-	return absOrEmpty(ev.Cwd)
+	if broadWorkspace(d) {
+		// An agent started in ~ or /: no workspace (the gateway refuses
+		// such a workspace too), rather than "all of the home is inside".
+		return ""
+	}
+	return d
+}
+
+// broadWorkspace reports whether dir is too broad to be the workspace the
+// policy leaves to the event's cwd: "/" or the home directory (an agent
+// started in ~ would make every file of the home "inside the workspace").
+func broadWorkspace(dir string) bool {
+	if dir == "" {
+		return false
+	}
+	d := filepath.Clean(dir)
+	if d == "/" {
+		return true
+	}
+	home, err := os.UserHomeDir()
+	return err == nil && home != "" && d == filepath.Clean(home)
 }
 
 // absOrEmpty is p when it is absolute, else "".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,6 +131,113 @@ func TestHookFailsClosedOnHostileEvents(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, gate.ActionAllow, d.Action, "the hook allowed %q, the gate says %s", b, d.Reason)
 	})
+}
+
+// A policy that names its workspace, and an agent whose cwd is elsewhere: a
+// relative path is written in the cwd, so it is judged there (before, Codex's
+// "*** Add File: notes.txt" from /srv/other was judged as
+// /srv/proj/notes.txt and allowed silently).
+func TestHookJudgesRelativePathsFromTheEventsCwd(t *testing.T) {
+	dir := t.TempDir()
+	pf := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pf, []byte("version: 1\nprofile: workspace\nworkspace: /srv/proj\n"), 0o600))
+	patch := func(cwd string) string {
+		in, _ := json.Marshal(map[string]any{"command": "*** Begin Patch\n*** Add File: notes.txt\n+hi\n*** End Patch\n"})
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_use_id":"c","cwd":"` + cwd + `","tool_input":` + string(in) + `}`
+	}
+	out, stderr, code := inProcess(t, dir, patch("/srv/proj"), "codex", "--policy", pf)
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, out, "a write inside the workspace runs (Codex: silence)")
+	out, stderr, code = inProcess(t, dir, patch("/srv/other"), "codex", "--policy", pf)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"decision":"block"`, "a relative write from a cwd outside the workspace is not allowed")
+	require.Contains(t, out, "/srv/other/notes.txt")
+}
+
+// Gemini CLI 0.61's read_many_files names its files in "include" (required);
+// the built-in rule read only "paths": a real call was denied ("no string
+// field paths") and a benign "paths" beside a hostile "include" was allowed.
+func TestHookGeminiReadManyFilesInclude(t *testing.T) {
+	dir := t.TempDir()
+	ev := func(in string) string {
+		return `{"session_id":"g","hook_event_name":"BeforeTool","tool_name":"read_many_files","cwd":"/srv/proj","tool_input":` + in + `}`
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"include":["README.md","src/*.go"]}`, `{"decision":"allow"}`},
+		{`{"include":["~/.ssh/id_rsa"]}`, `"decision":"deny"`},
+		{`{"paths":["README.md"],"include":["~/.ssh/id_rsa"]}`, `"decision":"deny"`},
+	} {
+		out, stderr, code := inProcess(t, dir, ev(c.in), "gemini")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, c.want, c.in)
+	}
+}
+
+// Gemini CLI 0.61 names its search tool grep_search (was
+// search_file_content): judged as a read of dir_path (else the cwd), not
+// "no policy" (an ask, which Gemini gets as a deny on every search).
+func TestHookGeminiGrepSearch(t *testing.T) {
+	dir := t.TempDir()
+	ev := func(in string) string {
+		return `{"session_id":"g","hook_event_name":"BeforeTool","tool_name":"grep_search","cwd":"/srv/proj","tool_input":` + in + `}`
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"pattern":"TODO"}`, `{"decision":"allow"}`},
+		{`{"pattern":"TODO","dir_path":"src"}`, `{"decision":"allow"}`},
+		{`{"pattern":"PRIVATE KEY","dir_path":"~/.ssh"}`, `"decision":"deny"`},
+	} {
+		out, stderr, code := inProcess(t, dir, ev(c.in), "gemini")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, c.want, c.in)
+	}
+}
+
+// A fault's denial that waits in the spool is recorded (durably; the next
+// hook or toolgate flush uploads it): stderr says so, and keeps "was not
+// recorded" for a denial that has no spool at all (before, both read "the
+// denial was not recorded").
+func TestHookFaultSaysWhetherTheDenialIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("version: 1\nprofile: strict\nprofile: workspace\n"), 0o600))
+	out, stderr, code := inProcess(t, dir, claudeEvent("s", "c", "ls"), "claude", "--policy", bad)
+	require.Equal(t, 2, code)
+	require.Contains(t, out, `"decision":"block"`)
+	require.Contains(t, stderr, "the denial is recorded in the spool, not yet uploaded")
+	require.NotContains(t, stderr, "not recorded")
+
+	notDir := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+	t.Setenv("TOOLGATE_SPOOL_DIR", filepath.Join(notDir, "spool"))
+	var o, e bytes.Buffer
+	code = run(context.Background(), []string{"hook", "claude", "--policy", bad}, stdio{in: strings.NewReader(claudeEvent("s", "c", "ls")), out: &o, err: &e})
+	require.Equal(t, 2, code)
+	require.Contains(t, o.String(), `"decision":"block"`)
+	require.Contains(t, e.String(), "the denial was not recorded")
+}
+
+// An agent started in the home directory (or /) with a policy that leaves
+// the workspace to the event's cwd: the home is not the workspace (the
+// gateway refuses such a workspace too). Before, every file of the home
+// was "inside the workspace": writing another project's file ran, and
+// rm -rf ~/Documents was only asked about.
+func TestHookHomeIsNotTheWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	home := "/srv/toolgate-test-home" // not under a temp dir (writes there are ordinary anyway)
+	pf := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pf, []byte("version: 1\nprofile: workspace\n"), 0o600))
+	ev := func(cwd, tool, in string) string {
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_use_id":"c","cwd":"` + cwd + `","tool_input":` + in + `}`
+	}
+	write := `{"file_path":"` + home + `/other-project/main.go","content":"x"}`
+	t.Setenv("HOME", home)
+	for _, cwd := range []string{home, home + "/", "/"} {
+		out, stderr, code := inProcess(t, dir, ev(cwd, "Write", write), "claude", "--policy", pf)
+		require.Equal(t, 0, code, stderr)
+		require.NotContains(t, out, `"permissionDecision":"allow"`, "cwd %s", cwd)
+	}
+	out, _, _ := inProcess(t, dir, ev(home+"/other-project", "Write", write), "claude", "--policy", pf)
+	require.Contains(t, out, `"permissionDecision":"allow"`, "a project directory is the workspace")
 }
 
 // The model moved the agent's shell to /etc (a cd Claude Code keeps): the
