@@ -24,7 +24,7 @@ const (
 	// queries then read its Distributed tables (gate_decisions_all, …;
 	// audit.WithCluster, created by auditq migrate --cluster).
 	clusterEnv = "AUDITQ_CLUSTER"
-	defaultDSN  = "http://127.0.0.1:8123"
+	defaultDSN = "http://127.0.0.1:8123"
 	// defaultDSNFrom is connFlags.from for defaultDSN.
 	defaultDSNFrom = "the default DSN"
 )
