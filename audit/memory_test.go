@@ -16,8 +16,8 @@ import (
 
 // TestMemoryBudget runs the embedded server with a 512 MiB budget
 // (audittest.WithMemoryLimit, auditq serve --max-memory-bytes): the engine
-// reports it as max_server_memory_usage; loading 200,000 decisions in
-// batches of 50,000 through otel_traces and the view stays inside it; a
+// reports it as max_server_memory_usage; loading 100,000 decisions in
+// batches of 25,000 through otel_traces and the view stays inside it; a
 // query that needs more fails with MEMORY_LIMIT_EXCEEDED (code 241), named
 // in the error, for the reader and the writer; and afterwards the server
 // still answers and every decision loaded is there.
@@ -29,7 +29,7 @@ func TestMemoryBudget(t *testing.T) {
 	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT toUInt64(value) FROM system.server_settings WHERE name = 'max_server_memory_usage'").Scan(&limit))
 	require.EqualValues(t, budget, limit)
 
-	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, env.Database, 200000, time.Now(), audittest.ShapedOptions{Batch: 50000}))
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, env.Database, 100000, time.Now(), audittest.ShapedOptions{Batch: 25000}))
 	huge := "SELECT length(groupArray(toString(number))) FROM numbers(100000000)"
 	for _, c := range []struct {
 		who string
@@ -46,5 +46,5 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	st, err := env.Store.Stats(ctx, audit.StatsQuery{})
 	require.NoError(t, err, "the server answers after refusing")
-	assert.EqualValues(t, 200000, st.Total, "nothing loaded was lost")
+	assert.EqualValues(t, 100000, st.Total, "nothing loaded was lost")
 }

@@ -71,7 +71,7 @@ func rowsOf(t *testing.T, ctx context.Context, env *audittest.Env, sql string) [
 
 // TestRollupPanelsOnTheEngine runs the dashboard's roll-up panels against
 // the embedded ClickHouse filled with audittest.LoadShaped decisions
-// (100,000; $TOOLGATE_PANEL_DECISIONS sets another size, make bench-store
+// (50,000; $TOOLGATE_PANEL_DECISIONS sets another size, make bench-store
 // uses 1,000,000) through otel_traces and the view, with merges stopped,
 // 5 % of them inserted again (retried exports), rolled up, and then late
 // decisions inserted into old hours after the roll-up (so that some hours
@@ -79,7 +79,7 @@ func rowsOf(t *testing.T, ctx context.Context, env *audittest.Env, sql string) [
 // the hour and for the agent and tool variables set or All, every panel's
 // rows equal those of the same question asked of gate_decisions alone.
 func TestRollupPanelsOnTheEngine(t *testing.T) {
-	n := 100000
+	n := 50000
 	if v := os.Getenv("TOOLGATE_PANEL_DECISIONS"); v != "" {
 		var err error
 		n, err = strconv.Atoi(v)
