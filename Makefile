@@ -12,7 +12,7 @@ export TOOLGATE_AUDITQ ?= $(BIN)/auditq
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all demo test stop status deps modules libchdb collector jaeger cluster chromium agents mcpservers build vet unit race exportertest bench fuzz clean
+.PHONY: all demo test stop status deps modules libchdb collector jaeger cluster chromium agents mcpservers build vet unit race exportertest bench bench-store fuzz clean
 
 all: build
 
@@ -95,6 +95,18 @@ exportertest:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-store: the audit store at scale (not part of make test; bounded, about 10 min for the
+## default sizes on 2 cores): loads BENCH_STORE_SIZES synthetic decisions through otel_traces,
+## reports each auditq question's median and the export's rows/s (table in .cache/bench-store.md),
+## then checks the dashboard's roll-up panels against gate_decisions at 1M decisions.
+## BENCH_STORE_SIZES=100000,1000000,10000000 adds 10M (about 25 more minutes, 3 GB of disk).
+BENCH_STORE_SIZES ?= 100000,1000000
+bench-store: libchdb
+	@mkdir -p $(ROOT)/.cache
+	TOOLGATE_INTEGRATION=1 TOOLGATE_STORE_BENCH=$(BENCH_STORE_SIZES) TOOLGATE_STORE_BENCH_OUT=$(ROOT)/.cache/bench-store.md \
+	  $(GO) test -count=1 -timeout 90m -run '^TestStoreScale$$' -v ./audit/
+	TOOLGATE_INTEGRATION=1 TOOLGATE_PANEL_DECISIONS=1000000 $(GO) test -count=1 -timeout 30m -run '^TestRollupPanelsOnTheEngine$$' ./deploy/grafana/
 
 ## fuzz: a short run of every fuzz target
 fuzz:

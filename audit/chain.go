@@ -70,10 +70,10 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	if len(conds) > 0 {
 		where = " WHERE " + strings.Join(conds, " AND ")
 	}
-	table := s.cfg.table(DecisionsTable)
+	table := s.cfg.read(DecisionsTable)
 	var out Chains
 	// The chains in the window, and the unchained decisions there.
-	rows, err := s.query(ctx, "verify", "SELECT ChainId, count() FROM "+table+" FINAL"+where+" GROUP BY ChainId", &p)
+	rows, err := s.query(ctx, "verify", "SELECT ChainId, count() FROM "+table+" FINAL"+where+" GROUP BY ChainId"+finalSettings, &p)
 	if err != nil {
 		return out, err
 	}
@@ -110,7 +110,7 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	}
 	tconds = append(tconds, "mapContains(SpanAttributes, '"+string(gate.AttrChainLength)+"')")
 	rows, err = s.query(ctx, "verify", "SELECT DISTINCT SpanAttributes['"+string(gate.AttrChainID)+"'] FROM "+
-		s.cfg.table(s.cfg.tracesTable)+" WHERE "+strings.Join(tconds, " AND "), &p)
+		s.cfg.read(s.cfg.tracesTable)+" WHERE "+strings.Join(tconds, " AND "), &p)
 	if err != nil {
 		return out, err
 	}
@@ -144,7 +144,7 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 	var cp Params
 	cp.Strings("chains", ids)
 	rows, err = s.query(ctx, "verify", "SELECT "+strings.Join(names, ", ")+" FROM "+table+" FINAL"+
-		" WHERE ChainId IN {chains:Array(String)} ORDER BY ChainId, ChainSeq, SpanId", &cp)
+		" WHERE ChainId IN {chains:Array(String)} ORDER BY ChainId, ChainSeq, SpanId"+finalSettings, &cp)
 	if err != nil {
 		return out, err
 	}
@@ -170,7 +170,7 @@ func (s *Store) Chains(ctx context.Context, q ChainQuery) (Chains, error) {
 		" max(toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS length,"+
 		" argMax(SpanAttributes['"+string(gate.AttrChainHead)+"'], toUInt64OrZero(SpanAttributes['"+string(gate.AttrChainLength)+"'])) AS head,"+
 		" any(SpanAttributes['"+string(semconv.GenAIAgentNameKey)+"']), any(SpanAttributes['"+string(gate.AttrRunID)+"'])"+
-		" FROM "+s.cfg.table(s.cfg.tracesTable)+
+		" FROM "+s.cfg.read(s.cfg.tracesTable)+
 		" WHERE SpanAttributes['"+string(gate.AttrChainID)+"'] IN {chains:Array(String)} AND mapContains(SpanAttributes, '"+string(gate.AttrChainLength)+"')"+
 		" GROUP BY id", &cp)
 	if err != nil {

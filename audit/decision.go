@@ -331,7 +331,12 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 	var p Params
 	where := f.where(&p)
 	if after != nil {
-		cond := "(Timestamp, SpanId) < (fromUnixTimestamp64Nano({after_ts:Int64}), {after_span:String})"
+		// The tuple orders the page; the bound on Timestamp alone is what
+		// the primary key (toStartOfHour(Timestamp), …) and the day
+		// partitions prune by, so a page deep in the range reads only
+		// the granules before the cursor, not the whole range after it.
+		cond := "Timestamp <= fromUnixTimestamp64Nano({after_ts:Int64})" +
+			" AND (Timestamp, SpanId) < (fromUnixTimestamp64Nano({after_ts:Int64}), {after_span:String})"
 		if where == "" {
 			where = "\nWHERE " + cond
 		} else {
@@ -341,8 +346,8 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 		p.String("after_span", after.SpanID)
 	}
 	p.Int64("limit", int64(limit)+1)
-	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + where +
-		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}"
+	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.read(DecisionsTable) + " FINAL" + where +
+		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}" + finalSettings
 	rows, err := s.query(ctx, "decisions", sql, &p)
 	if err != nil {
 		return DecisionPage{}, 0, err

@@ -23,7 +23,10 @@
 // collapse duplicates eventually, and every query here reads with FINAL so
 // results are exact before merges too. The copy that survives is the first
 // one inserted (the version column counts down with InsertedAt), which is
-// what lets [Follower] report each decision once.
+// what lets [Follower] report each decision once. [Store.Stats] reads the
+// whole hours of its range from the hourly roll-up (gate_decisions_hourly,
+// recounted from gate_decisions FINAL by a refreshable view, so copies count
+// once there too) and only the rest from gate_decisions; see rollup.go.
 //
 // # Queries
 //

@@ -99,8 +99,8 @@ func (f *Follower) Poll(ctx context.Context) ([]Decision, error) {
 		p.Int64("cur_ts", curTS.UnixNano())
 		p.String("cur_span", curSpan)
 		p.Int64("limit", int64(f.batch))
-		sql := "SELECT " + selectList() + "\nFROM " + f.s.cfg.table(DecisionsTable) + " FINAL" + where +
-			"\nORDER BY InsertedAt, SpanId\nLIMIT {limit:UInt32}"
+		sql := "SELECT " + selectList() + "\nFROM " + f.s.cfg.read(DecisionsTable) + " FINAL" + where +
+			"\nORDER BY InsertedAt, SpanId\nLIMIT {limit:UInt32}" + finalSettings
 		rows, err := f.s.query(ctx, "follow", sql, &p)
 		if err != nil {
 			return out, err

@@ -78,6 +78,7 @@ func (c config) migrations() []Migration {
 		c.upgrade(7, "calls"),
 		c.chainIndexes(c.upgrade(8, "chain")),
 		c.approvalIndex(c.upgrade(9, "approvals")),
+		c.rollup(),
 	}
 }
 
@@ -385,7 +386,7 @@ func (c config) applied(ctx context.Context, conn driver.Conn) (map[int]string, 
 // it, and Status compares with it.
 func releasedChecksums() map[int]string {
 	out := map[int]string{}
-	for _, m := range (config{database: DefaultDatabase, tracesTable: DefaultTracesTable}).migrations() {
+	for _, m := range (config{database: DefaultDatabase, tracesTable: DefaultTracesTable, rollupDelay: DefaultRollupDelay}).migrations() {
 		out[m.Version] = m.Checksum()
 	}
 	return out

@@ -183,10 +183,33 @@ type Stats struct {
 // refusals), so the total is the number of calls made, however the
 // executor grouped their spans. Duplicated spans count once (ByGate counts
 // a call once per gate).
+//
+// When the question fits the hourly roll-up (schema version 10: every
+// dimension and filter one of its columns, buckets of whole hours; see
+// rollupFits), the whole hours of the range are read from it and only the
+// rest — the range's partial first and last hours, and the hours decisions
+// reached since the roll-up last ran — from gate_decisions: the answer is
+// the same, and its cost grows with the hours of the range, not with the
+// decisions. Otherwise, or without a roll-up, gate_decisions answers.
 func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
+	if q.rollupFits() {
+		if w, ok := s.rolledThrough(ctx); ok {
+			return s.stats(ctx, q, w)
+		}
+	}
+	return s.stats(ctx, q, 0)
+}
+
+// stats runs q over gate_decisions (rolled = 0) or over the roll-up and
+// gate_decisions (rolled: the roll-up's watermark).
+func (s *Store) stats(ctx context.Context, q StatsQuery, rolled int64) (Stats, error) {
 	out := Stats{By: q.By, Every: q.Every}
 	var p Params
 	var sel, group []string
+	timeCol := "Timestamp"
+	if rolled != 0 {
+		timeCol = "T"
+	}
 	if q.Every != 0 {
 		if q.Every < time.Second || q.Every%time.Second != 0 {
 			return out, fmt.Errorf("audit: bucket width %v is not a whole number of seconds", q.Every)
@@ -206,20 +229,36 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 		}
 		p.Int64("every", int64(n))
 		p.String("tz", zoneName(loc))
-		sel = append(sel, "toInt64(toUnixTimestamp(toStartOfInterval(toDateTime(Timestamp, {tz:String}), toInterval"+unit+"({every:UInt32}), {tz:String}))) AS Bucket")
+		sel = append(sel, "toInt64(toUnixTimestamp(toStartOfInterval(toDateTime("+timeCol+", {tz:String}), toInterval"+unit+"({every:UInt32}), {tz:String}))) AS Bucket")
 		group = append(group, "Bucket")
 	}
+	col := func(d Dimension) string {
+		if rolled != 0 {
+			return d.rollupColumn()
+		}
+		return d.column()
+	}
 	for _, d := range q.By {
-		col := d.column()
-		if col == "" {
+		if d.column() == "" {
 			return out, fmt.Errorf("audit: unknown dimension %q", d)
 		}
-		sel = append(sel, d.selectExpr())
-		group = append(group, col)
+		if rolled != 0 {
+			sel = append(sel, d.rollupColumn())
+		} else {
+			sel = append(sel, d.selectExpr())
+		}
+		group = append(group, col(d))
 	}
-	sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied",
-		"countIf(ApprovalWaitMs > 0) AS Waited", "sum(ApprovalWaitMs) AS WaitSum", "max(ApprovalWaitMs) AS WaitMax")
-	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + s.cfg.table(DecisionsTable) + " FINAL" + q.Filter.where(&p)
+	var from string
+	if rolled != 0 {
+		sel = append(sel, "sum(cCalls) AS Count", "sum(cDenied) AS Denied", "sum(cWaited) AS Waited", "sum(cWaitSum) AS WaitSum", "max(cWaitMax) AS WaitMax")
+		from = s.rollupSource(q.Filter, rolled, &p)
+	} else {
+		sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied",
+			"countIf(ApprovalWaitMs > 0) AS Waited", "sum(ApprovalWaitMs) AS WaitSum", "max(ApprovalWaitMs) AS WaitMax")
+		from = s.cfg.read(DecisionsTable) + " FINAL" + q.Filter.where(&p)
+	}
+	sql := "SELECT " + strings.Join(sel, ", ") + "\nFROM " + from
 	order := []string{"Count DESC"}
 	if len(group) > 0 {
 		sql += "\nGROUP BY " + strings.Join(group, ", ")
@@ -227,10 +266,10 @@ func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
 			order = append([]string{"Bucket"}, order...)
 		}
 		for _, d := range q.By {
-			order = append(order, d.column())
+			order = append(order, col(d))
 		}
 	}
-	sql += "\nORDER BY " + strings.Join(order, ", ")
+	sql += "\nORDER BY " + strings.Join(order, ", ") + finalSettings
 	rows, err := s.query(ctx, "stats", sql, &p)
 	if err != nil {
 		return out, err

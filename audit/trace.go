@@ -56,7 +56,7 @@ func (s *Store) Trace(ctx context.Context, traceID string) (*TraceTree, error) {
 	p.String("trace", traceID).Int64("max", MaxTraceSpans)
 	sql := "SELECT Timestamp, SpanId, ParentSpanId, SpanName, SpanKind, ServiceName, Duration, StatusCode, StatusMessage, " +
 		attr(semconv.GenAIOperationNameKey) + ", " + attr(semconv.GenAIAgentNameKey) + ", " + attr(semconv.GenAIToolNameKey) +
-		"\nFROM " + s.cfg.table(s.cfg.tracesTable) + "\nWHERE TraceId = {trace:String}" +
+		"\nFROM " + s.cfg.read(s.cfg.tracesTable) + "\nWHERE TraceId = {trace:String}" +
 		"\nORDER BY Timestamp, SpanId\nLIMIT 1 BY SpanId\nLIMIT {max:UInt32}"
 	rows, err := s.query(ctx, "trace", sql, &p)
 	if err != nil {

@@ -119,7 +119,7 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 	assert.EqualValues(t, 47, ex.Code) // UNKNOWN_IDENTIFIER
 	sts, err := audit.Status(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	require.Len(t, sts, 9)
+	require.Len(t, sts, 10)
 	for _, s := range sts {
 		assert.Equal(t, s.Version <= 3, s.Applied, s.Name)
 		assert.False(t, s.Changed, s.Name)
@@ -127,8 +127,8 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, []int{4, 5, 6, 7, 8, 9}, res.Applied)
-	assert.Equal(t, 9, res.Current)
+	assert.Equal(t, []int{4, 5, 6, 7, 8, 9, 10}, res.Applied)
+	assert.Equal(t, 10, res.Current)
 
 	t.Run("same schema as a fresh install", func(t *testing.T) {
 		freshCols, freshView := schemaOf(t, ctx, env.Writer, env.Database)

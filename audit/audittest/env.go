@@ -55,8 +55,16 @@ type Env struct {
 }
 
 type config struct {
-	libchdb  string
-	sessions int
+	libchdb     string
+	sessions    int
+	memoryLimit int64
+}
+
+// WithMemoryLimit caps the engine's memory at bytes (chdb.MemoryLimitArg:
+// max_server_memory_usage); past it a query fails with
+// MEMORY_LIMIT_EXCEEDED.
+func WithMemoryLimit(bytes int64) Option {
+	return func(c *config) { c.memoryLimit = bytes }
 }
 
 // Option configures [Start].
@@ -123,7 +131,11 @@ func Start(t testing.TB, opts ...Option) *Env {
 	})
 	engines := make([]chserve.Engine, 0, cfg.sessions)
 	for range cfg.sessions {
-		c, err := lib.Connect("--path=" + env.DataDir)
+		args := []string{"--path=" + env.DataDir}
+		if cfg.memoryLimit > 0 {
+			args = append(args, chdb.MemoryLimitArg(cfg.memoryLimit))
+		}
+		c, err := lib.Connect(args...)
 		if err != nil {
 			t.Fatalf("audittest: open the engine on %s: %v", env.DataDir, err)
 		}

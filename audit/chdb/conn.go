@@ -41,6 +41,19 @@ func (l *Library) Connect(args ...string) (*Conn, error) {
 	return &Conn{lib: l, ptr: ptr, args: args}, nil
 }
 
+// MemoryLimitArg is the Connect argument that caps the engine's memory at
+// bytes (ClickHouse's server setting max_server_memory_usage: every query,
+// insert, merge and cache of the process together). A query that would go
+// past it fails with code 241 MEMORY_LIMIT_EXCEEDED ("(total) memory limit
+// exceeded: would use …, maximum: …") and the engine goes on serving; no
+// allocation past it is made, so the process is not killed for it. The
+// engine reads it when it boots (the first Connect of the process, or the
+// first after every connection was closed). bytes <= 0: the engine's own
+// default, 90 % of the machine's RAM.
+func MemoryLimitArg(bytes int64) string {
+	return fmt.Sprintf("--max_server_memory_usage=%d", max(bytes, 0))
+}
+
 // Close closes the connection. Closing twice is a no-op.
 func (c *Conn) Close() error {
 	if c.ptr == nil {

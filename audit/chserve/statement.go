@@ -217,7 +217,7 @@ func Analyze(sql string) Statement {
 	if first.text(sql) == "(" {
 		depth = 1
 	}
-	var prev token
+	prev := first
 	for {
 		t, ok := lx.next()
 		if !ok {
@@ -238,8 +238,9 @@ func Analyze(sql string) Statement {
 				depth--
 			}
 		case depth == 0 && t.word && !qualifiesOrNames(sql, prev):
+			clause := !expectsOperand(sql, prev)
 			switch {
-			case t.is(sql, "FORMAT"):
+			case clause && t.is(sql, "FORMAT"):
 				if name, ok := lx.formatName(); ok {
 					st.FormatPos = t.start
 					st.Format = unquoteIdent(name.text(sql))
@@ -247,7 +248,7 @@ func Analyze(sql string) Statement {
 					prev = name
 					continue
 				}
-			case t.is(sql, "SETTINGS"):
+			case clause && t.is(sql, "SETTINGS"):
 				if list, last, ok := lx.settingsList(); ok {
 					st.Settings = append(st.Settings, list)
 					st.SettingsEnd = list.End
@@ -271,6 +272,37 @@ func Analyze(sql string) Statement {
 // "." (system.settings) or AS (an alias).
 func qualifiesOrNames(sql string, prev token) bool {
 	return (prev.end == prev.start+1 && sql[prev.start] == '.') || prev.is(sql, "AS")
+}
+
+// expectsOperand reports a token after which the grammar wants an
+// expression or a name, so that a keyword there is that name, never a
+// clause: ORDER BY format DESC sorts by a column called format, SELECT
+// settings, format FROM t selects two. These are the tokens that cannot
+// end an expression: an operator or opening bracket ("," "(" "=" "+" …,
+// but not ")" "]" "}", which close one, nor "*", the wildcard of SELECT *), and the clause and operator
+// keywords that take an operand (SELECT, BY, WHERE, AND, FROM, …). A
+// FORMAT or SETTINGS clause follows a complete expression (a name, a
+// literal, a closing bracket, or a keyword such as DESC, FINAL or
+// TABLES).
+func expectsOperand(sql string, prev token) bool {
+	if prev.end == prev.start {
+		return false // no previous token
+	}
+	if !prev.word {
+		switch c := sql[prev.start]; {
+		case c == ')' || c == ']' || c == '}' || c == '*':
+			return false // closes an expression; * may be SELECT *
+		case c == '\'' || c == '"' || c == '`' || isDigit(c):
+			return false // a literal, a quoted name, a number: complete
+		}
+		return true
+	}
+	switch strings.ToUpper(prev.text(sql)) {
+	case "SELECT", "DISTINCT", "FROM", "JOIN", "WHERE", "PREWHERE", "HAVING", "BY", "AND", "OR", "NOT", "ON", "USING",
+		"AS", "IN", "LIKE", "ILIKE", "BETWEEN", "CASE", "WHEN", "THEN", "ELSE", "IS", "LIMIT", "OFFSET", "INTERVAL", "QUALIFY":
+		return true
+	}
+	return false
 }
 
 // formatName reads the name of a FORMAT clause just lexed: a word or a

@@ -20,7 +20,11 @@ import (
 const (
 	dsnEnv      = "AUDITQ_DSN"
 	databaseEnv = "AUDITQ_DATABASE"
-	defaultDSN  = "http://127.0.0.1:8123"
+	// clusterEnv names the ClickHouse cluster of a sharded deployment:
+	// queries then read its Distributed tables (gate_decisions_all, …;
+	// audit.WithCluster, created by auditq migrate --cluster).
+	clusterEnv = "AUDITQ_CLUSTER"
+	defaultDSN = "http://127.0.0.1:8123"
 	// defaultDSNFrom is connFlags.from for defaultDSN.
 	defaultDSNFrom = "the default DSN"
 )
@@ -53,7 +57,11 @@ func (c *connFlags) add(cmd *cobra.Command) {
 func (c *connFlags) open(ctx context.Context) (*audit.Store, error) {
 	c.resolve()
 	from := c.from
-	st, err := audit.Open(ctx, c.dsn, audit.WithDatabase(c.database))
+	opts := []audit.Option{audit.WithDatabase(c.database)}
+	if cl := os.Getenv(clusterEnv); cl != "" {
+		opts = append(opts, audit.WithCluster(cl))
+	}
+	st, err := audit.Open(ctx, c.dsn, opts...)
 	if errors.Is(err, audit.ErrBadDSN) {
 		if strings.Contains(err.Error(), "e.g.") {
 			return nil, usagef("%s: %v", from, err)

@@ -38,6 +38,7 @@ func newServeCmd(io stdio) *cobra.Command {
 		maxBody        int64
 		sessions       int
 		verbose        bool
+		memoryLimit    int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --data-dir DIR [--listen 127.0.0.1:8123]",
@@ -110,7 +111,7 @@ See docs/embedded-clickhouse.md for the limits.`,
 			logger := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: level}))
 			return runServe(cmd.Context(), io, serveConfig{
 				listen: listen, dataDir: dataDir, libPath: resolveLibchdb(libPath), tempDir: tempDir,
-				sessions: sessions, logger: logger, tls: tlsConfig, exposure: exposure,
+				sessions: sessions, logger: logger, tls: tlsConfig, exposure: exposure, memoryLimit: memoryLimit,
 				opts: []chserve.Option{
 					chserve.WithUsers(users...), chserve.WithAnonymous(allowAnonymous),
 					chserve.WithMaxBodyBytes(maxBody), chserve.WithLogger(logger),
@@ -130,12 +131,14 @@ See docs/embedded-clickhouse.md for the limits.`,
 	f.Int64Var(&maxBody, "max-body-bytes", chserve.DefaultMaxBodyBytes, "largest request body accepted, after decompression")
 	f.IntVar(&sessions, "sessions", 2, "chDB sessions, i.e. queries that run at the same time")
 	f.BoolVar(&verbose, "verbose", false, "log every failed query")
+	f.Int64Var(&memoryLimit, "max-memory-bytes", 0, "the engine's memory budget in bytes (max_server_memory_usage: queries, inserts and merges together; past it a query fails with MEMORY_LIMIT_EXCEEDED); 0: 90% of RAM. See docs/deployment.md for sizes")
 	return cmd
 }
 
 type serveConfig struct {
 	listen, dataDir, libPath, tempDir string
 	sessions                          int
+	memoryLimit                       int64
 	logger                            *slog.Logger
 	tls                               *tls.Config // nil: plain HTTP
 	exposure                          chserve.Exposure
@@ -190,7 +193,11 @@ func runServe(ctx context.Context, io stdio, cfg serveConfig) error {
 	}()
 	engines := make([]chserve.Engine, 0, cfg.sessions)
 	for i := 0; i < cfg.sessions; i++ {
-		c, err := lib.Connect("--path=" + dataDir)
+		args := []string{"--path=" + dataDir}
+		if cfg.memoryLimit > 0 {
+			args = append(args, chdb.MemoryLimitArg(cfg.memoryLimit))
+		}
+		c, err := lib.Connect(args...)
 		if err != nil {
 			return fmt.Errorf("serve: open data dir %s: %w", dataDir, err)
 		}

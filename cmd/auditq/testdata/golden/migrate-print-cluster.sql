@@ -702,3 +702,67 @@ WHERE (mapContains(SpanAttributes, 'gate.action') OR SpanAttributes['gate.gated'
 ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
     ADD INDEX IF NOT EXISTS idx_approval_id ApprovalId TYPE bloom_filter(0.01) GRANULARITY 1;
 
+-- migration 10: hourly_rollup
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_hourly` ON CLUSTER `audit` (
+    Hour DateTime('UTC'),
+    Action LowCardinality(String),
+    Agent LowCardinality(String),
+    ToolName LowCardinality(String),
+    Rule LowCardinality(String),
+    RiskLevel LowCardinality(String),
+    Source LowCardinality(String),
+    Stage LowCardinality(String),
+    Approval LowCardinality(String),
+    Approver String,
+    ServiceName LowCardinality(String),
+    Calls UInt64,
+    Denied UInt64,
+    Waited UInt64,
+    WaitSumMs UInt64,
+    WaitMaxMs UInt64,
+    RolledThrough DateTime64(9)
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', RolledThrough)
+PARTITION BY toYYYYMM(Hour)
+ORDER BY (Hour, Action, Agent, ToolName, Rule, RiskLevel, Source, Stage, Approval, Approver, ServiceName)
+TTL toDateTime(Hour) + toIntervalDay(365);
+
+INSERT INTO `otel`.`gate_decisions_hourly`
+SELECT Hour, kAction AS Action, kAgent AS Agent, kToolName AS ToolName, kRule AS Rule, kRiskLevel AS RiskLevel, kSource AS Source, kStage AS Stage, kApproval AS Approval, kApprover AS Approver, kServiceName AS ServiceName,
+    sum(cCalls) AS Calls, sumIf(cCalls, kAction = 'deny') AS Denied, countIf(cWait > 0) AS Waited,
+    sum(cWait) AS WaitSumMs, max(cWait) AS WaitMaxMs,
+    now64(9) - toIntervalMillisecond(300000) AS RolledThrough
+FROM (
+    SELECT toStartOfHour(toDateTime(Timestamp, 'UTC')) AS Hour, Action AS kAction, Agent AS kAgent, ToolName AS kToolName, if(Rule != '', Rule, extract(Reason, '\\[([a-z0-9][a-z0-9_.-]*)\\]')) AS kRule, RiskLevel AS kRiskLevel, Source AS kSource, Stage AS kStage, Approval AS kApproval, Approver AS kApprover, ServiceName AS kServiceName, Calls AS cCalls, ApprovalWaitMs AS cWait
+    FROM `otel`.`gate_decisions` FINAL
+    WHERE toStartOfHour(toDateTime(Timestamp, 'UTC')) IN (
+        SELECT DISTINCT toStartOfHour(toDateTime(Timestamp, 'UTC')) FROM `otel`.`gate_decisions`
+        WHERE InsertedAt > (SELECT max(RolledThrough) FROM `otel`.`gate_decisions_hourly`))
+)
+GROUP BY Hour, kAction, kAgent, kToolName, kRule, kRiskLevel, kSource, kStage, kApproval, kApprover, kServiceName
+SETTINGS do_not_merge_across_partitions_select_final = 1;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_hourly_mv` ON CLUSTER `audit`
+REFRESH EVERY 1 MINUTE APPEND TO `otel`.`gate_decisions_hourly` AS
+SELECT Hour, kAction AS Action, kAgent AS Agent, kToolName AS ToolName, kRule AS Rule, kRiskLevel AS RiskLevel, kSource AS Source, kStage AS Stage, kApproval AS Approval, kApprover AS Approver, kServiceName AS ServiceName,
+    sum(cCalls) AS Calls, sumIf(cCalls, kAction = 'deny') AS Denied, countIf(cWait > 0) AS Waited,
+    sum(cWait) AS WaitSumMs, max(cWait) AS WaitMaxMs,
+    now64(9) - toIntervalMillisecond(300000) AS RolledThrough
+FROM (
+    SELECT toStartOfHour(toDateTime(Timestamp, 'UTC')) AS Hour, Action AS kAction, Agent AS kAgent, ToolName AS kToolName, if(Rule != '', Rule, extract(Reason, '\\[([a-z0-9][a-z0-9_.-]*)\\]')) AS kRule, RiskLevel AS kRiskLevel, Source AS kSource, Stage AS kStage, Approval AS kApproval, Approver AS kApprover, ServiceName AS kServiceName, Calls AS cCalls, ApprovalWaitMs AS cWait
+    FROM `otel`.`gate_decisions` FINAL
+    WHERE toStartOfHour(toDateTime(Timestamp, 'UTC')) IN (
+        SELECT DISTINCT toStartOfHour(toDateTime(Timestamp, 'UTC')) FROM `otel`.`gate_decisions`
+        WHERE InsertedAt > (SELECT max(RolledThrough) FROM `otel`.`gate_decisions_hourly`))
+)
+GROUP BY Hour, kAction, kAgent, kToolName, kRule, kRiskLevel, kSource, kStage, kApproval, kApprover, kServiceName
+SETTINGS do_not_merge_across_partitions_select_final = 1;
+
+CREATE TABLE IF NOT EXISTS `otel`.`otel_traces_all` ON CLUSTER `audit` AS `otel`.`otel_traces`
+ENGINE = Distributed(`audit`, `otel`, `otel_traces`, cityHash64(TraceId));
+
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_all` ON CLUSTER `audit` AS `otel`.`gate_decisions`
+ENGINE = Distributed(`audit`, `otel`, `gate_decisions`, cityHash64(TraceId));
+
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_hourly_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_hourly`
+ENGINE = Distributed(`audit`, `otel`, `gate_decisions_hourly`);
+

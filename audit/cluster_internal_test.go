@@ -1,0 +1,48 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// On a cluster the store reads the Distributed tables, and the roll-up's
+// subqueries over them are GLOBAL (a plain IN over a Distributed table is
+// refused by distributed_product_mode = deny); migration 10 creates those
+// tables ON CLUSTER, sharded by trace so that a span's copies meet on one
+// shard. (chDB has no clusters: the engine tests run the same SQL on one
+// node, without the _all suffix and GLOBAL.)
+func TestClusterReadsDistributedTables(t *testing.T) {
+	c, err := newConfig([]Option{WithCluster("audit")})
+	require.NoError(t, err)
+	s := &Store{cfg: c}
+	var p Params
+	src := s.rollupSource(Filter{Since: time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC), Agent: "a"}, 1, &p)
+	assert.Contains(t, src, "FROM `otel`.`gate_decisions_hourly_all` FINAL")
+	assert.Contains(t, src, "FROM `otel`.`gate_decisions_all` FINAL")
+	assert.Contains(t, src, "Hour GLOBAL NOT IN (SELECT DISTINCT")
+	assert.Contains(t, src, " GLOBAL IN (SELECT DISTINCT")
+	assert.NotContains(t, strings.ReplaceAll(strings.ReplaceAll(src, "GLOBAL NOT IN", ""), "GLOBAL IN", ""), " IN (SELECT", "every subquery is GLOBAL")
+
+	ms := c.migrations()
+	last := ms[len(ms)-1]
+	require.Equal(t, 10, last.Version)
+	ddl := strings.Join(last.Statements, ";\n")
+	for _, want := range []string{
+		"CREATE TABLE IF NOT EXISTS `otel`.`otel_traces_all` ON CLUSTER `audit` AS `otel`.`otel_traces`\nENGINE = Distributed(`audit`, `otel`, `otel_traces`, cityHash64(TraceId))",
+		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_all` ON CLUSTER `audit` AS `otel`.`gate_decisions`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions`, cityHash64(TraceId))",
+		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_hourly_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_hourly`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions_hourly`)",
+		"ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', RolledThrough)",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_hourly_mv` ON CLUSTER `audit`\nREFRESH EVERY 1 MINUTE APPEND TO `otel`.`gate_decisions_hourly`",
+	} {
+		assert.Contains(t, ddl, want)
+	}
+	// Without a cluster: local tables, plain IN, no Distributed tables.
+	one := &Store{cfg: config{database: "otel", tracesTable: DefaultTracesTable}}
+	src = one.rollupSource(Filter{}, 1, &p)
+	assert.NotContains(t, src, "_all")
+	assert.NotContains(t, src, "GLOBAL")
+}

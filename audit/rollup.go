@@ -1,0 +1,311 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Roll-up tables (schema version 10).
+const (
+	// HourlyTable holds gate_decisions counted per hour (UTC) and per
+	// rollupDims: what `auditq stats` and the dashboard read for whole
+	// hours that no decision has reached since they were counted.
+	HourlyTable = "gate_decisions_hourly"
+	// HourlyView is the refreshable materialized view that recounts, every
+	// minute, the hours decisions reached since its last run.
+	HourlyView = "gate_decisions_hourly_mv"
+)
+
+// DefaultRollupDelay is how long after a decision's InsertedAt the
+// roll-up may treat it as committed: an insert that stamps its rows (the
+// view's now64()) must finish within this time. Rows inserted later than
+// (the roll-up's last run − delay) make their hour read from
+// gate_decisions instead, so the delay bounds only how soon an hour is
+// served from the roll-up, never what is counted.
+const DefaultRollupDelay = 5 * time.Minute
+
+// rollupDim is one grouping column of the roll-up: its name in
+// HourlyTable and the expression over gate_decisions it counts.
+type rollupDim struct {
+	name, expr, typ string
+}
+
+// rollupDims are the roll-up's dimensions, in its sorting key's order
+// (lowest cardinality and most filtered first). Rule is ByRule's
+// expression (the Rule column, else the reason's first "[rule]"). The
+// dimensions left out — Reason (reasons quote the call: as many values as
+// decisions), the gates of VerdictGates (an array) — and the filters on
+// other columns are answered from gate_decisions.
+func rollupDims() []rollupDim {
+	return []rollupDim{
+		{"Action", "Action", "LowCardinality(String)"},
+		{"Agent", "Agent", "LowCardinality(String)"},
+		{"ToolName", "ToolName", "LowCardinality(String)"},
+		{"Rule", ByRule.column(), "LowCardinality(String)"},
+		{"RiskLevel", "RiskLevel", "LowCardinality(String)"},
+		{"Source", "Source", "LowCardinality(String)"},
+		{"Stage", "Stage", "LowCardinality(String)"},
+		{"Approval", "Approval", "LowCardinality(String)"},
+		{"Approver", "Approver", "String"},
+		{"ServiceName", "ServiceName", "LowCardinality(String)"},
+	}
+}
+
+// rollupColumn is the HourlyTable column of d, or "" when the roll-up
+// cannot group by d.
+func (d Dimension) rollupColumn() string {
+	switch d {
+	case ByTool:
+		return "ToolName"
+	case ByAgent, ByAction, ByRisk, BySource, ByApproval, ByApprover, ByStage:
+		return d.column()
+	case ByRule:
+		return "Rule"
+	}
+	return ""
+}
+
+// hourExpr is the UTC hour of a decision's Timestamp.
+const hourExpr = "toStartOfHour(toDateTime(Timestamp, 'UTC'))"
+
+// hourlyDDL is HourlyTable: one row per hour and group, replaced as a
+// whole when its hour is recounted (ReplacingMergeTree on RolledThrough;
+// readers read FINAL: the table is small).
+func (c config) hourlyDDL() string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS " + c.table(HourlyTable) + c.onCluster() + " (\n    Hour DateTime('UTC'),\n")
+	var key []string
+	for _, d := range rollupDims() {
+		fmt.Fprintf(&b, "    %s %s,\n", d.name, d.typ)
+		key = append(key, d.name)
+	}
+	b.WriteString(`    Calls UInt64,
+    Denied UInt64,
+    Waited UInt64,
+    WaitSumMs UInt64,
+    WaitMaxMs UInt64,
+    RolledThrough DateTime64(9)
+) ENGINE = ` + c.engine("ReplacingMergeTree", "RolledThrough") + `
+PARTITION BY toYYYYMM(Hour)
+ORDER BY (Hour, ` + strings.Join(key, ", ") + ")" + c.ttl("Hour"))
+	return b.String()
+}
+
+// rollSelect counts the decisions of every hour that a row inserted after
+// the roll-up's last run (max RolledThrough; none: every hour) reached,
+// from gate_decisions FINAL (each span once, whatever its duplicates),
+// stamping the rows RolledThrough = now − delay.
+func (c config) rollSelect() string {
+	delay := int64(c.rollupDelay / time.Millisecond)
+	var inner, outer, group []string
+	for _, d := range rollupDims() {
+		inner = append(inner, d.expr+" AS k"+d.name)
+		outer = append(outer, "k"+d.name+" AS "+d.name)
+		group = append(group, "k"+d.name)
+	}
+	decisions := c.table(DecisionsTable)
+	return "SELECT Hour, " + strings.Join(outer, ", ") + ",\n" +
+		"    sum(cCalls) AS Calls, sumIf(cCalls, kAction = 'deny') AS Denied, countIf(cWait > 0) AS Waited,\n" +
+		"    sum(cWait) AS WaitSumMs, max(cWait) AS WaitMaxMs,\n" +
+		fmt.Sprintf("    now64(9) - toIntervalMillisecond(%d) AS RolledThrough\n", delay) +
+		"FROM (\n    SELECT " + hourExpr + " AS Hour, " + strings.Join(inner, ", ") + ", Calls AS cCalls, ApprovalWaitMs AS cWait\n" +
+		"    FROM " + decisions + " FINAL\n" +
+		"    WHERE " + hourExpr + " IN (\n" +
+		"        SELECT DISTINCT " + hourExpr + " FROM " + decisions + "\n" +
+		"        WHERE InsertedAt > (SELECT max(RolledThrough) FROM " + c.table(HourlyTable) + "))\n" +
+		")\nGROUP BY Hour, " + strings.Join(group, ", ") + finalSettings
+}
+
+// hourlyViewDDL is HourlyView: rollSelect every minute, appended to
+// HourlyTable (REFRESH … APPEND: the rows of a recounted hour replace its
+// older ones on merge, and at once for readers, which read FINAL).
+func (c config) hourlyViewDDL() string {
+	return "CREATE MATERIALIZED VIEW IF NOT EXISTS " + c.table(HourlyView) + c.onCluster() +
+		"\nREFRESH EVERY 1 MINUTE APPEND TO " + c.table(HourlyTable) + " AS\n" + c.rollSelect()
+}
+
+// rollup is migration 10: HourlyTable, its backfill (every hour: the
+// table is empty) and HourlyView; on a cluster (WithCluster) also the
+// Distributed tables of a sharded layout (distributedDDL).
+func (c config) rollup() Migration {
+	m := Migration{Version: 10, Name: "hourly_rollup", Statements: []string{
+		c.hourlyDDL(),
+		"INSERT INTO " + c.table(HourlyTable) + "\n" + c.rollSelect(),
+		c.hourlyViewDDL(),
+	}}
+	if c.cluster != "" {
+		m.Statements = append(m.Statements, c.distributedDDL()...)
+	}
+	return m
+}
+
+// Distributed tables of a sharded cluster (WithCluster): each is the
+// local table of every shard, read (and for otel_traces written) across
+// all shards.
+const distributedSuffix = "_all"
+
+// distributedDDL creates, ON CLUSTER, otel_traces_all, gate_decisions_all
+// and gate_decisions_hourly_all over the shards' local tables. Writes go
+// to otel_traces_all (or, with the cluster collector's load balancing by
+// trace ID, to each shard's own otel_traces): its sharding key
+// cityHash64(TraceId) sends every copy of a span, and every span of a
+// trace (a run's chain), to one shard, so that each shard deduplicates
+// its own spans (FINAL, the roll-up) and the shards' answers add up
+// exactly. docs/deployment.md says which queries stay exact.
+func (c config) distributedDDL() []string {
+	dist := func(local, key string) string {
+		return "CREATE TABLE IF NOT EXISTS " + c.table(local+distributedSuffix) + c.onCluster() + " AS " + c.table(local) +
+			"\nENGINE = Distributed(`" + c.cluster + "`, `" + c.database + "`, `" + local + "`" + key + ")"
+	}
+	return []string{
+		dist(c.tracesTable, ", cityHash64(TraceId)"),
+		dist(DecisionsTable, ", cityHash64(TraceId)"),
+		dist(HourlyTable, ""),
+	}
+}
+
+// Roll recounts now, into the roll-up, every hour that decisions reached
+// since its last run: what HourlyView does every minute, for tests and
+// for servers whose refreshable views are stopped. conn must be allowed
+// to insert (the writer). Options as for Migrate (WithRollupDelay).
+func Roll(ctx context.Context, conn driver.Conn, opts ...Option) error {
+	c, err := newConfig(opts)
+	if err != nil {
+		return err
+	}
+	if err := conn.Exec(ctx, "INSERT INTO "+c.table(HourlyTable)+"\n"+c.rollSelect()); err != nil {
+		return fmt.Errorf("audit: roll up: %w", err)
+	}
+	return nil
+}
+
+// rolledThrough is the roll-up's watermark: every decision inserted
+// (InsertedAt) at or before it is counted in the roll-up rows of its
+// hour. ok is false without a roll-up (schema older than version 10, or
+// nothing rolled up yet).
+func (s *Store) rolledThrough(ctx context.Context) (w int64, ok bool) {
+	// On a cluster each shard rolls its own decisions up: the watermark
+	// that holds for every shard is the least of theirs.
+	sql := "SELECT toUnixTimestamp64Nano(max(RolledThrough)) FROM " + s.cfg.table(HourlyTable)
+	if s.cfg.cluster != "" {
+		sql = "SELECT toUnixTimestamp64Nano(min(w)) FROM (SELECT max(RolledThrough) AS w FROM " + s.cfg.read(HourlyTable) + " GROUP BY _shard_num)"
+	}
+	row := s.conn.QueryRow(ctx, sql)
+	if err := row.Scan(&w); err != nil || w <= 0 {
+		return 0, false
+	}
+	return w, true
+}
+
+// rollupFits reports whether q can be answered from the roll-up plus
+// gate_decisions for the hours it does not cover: every dimension and
+// filter is a roll-up column, and the buckets are whole hours that start
+// on hour boundaries in q's location.
+func (q StatsQuery) rollupFits() bool {
+	for _, d := range q.By {
+		if d.rollupColumn() == "" {
+			return false
+		}
+	}
+	f := q.Filter
+	if f.Reason != "" || f.TraceID != "" || f.RunID != "" || f.Rewritten || f.Interrupted || f.ApprovalID != "" {
+		return false
+	}
+	if q.Every != 0 {
+		if q.Every%time.Hour != 0 {
+			return false
+		}
+		if !wholeHourZone(q.Location, f.Since, f.Until) {
+			return false
+		}
+	}
+	return true
+}
+
+// wholeHourZone reports whether loc's offset from UTC is a whole number
+// of hours at since, until and now (a day bucket then starts on a UTC
+// hour).
+func wholeHourZone(loc *time.Location, since, until time.Time) bool {
+	if loc == nil {
+		return true
+	}
+	for _, t := range []time.Time{since, until, time.Now()} {
+		if t.IsZero() {
+			continue
+		}
+		if _, off := t.In(loc).Zone(); off%3600 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// rollupSource is the FROM source of a stats query served by the roll-up:
+// the roll-up's rows of the whole hours in [Since, Until) that nothing was
+// inserted into after w, and gate_decisions' rows of every other hour of
+// the range (its partial first and last hours, the hours decisions reached
+// after w), in the roll-up's columns, time T. p receives the parameters.
+func (s *Store) rollupSource(f Filter, w int64, p *Params) string {
+	var names []string
+	for _, d := range rollupDims() {
+		names = append(names, d.name)
+	}
+	decisions := s.cfg.read(DecisionsTable)
+	dirty := "(SELECT DISTINCT " + hourExpr + " FROM " + decisions + " WHERE InsertedAt > fromUnixTimestamp64Nano({rolled:Int64}))"
+	p.Int64("rolled", w)
+	// Whole hours of the range: [lo, hi).
+	var hourConds, rawEdges []string
+	if !f.Since.IsZero() {
+		lo := f.Since.UTC().Truncate(time.Hour)
+		if !lo.Equal(f.Since) {
+			lo = lo.Add(time.Hour)
+		}
+		p.Int64("hour_lo", lo.Unix())
+		hourConds = append(hourConds, "Hour >= toDateTime({hour_lo:Int64}, 'UTC')")
+		rawEdges = append(rawEdges, hourExpr+" < toDateTime({hour_lo:Int64}, 'UTC')")
+	}
+	if !f.Until.IsZero() {
+		hi := f.Until.UTC().Truncate(time.Hour)
+		p.Int64("hour_hi", hi.Unix())
+		hourConds = append(hourConds, "Hour < toDateTime({hour_hi:Int64}, 'UTC')")
+		rawEdges = append(rawEdges, "Timestamp >= toDateTime({hour_hi:Int64}, 'UTC')")
+	}
+	dims := f
+	dims.Since, dims.Until = time.Time{}, time.Time{}
+	rolled := dims.where(p)
+	hourConds = append(hourConds, "Hour"+s.cfg.notIn()+dirty)
+	if rolled == "" {
+		rolled = "\nWHERE " + strings.Join(hourConds, "\n  AND ")
+	} else {
+		rolled += "\n  AND " + strings.Join(hourConds, "\n  AND ")
+	}
+	raw := f.where(p)
+	edge := "(" + strings.Join(append(rawEdges, hourExpr+s.cfg.in()+dirty), " OR ") + ")"
+	if raw == "" {
+		raw = "\nWHERE " + edge
+	} else {
+		raw += "\n  AND " + edge
+	}
+	var rawCols []string
+	for _, d := range rollupDims() {
+		rawCols = append(rawCols, d.expr+" AS k"+d.name)
+	}
+	var renamed []string
+	for _, n := range names {
+		renamed = append(renamed, "k"+n+" AS "+n)
+	}
+	return "(\n" +
+		"SELECT Hour AS T, " + strings.Join(names, ", ") +
+		", Calls AS cCalls, Denied AS cDenied, Waited AS cWaited, WaitSumMs AS cWaitSum, WaitMaxMs AS cWaitMax\n" +
+		"FROM " + s.cfg.read(HourlyTable) + " FINAL" + rolled + "\n" +
+		"UNION ALL\n" +
+		"SELECT T, " + strings.Join(renamed, ", ") + ", cCalls, cDenied, cWaited, cWaitSum, cWaitMax FROM (\n" +
+		"    SELECT toDateTime(Timestamp, 'UTC') AS T, " + strings.Join(rawCols, ", ") + ", Calls AS cCalls,\n" +
+		"        if(Action = 'deny', Calls, 0) AS cDenied, toUInt64(ApprovalWaitMs > 0) AS cWaited,\n" +
+		"        ApprovalWaitMs AS cWaitSum, ApprovalWaitMs AS cWaitMax\n" +
+		"    FROM " + decisions + " FINAL" + raw + ")\n)"
+}

@@ -1,0 +1,249 @@
+package audit_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"pgregory.net/rapid"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/audit/audittest"
+	"github.com/toolgate/toolgate/gate"
+)
+
+// modelDecision is what the Go model of the store keeps of one span.
+type modelDecision struct {
+	ts                                                                 time.Time
+	agent, tool, action, rule, risk, source, stage, approval, approver string
+	calls, wait                                                        uint64
+}
+
+func (d modelDecision) key(dim audit.Dimension) string {
+	switch dim {
+	case audit.ByTool:
+		return d.tool
+	case audit.ByAgent:
+		return d.agent
+	case audit.ByAction:
+		return d.action
+	case audit.ByRule:
+		return d.rule
+	case audit.ByRisk:
+		return d.risk
+	case audit.BySource:
+		return d.source
+	case audit.ByStage:
+		return d.stage
+	case audit.ByApproval:
+		return d.approval
+	case audit.ByApprover:
+		return d.approver
+	}
+	panic("no model for " + dim)
+}
+
+func (d modelDecision) span(id string) audittest.Span {
+	a := map[attribute.Key]string{
+		semconv.GenAIOperationNameKey: "execute_tool", semconv.GenAIToolNameKey: d.tool, semconv.GenAIAgentNameKey: d.agent,
+		gate.AttrGated: "true", gate.AttrAction: d.action, gate.AttrSource: d.source, gate.AttrStage: d.stage,
+	}
+	set := func(k attribute.Key, v string) {
+		if v != "" {
+			a[k] = v
+		}
+	}
+	set(gate.AttrRule, d.rule)
+	set(gate.AttrRiskLevel, d.risk)
+	set(gate.AttrApproval, d.approval)
+	set(gate.AttrApprover, d.approver)
+	if d.wait > 0 {
+		a[gate.AttrApprovalWait] = strconv.FormatUint(d.wait, 10)
+	}
+	if d.calls > 1 {
+		a[gate.AttrCalls] = strconv.FormatUint(d.calls, 10)
+	}
+	return audittest.Span{Timestamp: d.ts, TraceID: strings.Repeat("ab", 16), SpanID: id, Name: "execute_tool " + d.tool,
+		Service: "rollup-model", Attrs: a, Duration: time.Millisecond}
+}
+
+type modelRow struct{ count, denied, waited, waitSum, waitMax uint64 }
+
+// modelStats answers q over the deduplicated decisions.
+func modelStats(ds map[string]modelDecision, q audit.StatsQuery) map[string]modelRow {
+	out := map[string]modelRow{}
+	loc := q.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	for _, d := range ds {
+		f := q.Filter
+		if (!f.Since.IsZero() && d.ts.Before(f.Since)) || (!f.Until.IsZero() && !d.ts.Before(f.Until)) ||
+			(f.Agent != "" && d.agent != f.Agent) || (f.Tool != "" && d.tool != f.Tool) || (f.Action != "" && d.action != f.Action) ||
+			(f.Approval == audit.ApprovalNone && d.approval != "") || (f.Approval != "" && f.Approval != audit.ApprovalNone && d.approval != f.Approval) {
+			continue
+		}
+		var parts []string
+		if q.Every != 0 {
+			lt := d.ts.In(loc)
+			var b time.Time
+			if q.Every == 24*time.Hour {
+				b = time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc)
+			} else {
+				b = time.Date(lt.Year(), lt.Month(), lt.Day(), lt.Hour(), 0, 0, 0, loc)
+			}
+			parts = append(parts, strconv.FormatInt(b.Unix(), 10))
+		}
+		for _, dim := range q.By {
+			parts = append(parts, d.key(dim))
+		}
+		k := strings.Join(parts, "|")
+		r := out[k]
+		r.count += d.calls
+		if d.action == "deny" {
+			r.denied += d.calls
+		}
+		if d.wait > 0 {
+			r.waited++
+		}
+		r.waitSum += d.wait
+		r.waitMax = max(r.waitMax, d.wait)
+		out[k] = r
+	}
+	return out
+}
+
+func statsMap(st audit.Stats) map[string]modelRow {
+	out := map[string]modelRow{}
+	for _, r := range st.Rows {
+		var parts []string
+		if st.Every != 0 {
+			parts = append(parts, strconv.FormatInt(r.Bucket.Unix(), 10))
+		}
+		parts = append(parts, r.Keys...)
+		out[strings.Join(parts, "|")] = modelRow{r.Count, r.Denied, r.Waited, r.WaitSumMs, r.WaitMaxMs}
+	}
+	return out
+}
+
+// TestRollupIsExactUnderDuplicates is the roll-up's guarantee as a
+// property, on the real engine: decisions inserted at random times over
+// three days, each span possibly inserted again in a later batch (a
+// retried export), with merges stopped so that duplicates stay in
+// separate parts, the roll-up run at random points (audit.Roll, as its
+// refreshable view does) and parts merged at random points — and for a
+// random stats question (dimensions, filters, a range whose ends are not
+// on the hour, hourly or daily buckets in UTC or a half-hour zone), the
+// answer from the roll-up, the answer from gate_decisions alone and
+// Stats itself all equal the Go model over the deduplicated decisions.
+func TestRollupIsExactUnderDuplicates(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	require.NoError(t, env.Writer.Exec(ctx, "SYSTEM STOP MERGES otel.gate_decisions"))
+	require.NoError(t, env.Writer.Exec(ctx, "SYSTEM STOP VIEW otel.gate_decisions_hourly_mv"))
+	base := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	model := map[string]modelDecision{}
+	var all []string
+	seq := 0
+	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	require.NoError(t, err)
+	dimsFit := []audit.Dimension{audit.ByTool, audit.ByAgent, audit.ByAction, audit.ByRule, audit.ByRisk, audit.BySource, audit.ByStage, audit.ByApproval, audit.ByApprover}
+	rolledUsed, checked := 0, 0
+	// Bounded in time: each draw costs a few engine round trips (~0.3 s
+	// on an idle 2-core machine), so after the budget the remaining draws
+	// of rapid's 100 stop at once; the state (the model and the table)
+	// grows across draws either way, so a failure reports the draw that
+	// found it (rapid calls it flaky: the table it ran on is gone).
+	start := time.Now()
+	const budget = 45 * time.Second
+	rapid.Check(t, func(rt *rapid.T) {
+		if time.Since(start) > budget {
+			return
+		}
+		checked++
+		// New decisions, and copies of earlier ones.
+		var spans []audittest.Span
+		for range rapid.IntRange(1, 40).Draw(rt, "new") {
+			seq++
+			id := fmt.Sprintf("%016x", 0x1000000+seq)
+			kind := rapid.IntRange(0, 9).Draw(rt, "kind")
+			d := modelDecision{
+				ts:     base.Add(time.Duration(rapid.Int64Range(0, int64(72*time.Hour)).Draw(rt, "at"))),
+				agent:  rapid.SampledFrom([]string{"coder", "ops", "eve'\\"}).Draw(rt, "agent"),
+				tool:   rapid.SampledFrom([]string{"bash", "read_file", "deploy"}).Draw(rt, "tool"),
+				source: rapid.SampledFrom([]string{"classify.bash", "policy.network"}).Draw(rt, "source"),
+				stage:  "gate", action: "allow", risk: "safe", calls: 1,
+			}
+			switch {
+			case kind < 3:
+				d.action, d.risk, d.rule = "deny", "high", rapid.SampledFrom([]string{"rm.root", "net.egress"}).Draw(rt, "rule")
+			case kind == 3:
+				d.approval, d.approver, d.wait = "approved", rapid.SampledFrom([]string{"alice", "bob"}).Draw(rt, "approver"), uint64(rapid.IntRange(1, 5000).Draw(rt, "wait"))
+			case kind == 4:
+				d.action, d.stage, d.source, d.calls = "deny", "run", "executor", uint64(rapid.IntRange(1, 64).Draw(rt, "calls"))
+			}
+			model[id] = d
+			all = append(all, id)
+			spans = append(spans, d.span(id))
+		}
+		for range rapid.IntRange(0, 10).Draw(rt, "dups") {
+			id := rapid.SampledFrom(all).Draw(rt, "dup")
+			spans = append(spans, model[id].span(id))
+		}
+		// In one or two batches (parts).
+		cut := rapid.IntRange(0, len(spans)).Draw(rt, "cut")
+		for _, b := range [][]audittest.Span{spans[:cut], spans[cut:]} {
+			if len(b) > 0 {
+				require.NoError(rt, audittest.InsertSpans(ctx, env.Writer, "otel", b))
+			}
+		}
+		if rapid.IntRange(0, 2).Draw(rt, "roll") > 0 {
+			require.NoError(rt, audit.Roll(ctx, env.Writer, audit.WithRollupDelay(0)))
+		}
+		if rapid.IntRange(0, 5).Draw(rt, "merge") == 0 {
+			require.NoError(rt, env.Writer.Exec(ctx, "OPTIMIZE TABLE otel.gate_decisions_hourly FINAL"))
+		}
+		// A question.
+		var q audit.StatsQuery
+		for _, d := range dimsFit {
+			if rapid.IntRange(0, 3).Draw(rt, "by-"+string(d)) == 0 {
+				q.By = append(q.By, d)
+			}
+		}
+		if rapid.Bool().Draw(rt, "since") {
+			q.Filter.Since = base.Add(time.Duration(rapid.Int64Range(0, int64(36*time.Hour)).Draw(rt, "since-at")))
+		}
+		if rapid.Bool().Draw(rt, "until") {
+			q.Filter.Until = base.Add(time.Duration(rapid.Int64Range(int64(36*time.Hour), int64(80*time.Hour)).Draw(rt, "until-at")))
+		}
+		q.Filter.Agent = rapid.SampledFrom([]string{"", "", "coder", "eve'\\"}).Draw(rt, "f-agent")
+		q.Filter.Action = rapid.SampledFrom([]string{"", "", "deny"}).Draw(rt, "f-action")
+		q.Filter.Approval = rapid.SampledFrom([]string{"", "", "", audit.ApprovalNone, "approved"}).Draw(rt, "f-approval")
+		q.Every = rapid.SampledFrom([]time.Duration{0, time.Hour, 24 * time.Hour}).Draw(rt, "every")
+		q.Location = rapid.SampledFrom([]*time.Location{time.UTC, kolkata}).Draw(rt, "loc")
+		want := modelStats(model, q)
+		raw, _, err := audit.StatsFrom(ctx, env.Store, q, false)
+		require.NoError(rt, err)
+		require.Equal(rt, want, statsMap(raw), "gate_decisions alone")
+		rolled, ok, err := audit.StatsFrom(ctx, env.Store, q, true)
+		require.NoError(rt, err)
+		if ok {
+			rolledUsed++
+			require.Equal(rt, want, statsMap(rolled), "roll-up")
+		}
+		got, err := env.Store.Stats(ctx, q)
+		require.NoError(rt, err)
+		require.Equal(rt, want, statsMap(got), "Stats")
+	})
+	require.Positive(t, rolledUsed, "no question was answered from the roll-up")
+	t.Logf("%d questions checked, %d of them from the roll-up", checked, rolledUsed)
+	var rows, spans uint64
+	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT count(), uniqExact(SpanId) FROM otel.gate_decisions").Scan(&rows, &spans))
+	require.Greater(t, rows, spans, "the test left no duplicate unmerged")
+}
