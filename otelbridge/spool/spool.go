@@ -257,9 +257,10 @@ func (s *Spool) load(idx uint64) error {
 	}
 	var keys []spanKey
 	if err == nil && (h.kind == kindPending || len(s.pending) > 0) {
-		rs, derr := decodeSpans(rec)
-		err = derr
-		keys = keysOf(rs)
+		// Only the keys: a wire scan, not a decode of the spans. A record
+		// the scan accepts but proto.Unmarshal would not (the CRC held)
+		// is found by the drainer, which decodes it to upload it.
+		keys, err = scanKeys(rec)
 	}
 	if err != nil {
 		s.torn.Add(1)
