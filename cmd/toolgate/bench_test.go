@@ -47,6 +47,9 @@ func BenchmarkHookInvocation(b *testing.B) {
 				b.Fatalf("exit %d: %s", code, stderr)
 			}
 			walls, cpus = append(walls, took), append(cpus, cpu)
+			if i < 8 && os.Getenv(envDebug) == "1" {
+				b.Logf("%s", stderr) // the phases of a few invocations
+			}
 			if base != "" {
 				_, stderr, code, took, cpu := runHookBinaryCPU(b, base, baseEnv, event, "claude")
 				if code != 0 {
