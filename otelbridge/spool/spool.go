@@ -34,6 +34,13 @@ type Spool struct {
 	log     *wal.Log
 	lock    *os.File
 	ack     *os.File
+	// ackOnDisk is the cursor the ACK file holds (ackKnown: it holds a
+	// valid one) and ackDirty that it was written since its last fsync:
+	// an unchanged cursor is neither written nor fsynced again (every
+	// short-lived process would pay an fsync for nothing). Guarded by mu.
+	ackOnDisk uint64
+	ackKnown  bool
+	ackDirty  bool
 	segSize int64
 	enc     encoder
 	dec     decoder // the drainer's
@@ -185,7 +192,8 @@ func (s *Spool) recover() error {
 		return fmt.Errorf("spool: open log %s: %w", walDir, err)
 	}
 	ackPath := filepath.Join(s.cfg.Dir, "ACK")
-	cursor := readAck(ackPath)
+	cursor, ackOK := readAckValid(ackPath)
+	s.ackOnDisk, s.ackKnown = cursor, ackOK
 	// Past the end: records the ACK covered were lost with a torn tail;
 	// their indexes will be reused, so never count them as sent.
 	cursor = max(min(cursor, last+1), first)
@@ -742,7 +750,11 @@ func (s *Spool) closeFiles() error {
 	defer s.mu.Unlock()
 	err := s.writeAckLocked()
 	if s.ack != nil {
-		err = errors.Join(err, s.ack.Sync(), s.ack.Close())
+		if s.ackDirty {
+			err = errors.Join(err, s.ack.Sync())
+			s.ackDirty = false
+		}
+		err = errors.Join(err, s.ack.Close())
 	}
 	err = errors.Join(err, s.log.Close())
 	s.syncMu.Lock()
@@ -755,8 +767,13 @@ func (s *Spool) closeFiles() error {
 
 // writeAckLocked records the cursor in the ACK file.
 func (s *Spool) writeAckLocked() error {
+	if s.ackKnown && s.ackOnDisk == s.cursor {
+		return nil
+	}
 	if _, err := s.ack.WriteAt(encodeAck(s.cursor), 0); err != nil {
+		s.ackKnown = false
 		return fmt.Errorf("spool: write ACK: %w", err)
 	}
+	s.ackOnDisk, s.ackKnown, s.ackDirty = s.cursor, true, true
 	return nil
 }
