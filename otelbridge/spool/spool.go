@@ -29,11 +29,11 @@ const maxCached = 8192
 // Spool is a durable span spool; see the package documentation. It is an
 // sdktrace.SpanProcessor and safe for concurrent use.
 type Spool struct {
-	cfg     Config
-	client  otlptrace.Client
-	log     *wal.Log
-	lock    *os.File
-	ack     *os.File
+	cfg    Config
+	client otlptrace.Client
+	log    *wal.Log
+	lock   *os.File
+	ack    *os.File
 	// ackOnDisk is the cursor the ACK file holds (ackKnown: it holds a
 	// valid one) and ackDirty that it was written since its last fsync:
 	// an unchanged cursor is neither written nor fsynced again (every
@@ -41,10 +41,10 @@ type Spool struct {
 	ackOnDisk uint64
 	ackKnown  bool
 	ackDirty  bool
-	segSize int64
-	enc     encoder
-	dec     decoder // the drainer's
-	group   group   // final records waiting to be written together
+	segSize   int64
+	enc       encoder
+	dec       decoder // the drainer's
+	group     group   // final records waiting to be written together
 
 	mu       sync.Mutex
 	first    uint64    // index of recs[0]
