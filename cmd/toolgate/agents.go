@@ -188,21 +188,20 @@ func agentByName(name string) *agentSpec { return agents[name] }
 // agentNames lists the accepted CLI arguments.
 func agentNames() string { return "claude, codex or gemini" }
 
-// registryFor is the agent's tool registry, with tool added (open schema)
-// when the agent's table does not have it.
+// registryFor is the registry of the one tool the event calls: the
+// agent's entry for it (its input schema), else tool with an open schema.
+// Only that tool is registered: the executor looks up the call's name and
+// validates against its schema alone, and compiling every tool's schema
+// of the agent cost more than the decision.
 func registryFor(a *agentSpec, tool string) (*executor.Registry, error) {
-	tools := append([]executor.Tool(nil), a.tools...)
-	known := false
-	for _, t := range tools {
-		if t.Name == tool {
-			known = true
+	t := agentTool(tool, openSchema)
+	for _, k := range a.tools {
+		if k.Name == tool {
+			t = k
 			break
 		}
 	}
-	if !known {
-		tools = append(tools, agentTool(tool, openSchema))
-	}
-	reg, err := executor.NewRegistry(tools...)
+	reg, err := executor.NewRegistry(t)
 	if err != nil {
 		return nil, fmt.Errorf("registry for %s: %w", a.name, err)
 	}

@@ -172,6 +172,9 @@ func openTelemetry(ctx context.Context, t exportTarget, service string, uploadTi
 				MaxBytes:      slotMaxBytes,
 				UploadTimeout: uploadTimeout,
 				MaxBackoff:    50 * time.Millisecond,
+				// Collector down: the spool neither reads nor decodes
+				// the backlog an outage left (nothing would be sent).
+				Offline: !up,
 			},
 		})
 		if err == nil {

@@ -92,6 +92,13 @@ type Config struct {
 	// ReportInterval is how often at most the same upload failure reaches
 	// ErrorHandler during an outage (see [UploadError]); 0 = 30 s.
 	ReportInterval time.Duration
+	// Offline: the drainer uploads nothing, and the records stay in the
+	// log for a later Open (the client is neither called nor needed to
+	// work). For a short-lived process that knows the collector is
+	// unreachable (the hook, after a refused connection): it then neither
+	// reads nor decodes the backlog an outage left, which would cost it
+	// time growing with the outage. ForceFlush waits for its context.
+	Offline bool
 	// ErrorHandler receives the spool's errors: failed uploads (the
 	// drainer retries them; *[UploadError], grouped by ReportInterval, and
 	// a *[RecoveredError] when uploads work again), refused or failed

@@ -27,6 +27,13 @@ type batch struct {
 // documentation.
 func (s *Spool) drain() {
 	defer close(s.drainDone)
+	if s.cfg.Offline {
+		select {
+		case <-s.stopping:
+		case <-s.drainCtx.Done():
+		}
+		return
+	}
 	var wait time.Duration
 	var singleUntil uint64 // records below it go one per request (after a rejected batch)
 	rep := uploadReporter{every: s.cfg.ReportInterval}
@@ -36,7 +43,7 @@ func (s *Spool) drain() {
 			select {
 			case <-s.wake:
 			case <-s.stopping:
-				if s.nextBatch(0) == nil {
+				if !s.hasUnsent() { // not nextBatch: it reads and decodes the batch
 					return
 				}
 			case <-s.drainCtx.Done():
@@ -167,6 +174,13 @@ func (s *Spool) nextBatch(singleUntil uint64) *batch {
 		return s.nextBatch(singleUntil)
 	}
 	return b
+}
+
+// hasUnsent reports whether an unsent final record is left.
+func (s *Spool) hasUnsent() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unsentBelowLocked(s.next())
 }
 
 // markLocked moves an unsent record to a final state.

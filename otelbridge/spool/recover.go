@@ -96,12 +96,14 @@ func validPrefix(data []byte) int {
 // The ACK file holds the drainer's cursor: every record below it was
 // acknowledged or dropped. 8 bytes index + CRC-32C; a torn or missing file
 // means 0 (send everything again; duplicates are harmless).
-func readAck(path string) uint64 {
+//
+// readAckValid returns the cursor and whether the file held a valid one.
+func readAckValid(path string) (uint64, bool) {
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) != 12 || crc32.Checksum(b[:8], castagnoli) != binary.BigEndian.Uint32(b[8:]) {
-		return 0
+		return 0, false
 	}
-	return binary.BigEndian.Uint64(b)
+	return binary.BigEndian.Uint64(b), true
 }
 
 func encodeAck(idx uint64) []byte {

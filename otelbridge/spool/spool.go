@@ -29,15 +29,22 @@ const maxCached = 8192
 // Spool is a durable span spool; see the package documentation. It is an
 // sdktrace.SpanProcessor and safe for concurrent use.
 type Spool struct {
-	cfg     Config
-	client  otlptrace.Client
-	log     *wal.Log
-	lock    *os.File
-	ack     *os.File
-	segSize int64
-	enc     encoder
-	dec     decoder // the drainer's
-	group   group   // final records waiting to be written together
+	cfg    Config
+	client otlptrace.Client
+	log    *wal.Log
+	lock   *os.File
+	ack    *os.File
+	// ackOnDisk is the cursor the ACK file holds (ackKnown: it holds a
+	// valid one) and ackDirty that it was written since its last fsync:
+	// an unchanged cursor is neither written nor fsynced again (every
+	// short-lived process would pay an fsync for nothing). Guarded by mu.
+	ackOnDisk uint64
+	ackKnown  bool
+	ackDirty  bool
+	segSize   int64
+	enc       encoder
+	dec       decoder // the drainer's
+	group     group   // final records waiting to be written together
 
 	mu       sync.Mutex
 	first    uint64    // index of recs[0]
@@ -185,7 +192,8 @@ func (s *Spool) recover() error {
 		return fmt.Errorf("spool: open log %s: %w", walDir, err)
 	}
 	ackPath := filepath.Join(s.cfg.Dir, "ACK")
-	cursor := readAck(ackPath)
+	cursor, ackOK := readAckValid(ackPath)
+	s.ackOnDisk, s.ackKnown = cursor, ackOK
 	// Past the end: records the ACK covered were lost with a torn tail;
 	// their indexes will be reused, so never count them as sent.
 	cursor = max(min(cursor, last+1), first)
@@ -257,9 +265,10 @@ func (s *Spool) load(idx uint64) error {
 	}
 	var keys []spanKey
 	if err == nil && (h.kind == kindPending || len(s.pending) > 0) {
-		rs, derr := decodeSpans(rec)
-		err = derr
-		keys = keysOf(rs)
+		// Only the keys: a wire scan, not a decode of the spans. A record
+		// the scan accepts but proto.Unmarshal would not (the CRC held)
+		// is found by the drainer, which decodes it to upload it.
+		keys, err = scanKeys(rec)
 	}
 	if err != nil {
 		s.torn.Add(1)
@@ -741,7 +750,11 @@ func (s *Spool) closeFiles() error {
 	defer s.mu.Unlock()
 	err := s.writeAckLocked()
 	if s.ack != nil {
-		err = errors.Join(err, s.ack.Sync(), s.ack.Close())
+		if s.ackDirty {
+			err = errors.Join(err, s.ack.Sync())
+			s.ackDirty = false
+		}
+		err = errors.Join(err, s.ack.Close())
 	}
 	err = errors.Join(err, s.log.Close())
 	s.syncMu.Lock()
@@ -754,8 +767,13 @@ func (s *Spool) closeFiles() error {
 
 // writeAckLocked records the cursor in the ACK file.
 func (s *Spool) writeAckLocked() error {
+	if s.ackKnown && s.ackOnDisk == s.cursor {
+		return nil
+	}
 	if _, err := s.ack.WriteAt(encodeAck(s.cursor), 0); err != nil {
+		s.ackKnown = false
 		return fmt.Errorf("spool: write ACK: %w", err)
 	}
+	s.ackOnDisk, s.ackKnown, s.ackDirty = s.cursor, true, true
 	return nil
 }
