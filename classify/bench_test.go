@@ -1,8 +1,11 @@
 package classify_test
 
 import (
+	"cmp"
+	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/toolgate/toolgate/classify"
+	"github.com/toolgate/toolgate/classify/internal/callgrind"
 )
 
 // perCommand runs f over every command b.N times and returns the median and
@@ -269,4 +273,103 @@ func BenchmarkOne(b *testing.B) {
 	for n := 0; n < b.N; n++ {
 		c.Bash(s)
 	}
+}
+
+// BenchmarkInstr reports per-command instruction counts under callgrind
+// (repeatable on a loaded machine, unlike times): for each command of
+// $TOOLGATE_INSTR_SET ("corpus" or "one-liners") it runs the floor
+// (parseWalk) and then Bash, each once to warm caches and once between
+// callgrind.ZeroStats and callgrind.DumpStats, reads each dump's
+// "summary:" count back (and removes the dump), and reports p50, p99 and
+// max in instructions and as ratios to the floor's p50, as BenchmarkTail
+// does for times; with -test.v it logs the 20 costliest commands. Run as
+//
+//	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 TOOLGATE_INSTR_SET=one-liners \
+//	  TOOLGATE_INSTR_OUT=/tmp/cg/cg.out valgrind --tool=callgrind \
+//	  --callgrind-out-file=/tmp/cg/cg.out ./classify.test -test.run '^$' \
+//	  -test.bench BenchmarkInstr -test.benchtime 1x
+//
+// (the test binary built with CGO_ENABLED=0: callgrind trips over cgo's
+// signal masks). Skipped unless both variables are set.
+func BenchmarkInstr(b *testing.B) {
+	var cmds []string
+	switch os.Getenv("TOOLGATE_INSTR_SET") {
+	case "corpus":
+		cmds = corpusCommands(b)
+	case "one-liners":
+		cmds = oneLiners(b)
+	default:
+		b.Skip("TOOLGATE_INSTR_SET not set")
+	}
+	out := os.Getenv("TOOLGATE_INSTR_OUT")
+	if out == "" {
+		b.Skip("TOOLGATE_INSTR_OUT not set")
+	}
+	c, err := classify.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	callgrind.DumpStats() // dump 1: start-up
+	dump := 1
+	next := func() float64 {
+		dump++
+		name := fmt.Sprintf("%s.%d", out, dump)
+		data, err := os.ReadFile(name)
+		if err != nil {
+			b.Fatalf("not under callgrind --callgrind-out-file=%s? %v", out, err)
+		}
+		_ = os.Remove(name)
+		for _, l := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(l, "summary: "); ok {
+				n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					b.Fatalf("%s: %v", name, err)
+				}
+				return n
+			}
+		}
+		b.Fatalf("%s: no summary line", name)
+		return 0
+	}
+	type ci struct {
+		cmd string
+		n   float64
+	}
+	bash := make([]ci, len(cmds))
+	floor := make([]float64, len(cmds))
+	for i, s := range cmds {
+		parseWalk(s)
+		callgrind.ZeroStats()
+		parseWalk(s)
+		callgrind.DumpStats()
+		floor[i] = next()
+		c.Bash(s)
+		callgrind.ZeroStats()
+		c.Bash(s)
+		callgrind.DumpStats()
+		bash[i] = ci{s, next()}
+	}
+	slices.SortFunc(bash, func(x, y ci) int { return cmp.Compare(x.n, y.n) })
+	slices.Sort(floor)
+	q := func(p float64) float64 { return bash[min(len(bash)-1, int(p*float64(len(bash))))].n }
+	f50 := floor[len(floor)/2]
+	p50, p99, mx := q(0.5), q(0.99), bash[len(bash)-1].n
+	b.ReportMetric(p50, "p50-instr")
+	b.ReportMetric(p99, "p99-instr")
+	b.ReportMetric(mx, "max-instr")
+	b.ReportMetric(f50, "floor-p50-instr")
+	b.ReportMetric(p50/f50, "p50/floor")
+	b.ReportMetric(p99/f50, "p99/floor")
+	b.ReportMetric(mx/f50, "max/floor")
+	b.ReportMetric(p99/p50, "p99/p50")
+	for _, x := range slices.Backward(bash[max(0, len(bash)-20):]) {
+		b.Logf("%8.0f  %s", x.n, clip(x.cmd, 200))
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
