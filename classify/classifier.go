@@ -162,6 +162,10 @@ type Classifier struct {
 	cfg   config
 	rules *compiled
 	res   resolver
+	// runs holds cleared per-classification states with their parsers
+	// for reuse (a sync.Pool is safe for concurrent use and changes no
+	// verdict: see newRun).
+	runs *sync.Pool
 }
 
 // New returns a Classifier. It fails when the rules do not validate
@@ -206,7 +210,7 @@ func New(opts ...Option) (*Classifier, error) {
 		cfg.workspace = res.resolve("", cfg.workspace)
 		res.workspace = cfg.workspace
 	}
-	return &Classifier{cfg: cfg, rules: cr, res: res}, nil
+	return &Classifier{cfg: cfg, rules: cr, res: res, runs: &sync.Pool{}}, nil
 }
 
 // configErrorRisk is the fail-closed verdict for a bad configuration.
