@@ -42,6 +42,10 @@ type compiledPath struct {
 	// or "~" ("etc" in "/etc/shadow"), "" otherwise: a path whose second
 	// segment is another literal cannot match.
 	second string
+	// nstar is the number of "**" segments: a pattern without one
+	// matches paths of exactly len(segs) segments, one with them paths
+	// of at least len(segs)-nstar (see fits).
+	nstar int
 	// dir: the rule names a directory that other rules look into
 	// ("~", "~/.ssh", "~/.aws"): naming it lists it, reading it whole
 	// needs a recursive reader (matchTree).
@@ -61,6 +65,11 @@ func newCompiledPath(p PathRule) compiledPath {
 		cp.except = append(cp.except, compilePattern(ex))
 	}
 	cp.first = literalSeg(cp.segs[0])
+	for _, sg := range cp.segs {
+		if sg == "**" {
+			cp.nstar++
+		}
+	}
 	l := cp.segs[len(cp.segs)-1]
 	cp.lastSeg = l
 	cp.segPre, cp.segSuf = litPrefix(l), litSuffix(l)
@@ -80,6 +89,15 @@ func newCompiledPath(p PathRule) compiledPath {
 	return cp
 }
 
+// fits reports whether a path of n segments is of a length the pattern
+// can match (a cheap test before matchSegs).
+func (cp *compiledPath) fits(n int) bool {
+	if cp.nstar == 0 {
+		return n == len(cp.segs)
+	}
+	return n >= len(cp.segs)-cp.nstar
+}
+
 func compilePattern(p string) []string {
 	if !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && !strings.HasPrefix(p, "**") {
 		p = "**/" + p
@@ -92,15 +110,25 @@ func compilePattern(p string) []string {
 
 // splitPath turns a resolved path ("/a/b", "~/x", "rel/y") into segments
 // matching compilePattern's form.
-func splitPath(p string) []string {
+func splitPath(p string) []string { return appendSegs(nil, p) }
+
+// appendSegs appends splitPath(p) to buf (for a caller's stack buffer).
+func appendSegs(buf []string, p string) []string {
 	if strings.HasPrefix(p, "/") {
-		rest := strings.TrimPrefix(p, "/")
-		if rest == "" {
-			return []string{"/"}
+		buf = append(buf, "/")
+		p = p[1:]
+		if p == "" {
+			return buf
 		}
-		return append([]string{"/"}, strings.Split(rest, "/")...)
 	}
-	return strings.Split(p, "/")
+	for {
+		i := strings.IndexByte(p, '/')
+		if i < 0 {
+			return append(buf, p)
+		}
+		buf = append(buf, p[:i])
+		p = p[i+1:]
+	}
 }
 
 // matchSegs matches path segments against pattern segments; "**" matches
@@ -578,7 +606,8 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 	if hasGlob(p) {
 		return cr.matchGlob(p, write)
 	}
-	segs := splitPath(p)
+	var sbuf [16]string
+	segs := appendSegs(sbuf[:0], p)
 	var best pathVerdict
 	var buf [8]uint64
 	end := segs[len(segs)-1]
@@ -598,7 +627,7 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 		if l == "" || l.Rank() <= best.level.Rank() {
 			return
 		}
-		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != end ||
+		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != end || !cp.fits(len(segs)) ||
 			!strings.HasPrefix(end, cp.lastPre) || !strings.HasSuffix(end, cp.lastSuf) {
 			return
 		}
@@ -625,7 +654,8 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 // matches the glob, or the glob's last segment ends in the literal suffix
 // of an except pattern's last segment ("~/.ssh/*.pub").
 func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
-	segs := splitPath(p)
+	var sbuf [16]string
+	segs := appendSegs(sbuf[:0], p)
 	k := 0
 	for k < len(segs) && !hasGlob(segs[k]) {
 		k++
@@ -734,15 +764,25 @@ func (cr *compiled) globExempt(excepts [][]string, segs []string) bool {
 // With skipHidden (rg, ag, ack without --hidden), rules whose remaining
 // segments name a hidden entry ("~" holding "~/.ssh/id_*") do not count.
 func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
-	segs := splitPath(p)
+	var sbuf [16]string
+	segs := appendSegs(sbuf[:0], p)
 	var best pathVerdict
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
-		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" {
+		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" || cp.first != "" && cp.first != segs[0] {
 			continue
 		}
+		stars := 0
 		for k := 1; k < len(cp.segs); k++ {
+			// A prefix without "**" matches exactly k segments, one with
+			// them at least k minus their number.
+			if cp.segs[k-1] == "**" {
+				stars++
+			}
+			if stars == 0 && len(segs) != k || len(segs) < k-stars {
+				continue
+			}
 			if matchSegs(cp.segs[:k], segs) && !(skipHidden && hiddenSeg(cp.segs[k:])) {
 				best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which lies below it"}
 				break
