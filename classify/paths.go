@@ -53,7 +53,7 @@ type compiledPath struct {
 }
 
 func literalSeg(s string) string {
-	if s == "**" || strings.ContainsAny(s, "*?[\\") {
+	if s == "**" || globEscBytes.any(s) {
 		return ""
 	}
 	return s
@@ -79,10 +79,10 @@ func newCompiledPath(p PathRule) compiledPath {
 	cp.lastAnywhere = len(cp.segs) > 1 && cp.segs[len(cp.segs)-2] == "**"
 	cp.last = literalSeg(l)
 	if cp.last == "" && l != "**" && !strings.Contains(l, "\\") {
-		if i := strings.IndexAny(l, "*?["); i >= 0 {
+		if i := globBytes.index(l); i >= 0 {
 			cp.lastPre = l[:i]
 		}
-		if i := strings.LastIndexAny(l, "*?]"); i >= 0 {
+		if i := globEndBytes.lastIndex(l); i >= 0 {
 			cp.lastSuf = l[i+1:]
 		}
 	}
@@ -217,7 +217,7 @@ func segMatch(p, s string) bool {
 	if c := p[len(p)-1]; c != '*' && c != '?' && c != ']' && c != s[len(s)-1] && (len(p) < 2 || p[len(p)-2] != '\\') {
 		return false
 	}
-	if !strings.ContainsAny(p, "*?[\\") {
+	if !globEscBytes.any(p) {
 		return false
 	}
 	ok, _ := path.Match(p, s)
@@ -228,19 +228,19 @@ const globMeta = "*?["
 
 // hasGlob reports whether a path segment or path holds glob
 // metacharacters.
-func hasGlob(s string) bool { return strings.ContainsAny(s, globMeta) }
+func hasGlob(s string) bool { return globBytes.any(s) }
 
 // litPrefix and litSuffix are a glob's literal text before its first and
 // after its last metacharacter.
 func litPrefix(s string) string {
-	if i := strings.IndexAny(s, globMeta+"\\"); i >= 0 {
+	if i := globEscBytes.index(s); i >= 0 {
 		return s[:i]
 	}
 	return s
 }
 
 func litSuffix(s string) string {
-	if i := strings.LastIndexAny(s, "*?]"); i >= 0 {
+	if i := globEndBytes.lastIndex(s); i >= 0 {
 		return s[i+1:]
 	}
 	return s
@@ -292,7 +292,7 @@ func couldMatchSeg(p, g string, anywhere bool) bool {
 	if anywhere && !specificGlob(g) {
 		return false
 	}
-	if !strings.ContainsAny(p, globMeta+"\\") {
+	if !globEscBytes.any(p) {
 		ok, _ := path.Match(g, p)
 		return ok
 	}

@@ -68,7 +68,7 @@ func (r *run) appendWord(out []field, w *syntax.Word) []field {
 		// expansion, no glob.
 		switch p := w.Parts[0].(type) {
 		case *syntax.Lit:
-			if !strings.ContainsAny(p.Value, "\\{*?[~") {
+			if !plainWordSpecial.any(p.Value) {
 				return append(out, field{s: p.Value, pos: w.Pos()})
 			}
 		case *syntax.SglQuoted:
@@ -298,7 +298,7 @@ func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
 			b.lit(unescapeDouble(v))
 			return
 		}
-		if strings.ContainsAny(v, "*?[") && v != "[" {
+		if globBytes.any(v) && v != "[" {
 			// A lone "[" (the test command) matches nothing but itself.
 			b.cur.glob = true
 		}
