@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -1021,6 +1022,19 @@ func (r *run) dynamicName(args []field, cx *callCtx) traits {
 	return tShell
 }
 
+// appendGlobMatches appends the names of sorted that match the glob pat:
+// only those starting with pat's literal prefix are tried.
+func appendGlobMatches(out, sorted []string, pat string) []string {
+	pre := litPrefix(pat)
+	i, _ := slices.BinarySearch(sorted, pre)
+	for ; i < len(sorted) && strings.HasPrefix(sorted[i], pre); i++ {
+		if ok, _ := path.Match(pat, sorted[i]); ok {
+			out = append(out, sorted[i])
+		}
+	}
+	return out
+}
+
 // globName handles a command name with glob characters (/bin/r[m]): it
 // is at least review, and as bad as any known command it can match. A
 // pattern matching many commands (*) only gets review.
@@ -1032,15 +1046,8 @@ func (r *run) globName(args []field, cx *callCtx) traits {
 	_, pat := path.Split(args[0].s)
 	pat = strings.ToLower(pat)
 	var names []string
-	for name := range r.cr.Commands {
-		if ok, _ := path.Match(pat, name); ok {
-			names = append(names, name)
-		}
-	}
-	for name := range r.cr.Wrappers {
-		if ok, _ := path.Match(pat, name); ok {
-			names = append(names, name)
-		}
+	for _, all := range [][]string{r.cr.commandNames, r.cr.wrapperNames} {
+		names = appendGlobMatches(names, all, pat)
 	}
 	if len(names) > 16 {
 		return tShell

@@ -2,7 +2,9 @@ package classify
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -110,6 +112,9 @@ type compiled struct {
 	// analyzers is the analyzer registry (see builtinAnalyzers).
 	analyzers map[string]analyzerFunc
 	wrappers  map[string]wrapperFunc
+	// commandNames and wrapperNames are the keys of Commands and
+	// Wrappers, sorted (for glob command names: see globName).
+	commandNames, wrapperNames []string
 }
 
 func compileRules(r *Rules) (*compiled, error) {
@@ -128,6 +133,8 @@ func compileRules(r *Rules) (*compiled, error) {
 			}
 		}
 	}
+	cr.commandNames = slices.Sorted(maps.Keys(r.Commands))
+	cr.wrapperNames = slices.Sorted(maps.Keys(r.Wrappers))
 	cr.secrets = newSecretFilter(cr.paths)
 	cr.index = newPathIndex(cr.paths)
 	cr.longOpts = map[string]*longOptions{}
