@@ -129,6 +129,21 @@ func parseWalk(s string) {
 	}
 }
 
+// reusedFloor is parseWalk with one parser reused across calls, as Bash
+// reuses its parsers (a second floor: NewParser alone allocates ~3 KB).
+func reusedFloor() func(string) {
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	var rd strings.Reader
+	return func(s string) {
+		rd.Reset(s)
+		f, err := p.Parse(&rd, "")
+		if err == nil {
+			n := 0
+			syntax.Walk(f, func(syntax.Node) bool { n++; return true })
+		}
+	}
+}
+
 // minTime is the fastest of reps runs of f(s) (the least disturbed).
 func minTime(reps int, s string, f func(string)) time.Duration {
 	best := time.Duration(1<<63 - 1)
@@ -157,7 +172,8 @@ func oneLiners(b *testing.B) []string {
 // BenchmarkTail reports the latency distribution of classification over
 // the labelled corpus and the 10,000 real one-liners: p50, p99 and max
 // per command (µs), and as ratios to the parse-plus-walk floor's p50;
-// p99/p50 is the flatness of the tail. Each command's time is the
+// p99/p50 is the flatness of the tail; the same against a floor whose
+// parser is reused (reusedFloor). Each command's time is the
 // fastest of several runs. Run with -benchtime=1x; nothing here asserts
 // a time.
 func BenchmarkTail(b *testing.B) {
@@ -173,13 +189,17 @@ func BenchmarkTail(b *testing.B) {
 			cmds := set.cmds(b)
 			bash := make([]time.Duration, len(cmds))
 			floor := make([]time.Duration, len(cmds))
+			floor2 := make([]time.Duration, len(cmds))
+			reused := reusedFloor()
 			for i, s := range cmds {
 				c.Bash(s)
 				bash[i] = minTime(7, s, func(s string) { c.Bash(s) })
 				floor[i] = minTime(7, s, parseWalk)
+				floor2[i] = minTime(7, s, reused)
 			}
 			slices.Sort(bash)
 			slices.Sort(floor)
+			slices.Sort(floor2)
 			us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 			f50 := us(quantile(floor, 0.5))
 			p50, p99, mx := us(quantile(bash, 0.5)), us(quantile(bash, 0.99)), us(bash[len(bash)-1])
@@ -193,6 +213,10 @@ func BenchmarkTail(b *testing.B) {
 			b.ReportMetric(p99/f50, "p99/floor")
 			b.ReportMetric(mx/f50, "max/floor")
 			b.ReportMetric(p99/p50, "p99/p50")
+			r50 := us(quantile(floor2, 0.5))
+			b.ReportMetric(r50, "reused-floor-p50-µs")
+			b.ReportMetric(p50/r50, "p50/reused-floor")
+			b.ReportMetric(mx/r50, "max/reused-floor")
 		})
 	}
 }
@@ -280,7 +304,8 @@ func BenchmarkOne(b *testing.B) {
 // BenchmarkInstr reports per-command instruction counts under callgrind
 // (repeatable on a loaded machine, unlike times): for each command of
 // $TOOLGATE_INSTR_SET ("corpus" or "one-liners") it runs the floor
-// (parseWalk) and then Bash, each once to warm caches and once between
+// (parseWalk), the floor with a reused parser (reusedFloor) and then
+// Bash, each once to warm caches and once between
 // callgrind.ZeroStats and callgrind.DumpStats, reads each dump's
 // "summary:" count back (and removes the dump), and reports p50, p99 and
 // max in instructions and as ratios to the floor's p50, as BenchmarkTail
@@ -353,12 +378,19 @@ func BenchmarkInstr(b *testing.B) {
 	}
 	bash := make([]ci, len(cmds))
 	floor := make([]float64, len(cmds))
+	floor2 := make([]float64, len(cmds))
+	reused := reusedFloor()
 	for i, s := range cmds {
 		parseWalk(s)
 		callgrind.ZeroStats()
 		parseWalk(s)
 		callgrind.DumpStats()
 		floor[i] = next()
+		reused(s)
+		callgrind.ZeroStats()
+		reused(s)
+		callgrind.DumpStats()
+		floor2[i] = next()
 		c.Bash(s)
 		callgrind.ZeroStats()
 		c.Bash(s)
@@ -378,6 +410,11 @@ func BenchmarkInstr(b *testing.B) {
 	b.ReportMetric(p99/f50, "p99/floor")
 	b.ReportMetric(mx/f50, "max/floor")
 	b.ReportMetric(p99/p50, "p99/p50")
+	slices.Sort(floor2)
+	r50 := floor2[len(floor2)/2]
+	b.ReportMetric(r50, "reused-floor-p50-instr")
+	b.ReportMetric(p50/r50, "p50/reused-floor")
+	b.ReportMetric(mx/r50, "max/reused-floor")
 	for _, x := range slices.Backward(bash[max(0, len(bash)-20):]) {
 		b.Logf("%8.0f  %s", x.n, clip(x.cmd, 200))
 	}
