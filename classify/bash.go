@@ -94,20 +94,25 @@ func (r *run) parse(src string) (*syntax.File, error) {
 	return r.parser.Parse(&r.rd, "")
 }
 
-// newRun returns a cleared run for c, reusing a parser from c.runs.
+// newRun returns a cleared run for c, reusing a parser and an emptied
+// path memo from c.runs.
 func (c *Classifier) newRun(command string) *run {
 	r, _ := c.runs.Get().(*run)
 	if r == nil {
 		r = &run{}
 	}
-	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser}
+	m := r.pathMemo
+	if m != nil {
+		m.n, m.next = 0, 0 // reused, empty (entries past n are never read)
+	}
+	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m}
 	return r
 }
 
 // putRun returns r to c.runs, holding nothing of the classification it
 // served (the findings went to the caller).
 func (c *Classifier) putRun(r *run) {
-	*r = run{parser: r.parser}
+	*r = run{parser: r.parser, pathMemo: r.pathMemo}
 	c.runs.Put(r)
 }
 
