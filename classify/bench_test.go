@@ -174,7 +174,7 @@ func oneLiners(b *testing.B) []string {
 // per command (µs), and as ratios to the parse-plus-walk floor's p50;
 // p99/p50 is the flatness of the tail; the same against a floor whose
 // parser is reused (reusedFloor). Each command's time is the
-// fastest of several runs. Run with -benchtime=1x; nothing here asserts
+// fastest of 7 runs, and for the slowest 1% of 51 more. Run with -benchtime=1x; nothing here asserts
 // a time.
 func BenchmarkTail(b *testing.B) {
 	c, err := classify.New()
@@ -197,6 +197,21 @@ func BenchmarkTail(b *testing.B) {
 				floor[i] = minTime(7, s, parseWalk)
 				floor2[i] = minTime(7, s, reused)
 			}
+			// The slowest 1% again with more runs each: on a loaded
+			// machine seven runs of a long command may all be disturbed.
+			again := func(ts []time.Duration, f func(string)) {
+				idx := make([]int, len(ts))
+				for i := range idx {
+					idx[i] = i
+				}
+				slices.SortFunc(idx, func(x, y int) int { return cmp.Compare(ts[y], ts[x]) })
+				for _, i := range idx[:max(1, len(idx)/100)] {
+					ts[i] = min(ts[i], minTime(51, cmds[i], f))
+				}
+			}
+			again(bash, func(s string) { c.Bash(s) })
+			again(floor, parseWalk)
+			again(floor2, reused)
 			slices.Sort(bash)
 			slices.Sort(floor)
 			slices.Sort(floor2)
