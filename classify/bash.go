@@ -109,12 +109,10 @@ func (c *Classifier) newRun(command string) *run {
 	return r
 }
 
-// putRun returns r to c.runs, holding nothing of the classification it
-// served (the findings went to the caller).
-func (c *Classifier) putRun(r *run) {
-	*r = run{parser: r.parser, pathMemo: r.pathMemo}
-	c.runs.Put(r)
-}
+// putRun returns r to c.runs. It is cleared when next taken (newRun),
+// not here: clearing twice costs more than the memory a pooled run
+// holds on to until then (sync.Pool lets go of it over two collections).
+func (c *Classifier) putRun(r *run) { c.runs.Put(r) }
 
 // Bash classifies a shell command with the default rules and opts. It
 // never fails: parse errors, inputs over the limits and configuration
