@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,7 +79,40 @@ type run struct {
 	// from it holds when run as a script (exec.written-script).
 	srcOut    string
 	hasSrcOut bool
+	// parser and rd are reused by every parse of the run (and of later
+	// runs: see Classifier.runs); a Parser can parse again once done.
+	parser *syntax.Parser
+	rd     strings.Reader
 }
+
+// parse parses src as bash with the run's parser.
+func (r *run) parse(src string) (*syntax.File, error) {
+	if r.parser == nil {
+		r.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	r.rd.Reset(src)
+	return r.parser.Parse(&r.rd, "")
+}
+
+// newRun returns a cleared run for c, reusing a parser and an emptied
+// path memo from c.runs.
+func (c *Classifier) newRun(command string) *run {
+	r, _ := c.runs.Get().(*run)
+	if r == nil {
+		r = &run{}
+	}
+	m := r.pathMemo
+	if m != nil {
+		m.n, m.next = 0, 0 // reused, empty (entries past n are never read)
+	}
+	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m}
+	return r
+}
+
+// putRun returns r to c.runs. It is cleared when next taken (newRun),
+// not here: clearing twice costs more than the memory a pooled run
+// holds on to until then (sync.Pool lets go of it over two collections).
+func (c *Classifier) putRun(r *run) { c.runs.Put(r) }
 
 // Bash classifies a shell command with the default rules and opts. It
 // never fails: parse errors, inputs over the limits and configuration
@@ -94,15 +128,19 @@ func Bash(command string, opts ...Option) Risk {
 // Bash classifies a shell command (bash syntax). See the package
 // documentation for what is walked and docs/classifier.md for the rules.
 func (c *Classifier) Bash(command string) (risk Risk) {
-	r := &run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}}
+	r := c.newRun(command)
 	if c.cfg.workspace != "" {
 		r.cwd, r.cwdKnown = c.cfg.workspace, true
 	}
 	defer func() {
 		if v := recover(); v != nil {
+			// The run (and its parser) may be half-way through anything:
+			// it is not reused.
 			risk = summarize(append(r.findings, Finding{Level: review, Rule: "classify.internal-error",
 				Reason: clip(fmt.Sprint("internal error: ", v), 120), Command: clip(command, 120), Line: 1, Col: 1}), "")
+			return
 		}
+		c.putRun(r)
 	}()
 	if strings.TrimSpace(command) == "" {
 		return summarize(nil, "empty command")
@@ -122,7 +160,16 @@ func (c *Classifier) Bash(command string) (risk Risk) {
 // hiddenChars flags characters that make a command display differently
 // from what runs: bidi overrides, zero-width characters and a bare CR.
 func (r *run) hiddenChars(s string) {
-	for i, c := range s {
+	// Plain ASCII other than CR cannot hide anything: skip it bytewise.
+	i0 := 0
+	for i0 < len(s) && s[i0] < utf8.RuneSelf && s[i0] != '\r' {
+		i0++
+	}
+	if i0 == len(s) {
+		return
+	}
+	for i, c := range s[i0:] {
+		i += i0
 		bad := ""
 		switch {
 		case c >= 0x202A && c <= 0x202E, c >= 0x2066 && c <= 0x2069:
@@ -150,11 +197,11 @@ func (r *run) script(src string, outer *Finding) {
 	saved := r.sc
 	r.sc = scope{src: src, outer: outer}
 	defer func() { r.sc = saved; r.depth-- }()
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := r.parse(src)
 	if err != nil && strings.Contains(src, "$((") {
 		// Bash reads "$((cmd) | x)" as a command substitution when it is
 		// not valid arithmetic; so do we.
-		if f2, err2 := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(strings.ReplaceAll(src, "$((", "$( (")), ""); err2 == nil {
+		if f2, err2 := r.parse(strings.ReplaceAll(src, "$((", "$( (")); err2 == nil {
 			f, err = f2, nil
 			src = strings.ReplaceAll(src, "$((", "$( (")
 			r.sc.src = src
@@ -978,6 +1025,19 @@ func (r *run) dynamicName(args []field, cx *callCtx) traits {
 	return tShell
 }
 
+// appendGlobMatches appends the names of sorted that match the glob pat:
+// only those starting with pat's literal prefix are tried.
+func appendGlobMatches(out, sorted []string, pat string) []string {
+	pre := litPrefix(pat)
+	i, _ := slices.BinarySearch(sorted, pre)
+	for ; i < len(sorted) && strings.HasPrefix(sorted[i], pre); i++ {
+		if ok, _ := path.Match(pat, sorted[i]); ok {
+			out = append(out, sorted[i])
+		}
+	}
+	return out
+}
+
 // globName handles a command name with glob characters (/bin/r[m]): it
 // is at least review, and as bad as any known command it can match. A
 // pattern matching many commands (*) only gets review.
@@ -989,15 +1049,8 @@ func (r *run) globName(args []field, cx *callCtx) traits {
 	_, pat := path.Split(args[0].s)
 	pat = strings.ToLower(pat)
 	var names []string
-	for name := range r.cr.Commands {
-		if ok, _ := path.Match(pat, name); ok {
-			names = append(names, name)
-		}
-	}
-	for name := range r.cr.Wrappers {
-		if ok, _ := path.Match(pat, name); ok {
-			names = append(names, name)
-		}
+	for _, all := range [][]string{r.cr.commandNames, r.cr.wrapperNames} {
+		names = appendGlobMatches(names, all, pat)
 	}
 	if len(names) > 16 {
 		return tShell

@@ -2,7 +2,9 @@ package classify
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -110,6 +112,9 @@ type compiled struct {
 	// analyzers is the analyzer registry (see builtinAnalyzers).
 	analyzers map[string]analyzerFunc
 	wrappers  map[string]wrapperFunc
+	// commandNames and wrapperNames are the keys of Commands and
+	// Wrappers, sorted (for glob command names: see globName).
+	commandNames, wrapperNames []string
 }
 
 func compileRules(r *Rules) (*compiled, error) {
@@ -128,6 +133,8 @@ func compileRules(r *Rules) (*compiled, error) {
 			}
 		}
 	}
+	cr.commandNames = slices.Sorted(maps.Keys(r.Commands))
+	cr.wrapperNames = slices.Sorted(maps.Keys(r.Wrappers))
 	cr.secrets = newSecretFilter(cr.paths)
 	cr.index = newPathIndex(cr.paths)
 	cr.longOpts = map[string]*longOptions{}
@@ -162,6 +169,10 @@ type Classifier struct {
 	cfg   config
 	rules *compiled
 	res   resolver
+	// runs holds cleared per-classification states with their parsers
+	// for reuse (a sync.Pool is safe for concurrent use and changes no
+	// verdict: see newRun).
+	runs *sync.Pool
 }
 
 // New returns a Classifier. It fails when the rules do not validate
@@ -206,7 +217,7 @@ func New(opts ...Option) (*Classifier, error) {
 		cfg.workspace = res.resolve("", cfg.workspace)
 		res.workspace = cfg.workspace
 	}
-	return &Classifier{cfg: cfg, rules: cr, res: res}, nil
+	return &Classifier{cfg: cfg, rules: cr, res: res, runs: &sync.Pool{}}, nil
 }
 
 // configErrorRisk is the fail-closed verdict for a bad configuration.

@@ -493,10 +493,26 @@ func anyDyn(fs []field) (dyn bool, sub traits) {
 var metadataHosts = []string{"169.254.169.254", "169.254.170.2", "metadata.google.internal", "metadata.goog", "fd00:ec2::254", "100.100.100.200",
 	"2852039166", "0xa9fea9fe", "0xa9.0xfe.0xa9.0xfe", "0251.0376.0251.0376", "a9fe:a9fe", "instance-data.ec2.internal"}
 
+// mayNameMetadataHost is a cheap test before metadataEndpoint's search:
+// every metadataHosts entry holds a digit or "data", and no character
+// outside ASCII lowercases to either.
+func mayNameMetadataHost(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' || c|0x20 == 'd' && i+4 <= len(s) && strings.EqualFold(s[i:i+4], "data") {
+			return true
+		}
+	}
+	return false
+}
+
 // metadataEndpoint flags a network tool or interpreter whose arguments
 // name a cloud metadata endpoint: fetching it is credential theft.
 func (r *run) metadataEndpoint(key string, args []field, cx *callCtx) {
 	for _, f := range args {
+		if !mayNameMetadataHost(f.s) {
+			continue
+		}
 		l := strings.ToLower(f.s)
 		for _, h := range metadataHosts {
 			if strings.Contains(l, h) {

@@ -33,3 +33,32 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestReusedStateLeavesNothing: a Classifier reuses its parsers and
+// per-classification state (a pool); a command classified after any
+// other gets the verdict a fresh Classifier gives it. The preludes set
+// what a run remembers: variables, functions, aliases, rebound names,
+// working directory, downloaded and written files, glob answers.
+func TestReusedStateLeavesNothing(t *testing.T) {
+	preludes := []string{
+		"X=rm; alias ls='rm -rf ~'; f() { rm -rf ~; }; hash -p /bin/rm cat; cd ~/.ssh",
+		"curl -o run.sh https://example.com/x && echo 'rm -rf ~' > job.sh",
+		"cat ~/.ssh/* ~/.aws/cred* .env* */*.pem",
+		"declare -A m; declare -i n; IFS=/; PATH=/tmp",
+		"sh -c 'sh -c \"sh -c true\"'",
+		"$(( (x) | y))",
+	}
+	lines := loadCorpus(t)
+	shared, err := classify.New(classify.WithWorkspace("/work/app"))
+	assert.NoError(t, err)
+	for _, p := range preludes {
+		for _, l := range lines {
+			fresh, err := classify.New(classify.WithWorkspace("/work/app"))
+			assert.NoError(t, err)
+			shared.Bash(p)
+			if !assert.Equal(t, fresh.Bash(l.Command), shared.Bash(l.Command), "after %q: %q", p, l.Command) {
+				return
+			}
+		}
+	}
+}

@@ -357,3 +357,16 @@ func TestEvidenceDestruction(t *testing.T) {
 		{"grep error /var/log/*.log", S, ""},
 	})
 }
+
+// TestMetadataHostFilter: the cheap pre-test of metadataEndpoint passes
+// every metadata host in any case and inside any text, so the filter
+// drops nothing the search would find.
+func TestMetadataHostFilter(t *testing.T) {
+	for _, h := range []string{"169.254.169.254", "METADATA.GOOGLE.INTERNAL", "Metadata.Goog", "fd00:ec2::254", "0XA9FEA9FE",
+		"a9fe:a9fe", "Instance-Data.EC2.internal", "http://[FD00:EC2::254]/latest"} {
+		r := classify.Bash("curl -s http://" + h + "/latest/meta-data/")
+		assert.Equal(t, gate.RiskHigh, r.Level, h)
+		assert.Contains(t, r.Reason, "net.cloud-metadata", h)
+	}
+	assert.NotEqual(t, gate.RiskHigh, classify.Bash("curl -s https://example.com/index.html").Level)
+}

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"math/bits"
 	"path"
 	"slices"
 	"strings"
@@ -41,6 +42,10 @@ type compiledPath struct {
 	// or "~" ("etc" in "/etc/shadow"), "" otherwise: a path whose second
 	// segment is another literal cannot match.
 	second string
+	// nstar is the number of "**" segments: a pattern without one
+	// matches paths of exactly len(segs) segments, one with them paths
+	// of at least len(segs)-nstar (see fits).
+	nstar int
 	// dir: the rule names a directory that other rules look into
 	// ("~", "~/.ssh", "~/.aws"): naming it lists it, reading it whole
 	// needs a recursive reader (matchTree).
@@ -48,7 +53,7 @@ type compiledPath struct {
 }
 
 func literalSeg(s string) string {
-	if s == "**" || strings.ContainsAny(s, "*?[\\") {
+	if s == "**" || globEscBytes.any(s) {
 		return ""
 	}
 	return s
@@ -60,6 +65,11 @@ func newCompiledPath(p PathRule) compiledPath {
 		cp.except = append(cp.except, compilePattern(ex))
 	}
 	cp.first = literalSeg(cp.segs[0])
+	for _, sg := range cp.segs {
+		if sg == "**" {
+			cp.nstar++
+		}
+	}
 	l := cp.segs[len(cp.segs)-1]
 	cp.lastSeg = l
 	cp.segPre, cp.segSuf = litPrefix(l), litSuffix(l)
@@ -69,14 +79,23 @@ func newCompiledPath(p PathRule) compiledPath {
 	cp.lastAnywhere = len(cp.segs) > 1 && cp.segs[len(cp.segs)-2] == "**"
 	cp.last = literalSeg(l)
 	if cp.last == "" && l != "**" && !strings.Contains(l, "\\") {
-		if i := strings.IndexAny(l, "*?["); i >= 0 {
+		if i := globBytes.index(l); i >= 0 {
 			cp.lastPre = l[:i]
 		}
-		if i := strings.LastIndexAny(l, "*?]"); i >= 0 {
+		if i := globEndBytes.lastIndex(l); i >= 0 {
 			cp.lastSuf = l[i+1:]
 		}
 	}
 	return cp
+}
+
+// fits reports whether a path of n segments is of a length the pattern
+// can match (a cheap test before matchSegs).
+func (cp *compiledPath) fits(n int) bool {
+	if cp.nstar == 0 {
+		return n == len(cp.segs)
+	}
+	return n >= len(cp.segs)-cp.nstar
 }
 
 func compilePattern(p string) []string {
@@ -91,15 +110,25 @@ func compilePattern(p string) []string {
 
 // splitPath turns a resolved path ("/a/b", "~/x", "rel/y") into segments
 // matching compilePattern's form.
-func splitPath(p string) []string {
+func splitPath(p string) []string { return appendSegs(nil, p) }
+
+// appendSegs appends splitPath(p) to buf (for a caller's stack buffer).
+func appendSegs(buf []string, p string) []string {
 	if strings.HasPrefix(p, "/") {
-		rest := strings.TrimPrefix(p, "/")
-		if rest == "" {
-			return []string{"/"}
+		buf = append(buf, "/")
+		p = p[1:]
+		if p == "" {
+			return buf
 		}
-		return append([]string{"/"}, strings.Split(rest, "/")...)
 	}
-	return strings.Split(p, "/")
+	for {
+		i := strings.IndexByte(p, '/')
+		if i < 0 {
+			return append(buf, p)
+		}
+		buf = append(buf, p[:i])
+		p = p[i+1:]
+	}
 }
 
 // matchSegs matches path segments against pattern segments; "**" matches
@@ -188,7 +217,7 @@ func segMatch(p, s string) bool {
 	if c := p[len(p)-1]; c != '*' && c != '?' && c != ']' && c != s[len(s)-1] && (len(p) < 2 || p[len(p)-2] != '\\') {
 		return false
 	}
-	if !strings.ContainsAny(p, "*?[\\") {
+	if !globEscBytes.any(p) {
 		return false
 	}
 	ok, _ := path.Match(p, s)
@@ -199,19 +228,19 @@ const globMeta = "*?["
 
 // hasGlob reports whether a path segment or path holds glob
 // metacharacters.
-func hasGlob(s string) bool { return strings.ContainsAny(s, globMeta) }
+func hasGlob(s string) bool { return globBytes.any(s) }
 
 // litPrefix and litSuffix are a glob's literal text before its first and
 // after its last metacharacter.
 func litPrefix(s string) string {
-	if i := strings.IndexAny(s, globMeta+"\\"); i >= 0 {
+	if i := globEscBytes.index(s); i >= 0 {
 		return s[:i]
 	}
 	return s
 }
 
 func litSuffix(s string) string {
-	if i := strings.LastIndexAny(s, "*?]"); i >= 0 {
+	if i := globEndBytes.lastIndex(s); i >= 0 {
 		return s[i+1:]
 	}
 	return s
@@ -263,7 +292,7 @@ func couldMatchSeg(p, g string, anywhere bool) bool {
 	if anywhere && !specificGlob(g) {
 		return false
 	}
-	if !strings.ContainsAny(p, globMeta+"\\") {
+	if !globEscBytes.any(p) {
 		ok, _ := path.Match(g, p)
 		return ok
 	}
@@ -423,43 +452,74 @@ func homeAlias(p string) (string, bool) {
 // grouped by anchor: "/" and "~" rules only match paths starting there,
 // the others ("**/…") any path. Within a group, rules whose last segment
 // is a literal name are indexed by that name and by its first and last
-// byte; the others (a glob or "**" last) are always tried. Candidates
-// come back in rule order, which decides ties.
+// byte; the others (a glob or "**" last) are always tried. Each entry is
+// a set of rule indices (ruleSet), so candidates are a union of a few
+// sets, visited in rule order, which decides ties.
 type pathIndex struct {
+	words           int // len of every ruleSet
 	root, home, any ruleGroup
 }
 
-type ruleGroup struct {
-	byName       map[string][]int
-	byLastByte   [256][]int
-	byFirstByte  [256][]int
-	lits, nonLit []int
+// ruleSet is a bit set of rule indices (bit i of word i/64).
+type ruleSet []uint64
+
+// or adds t to s (len(t) is 0 or len(s)).
+func (s ruleSet) or(t ruleSet) {
+	for i := range t {
+		s[i] |= t[i]
+	}
 }
 
-func (g *ruleGroup) add(i int, last string) {
+// each calls f with every index in s, in increasing order.
+func (s ruleSet) each(f func(i int)) {
+	for w, x := range s {
+		for x != 0 {
+			f(w*64 + bits.TrailingZeros64(x))
+			x &= x - 1
+		}
+	}
+}
+
+type ruleGroup struct {
+	byName       map[string]ruleSet
+	byLastByte   [256]ruleSet
+	byFirstByte  [256]ruleSet
+	lits, nonLit ruleSet
+}
+
+func (ix *pathIndex) set(s *ruleSet, i int) {
+	if *s == nil {
+		*s = make(ruleSet, ix.words)
+	}
+	(*s)[i/64] |= 1 << (i % 64)
+}
+
+func (ix *pathIndex) add(g *ruleGroup, i int, last string) {
 	if last == "" || last == "/" || last == "~" {
-		g.nonLit = append(g.nonLit, i)
+		ix.set(&g.nonLit, i)
 		return
 	}
 	if g.byName == nil {
-		g.byName = map[string][]int{}
+		g.byName = map[string]ruleSet{}
 	}
-	g.lits = append(g.lits, i)
-	g.byName[last] = append(g.byName[last], i)
-	g.byLastByte[last[len(last)-1]] = append(g.byLastByte[last[len(last)-1]], i)
-	g.byFirstByte[last[0]] = append(g.byFirstByte[last[0]], i)
+	ix.set(&g.lits, i)
+	n := g.byName[last]
+	ix.set(&n, i)
+	g.byName[last] = n
+	ix.set(&g.byLastByte[last[len(last)-1]], i)
+	ix.set(&g.byFirstByte[last[0]], i)
 }
 
 func newPathIndex(paths []compiledPath) pathIndex {
-	var ix pathIndex
+	ix := pathIndex{words: (len(paths) + 63) / 64}
 	for i := range paths {
 		switch paths[i].first {
 		case "/":
-			ix.root.add(i, paths[i].last)
+			ix.add(&ix.root, i, paths[i].last)
 		case "~":
-			ix.home.add(i, paths[i].last)
+			ix.add(&ix.home, i, paths[i].last)
 		default:
-			ix.any.add(i, paths[i].last)
+			ix.add(&ix.any, i, paths[i].last)
 		}
 	}
 	return ix
@@ -477,39 +537,39 @@ func (ix *pathIndex) groups(first string) (*ruleGroup, *ruleGroup) {
 	return &ix.any, nil
 }
 
-// merge returns the union of sorted index lists, sorted, in buf.
-func merge(buf []int, lists ...[]int) []int {
-	out := buf[:0]
-	n := 0
-	for _, l := range lists {
-		if len(l) > 0 {
-			n++
-			out = append(out, l...)
-		}
+// union returns the union of sets in buf (cleared, or allocated when too
+// small).
+func (ix *pathIndex) union(buf []uint64, sets ...ruleSet) ruleSet {
+	var out ruleSet
+	if ix.words <= len(buf) {
+		out = buf[:ix.words]
+		clear(out)
+	} else {
+		out = make(ruleSet, ix.words)
 	}
-	if n > 1 {
-		slices.Sort(out)
-		out = slices.Compact(out)
+	for _, t := range sets {
+		out.or(t)
 	}
 	return out
 }
 
 // literalCandidates are the rules a path with first and last segments
 // first and end (literal) can match.
-func (ix *pathIndex) literalCandidates(first, end string, buf []int) []int {
+func (ix *pathIndex) literalCandidates(first, end string, buf []uint64) ruleSet {
 	a, b := ix.groups(first)
 	if b == nil {
-		return merge(buf, a.byName[end], a.nonLit)
+		return ix.union(buf, a.byName[end], a.nonLit)
 	}
-	return merge(buf, a.byName[end], a.nonLit, b.byName[end], b.nonLit)
+	return ix.union(buf, a.byName[end], a.nonLit, b.byName[end], b.nonLit)
 }
 
 // globCandidates are the rules a path with first and last segments
 // first and last (a glob or a name) can match directly, plus those
 // naming dirName, the literal directory the glob lies in ("" for none).
-func (ix *pathIndex) globCandidates(first, last, dirName string, buf []int) []int {
-	pick := func(g *ruleGroup) []int {
-		switch gp, gs := litPrefix(last), litSuffix(last); {
+func (ix *pathIndex) globCandidates(first, last, dirName string, buf []uint64) ruleSet {
+	gp, gs := litPrefix(last), litSuffix(last)
+	pick := func(g *ruleGroup) ruleSet {
+		switch {
 		case last == "**" || strings.Contains(last, "\\"):
 			return g.lits
 		case !hasGlob(last):
@@ -526,7 +586,7 @@ func (ix *pathIndex) globCandidates(first, last, dirName string, buf []int) []in
 		first = ""
 	}
 	a, b := ix.groups(first)
-	var dirA, dirB []int
+	var dirA, dirB ruleSet
 	if dirName != "" {
 		dirA = a.byName[dirName]
 		if b != nil {
@@ -534,9 +594,9 @@ func (ix *pathIndex) globCandidates(first, last, dirName string, buf []int) []in
 		}
 	}
 	if b == nil {
-		return merge(buf, pick(a), dirA, a.nonLit)
+		return ix.union(buf, pick(a), dirA, a.nonLit)
 	}
-	return merge(buf, pick(a), dirA, a.nonLit, pick(b), dirB, b.nonLit)
+	return ix.union(buf, pick(a), dirA, a.nonLit, pick(b), dirB, b.nonLit)
 }
 
 func (cr *compiled) matchOne(p string, write bool) pathVerdict {
@@ -546,45 +606,41 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 	if hasGlob(p) {
 		return cr.matchGlob(p, write)
 	}
-	segs := splitPath(p)
+	var sbuf [16]string
+	segs := appendSegs(sbuf[:0], p)
 	var best pathVerdict
-	var buf [512]int
+	var buf [8]uint64
 	end := segs[len(segs)-1]
 	second := ""
 	if len(segs) > 1 {
 		second = segs[1]
 	}
-	for _, i := range cr.index.literalCandidates(segs[0], end, buf[:]) {
+	cr.index.literalCandidates(segs[0], end, buf[:]).each(func(i int) {
 		cp := &cr.paths[i]
 		if cp.second != "" && second != "" && cp.second != second && cp.first == segs[0] {
-			continue
+			return
 		}
 		l := cp.rule.Read
 		if write {
 			l = cp.rule.Write
 		}
 		if l == "" || l.Rank() <= best.level.Rank() {
-			continue
+			return
 		}
-		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != end ||
+		if cp.first != "" && cp.first != segs[0] || cp.last != "" && cp.last != end || !cp.fits(len(segs)) ||
 			!strings.HasPrefix(end, cp.lastPre) || !strings.HasSuffix(end, cp.lastSuf) {
-			continue
+			return
 		}
 		if !matchSegs(cp.segs, segs) {
-			continue
+			return
 		}
-		exempt := false
 		for _, ex := range cp.except {
 			if matchSegs(ex, segs) {
-				exempt = true
-				break
+				return
 			}
 		}
-		if exempt {
-			continue
-		}
 		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason, dir: cp.dir}
-	}
+	})
 	return best
 }
 
@@ -598,7 +654,8 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 // matches the glob, or the glob's last segment ends in the literal suffix
 // of an except pattern's last segment ("~/.ssh/*.pub").
 func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
-	segs := splitPath(p)
+	var sbuf [16]string
+	segs := appendSegs(sbuf[:0], p)
 	k := 0
 	for k < len(segs) && !hasGlob(segs[k]) {
 		k++
@@ -624,22 +681,22 @@ func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
 	if dirSensitive {
 		dirName = dir[len(dir)-1]
 	}
-	var buf [512]int
+	var buf [8]uint64
 	second := ""
 	if len(segs) > 1 && !hasGlob(segs[1]) {
 		second = segs[1]
 	}
-	for _, i := range cr.index.globCandidates(segs[0], last, dirName, buf[:]) {
+	cr.index.globCandidates(segs[0], last, dirName, buf[:]).each(func(i int) {
 		cp := &cr.paths[i]
 		if cp.second != "" && second != "" && cp.second != second && cp.first == segs[0] {
-			continue
+			return
 		}
 		l := cp.rule.Read
 		if write {
 			l = cp.rule.Write
 		}
 		if l == "" || l.Rank() <= best.level.Rank() {
-			continue
+			return
 		}
 		// The last segments must agree before the whole path is tried:
 		// first by their literal ends (cheap), then as patterns.
@@ -654,10 +711,10 @@ func (cr *compiled) matchGlob(p string, write bool) pathVerdict {
 			hit = matchSegs(cp.segs, dir) || matchSegs(cp.segs, probe)
 		}
 		if !hit || cr.globExempt(cp.except, segs) {
-			continue
+			return
 		}
 		best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which the glob may match", dir: cp.dir && direct}
-	}
+	})
 	return best
 }
 
@@ -707,15 +764,25 @@ func (cr *compiled) globExempt(excepts [][]string, segs []string) bool {
 // With skipHidden (rg, ag, ack without --hidden), rules whose remaining
 // segments name a hidden entry ("~" holding "~/.ssh/id_*") do not count.
 func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
-	segs := splitPath(p)
+	var sbuf [16]string
+	segs := appendSegs(sbuf[:0], p)
 	var best pathVerdict
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
-		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" {
+		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" || cp.first != "" && cp.first != segs[0] {
 			continue
 		}
+		stars := 0
 		for k := 1; k < len(cp.segs); k++ {
+			// A prefix without "**" matches exactly k segments, one with
+			// them at least k minus their number.
+			if cp.segs[k-1] == "**" {
+				stars++
+			}
+			if stars == 0 && len(segs) != k || len(segs) < k-stars {
+				continue
+			}
 			if matchSegs(cp.segs[:k], segs) && !(skipHidden && hiddenSeg(cp.segs[k:])) {
 				best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which lies below it"}
 				break

@@ -121,7 +121,7 @@ func alsoRules(b *strings.Builder, findings []Finding, topRule string) {
 // clip shortens s to at most n bytes on a rune boundary, flattening
 // newlines so that a reason stays on one line.
 func clip(s string, n int) string {
-	if strings.ContainsAny(s, "\n\r\t") {
+	if controlSpace.any(s) {
 		s = strings.Map(func(r rune) rune {
 			if r == '\n' || r == '\r' || r == '\t' {
 				return ' '

@@ -68,7 +68,7 @@ func (r *run) appendWord(out []field, w *syntax.Word) []field {
 		// expansion, no glob.
 		switch p := w.Parts[0].(type) {
 		case *syntax.Lit:
-			if !strings.ContainsAny(p.Value, "\\{*?[~") {
+			if !plainWordSpecial.any(p.Value) {
 				return append(out, field{s: p.Value, pos: w.Pos()})
 			}
 		case *syntax.SglQuoted:
@@ -162,9 +162,20 @@ func expandBraces(parts []syntax.WordPart, limit int) (out [][]syntax.WordPart, 
 				continue
 			}
 			next := make([][]syntax.WordPart, 0, len(out)*len(sl.alts))
+			// Every combination is carved from one batch, each capped
+			// at its length so that later appends copy.
+			n := 0
 			for _, pre := range out {
 				for _, a := range sl.alts {
-					next = append(next, append(slices.Clone(pre), a...))
+					n += len(pre) + len(a)
+				}
+			}
+			batch := make([]syntax.WordPart, 0, n)
+			for _, pre := range out {
+				for _, a := range sl.alts {
+					k := len(batch)
+					batch = append(append(batch, pre...), a...)
+					next = append(next, batch[k:len(batch):len(batch)])
 				}
 			}
 			out = next
@@ -198,16 +209,32 @@ func braceSequence(be *syntax.BraceExp) [][]syntax.WordPart {
 		return nil
 	}
 	from, to := be.Elems[0].Lit(), be.Elems[1].Lit()
-	lit := func(s string) []syntax.WordPart { return []syntax.WordPart{&syntax.Lit{Value: s}} }
+	// The alternatives' parts and literals come from two batches (one
+	// allocation each instead of two per alternative).
+	const maxSeq = 32
+	var (
+		out   [][]syntax.WordPart
+		lits  []syntax.Lit
+		parts []syntax.WordPart
+	)
+	lit := func(s string) []syntax.WordPart {
+		if lits == nil {
+			lits, parts = make([]syntax.Lit, maxSeq), make([]syntax.WordPart, maxSeq)
+			out = make([][]syntax.WordPart, 0, maxSeq)
+		}
+		i := len(out)
+		lits[i].Value = s
+		parts[i] = &lits[i]
+		return parts[i : i+1 : i+1]
+	}
 	a, err1 := strconv.Atoi(from)
 	b, err2 := strconv.Atoi(to)
-	var out [][]syntax.WordPart
 	if err1 == nil && err2 == nil {
 		step := 1
 		if a > b {
 			step = -1
 		}
-		for i := a; len(out) < 32; i += step {
+		for i := a; len(out) < maxSeq; i += step {
 			out = append(out, lit(strconv.Itoa(i)))
 			if i == b {
 				break
@@ -221,7 +248,7 @@ func braceSequence(be *syntax.BraceExp) [][]syntax.WordPart {
 		if x > y {
 			step = -1
 		}
-		for i := int(x); len(out) < 32; i += step {
+		for i := int(x); len(out) < maxSeq; i += step {
 			out = append(out, lit(string(rune(i))))
 			if i == int(y) {
 				break
@@ -298,7 +325,7 @@ func (r *run) expandPart(b *builder, p syntax.WordPart, quoted, first bool) {
 			b.lit(unescapeDouble(v))
 			return
 		}
-		if strings.ContainsAny(v, "*?[") && v != "[" {
+		if globBytes.any(v) && v != "[" {
 			// A lone "[" (the test command) matches nothing but itself.
 			b.cur.glob = true
 		}

@@ -1,0 +1,116 @@
+package classify
+
+import (
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// pathSegments are the pieces hostile paths are made of: names the
+// rules know, glob segments ("**", classes, escapes, extended globs),
+// dot files, the anchors and empty or relative segments.
+var pathSegments = []string{
+	"~", "~alice", "~root", "root", "home", "alice", "Users", "etc", "proc", "self", "1", "123", "task", "environ", "mem",
+	".ssh", "id_rsa", "id_ed25519", "id_rsa.pub", "id_x.pub", "authorized_keys", "known_hosts", "config",
+	".aws", "credentials", ".kube", ".docker", "config.json", ".config", "gcloud", "gh", "hosts.yml",
+	".env", ".env.local", ".envrc", "x.pem", "server.key", "a.p12", "secrets.yml", ".netrc", ".pgpass",
+	".git", "hooks", "pre-commit", ".bashrc", ".zshrc", ".profile", "shadow", "sudoers", "ssl", "private",
+	"src", "main.go", "README.md", "tmp", "work", "app", "node_modules", "", ".", "..",
+	"*", "**", "*.*", "*.pem", "*.pub", "id*", "id_*", "id_rs?", ".e??", ".*", "*_rsa", "cred*", "c?edentials",
+	"[s]sh", ".[s]sh", "[!a]*", "[a-z]*", "\\*", "a\\[b", "[", "]", "@(env|x)", "!(*.pub)", "+(i)d_rsa",
+	".s*h", "*env*", "toolgate", "approvals.db", "approvals.db-wal",
+}
+
+// hostilePath draws a path from pathSegments and arbitrary strings,
+// absolute, home-relative or relative.
+func hostilePath(t *rapid.T) string {
+	n := rapid.IntRange(1, 7).Draw(t, "n")
+	segs := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		if rapid.IntRange(0, 9).Draw(t, "kind") == 0 {
+			segs = append(segs, rapid.StringMatching(`[a-z.*?\[\]!\\~_-]{0,6}`).Draw(t, "raw"))
+		} else {
+			segs = append(segs, rapid.SampledFrom(pathSegments).Draw(t, "seg"))
+		}
+	}
+	p := strings.Join(segs, "/")
+	switch rapid.IntRange(0, 3).Draw(t, "anchor") {
+	case 0:
+		p = "/" + p
+	case 1:
+		p = "~/" + p
+	}
+	return p
+}
+
+// TestPathMatcherEqualsReference: the indexed matcher (bit-set
+// candidates, segment-count filters, stack buffers) answers every read,
+// write and recursive-read question exactly like the matcher it
+// replaced (pathref_test.go), for the default and the workspace rules,
+// on hostile paths, resolved or not.
+func TestPathMatcherEqualsReference(t *testing.T) {
+	def, err := defaultCompiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := profileCompiled[ProfileWorkspace]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := resolver{workspace: "/work/app", home: "/home/dev", temp: []string{"/tmp"}}
+	for _, cr := range []*compiled{def, ws} {
+		ref := newRefMatcher(cr)
+		rapid.Check(t, func(t *rapid.T) {
+			p := hostilePath(t)
+			if rapid.Bool().Draw(t, "resolve") {
+				p = res.resolve("/work/app", p)
+			}
+			for _, write := range []bool{false, true} {
+				if got, want := cr.matchPath(p, write), ref.matchPath(p, write); got != want {
+					t.Fatalf("matchPath(%q, write=%v) = %+v, reference %+v", p, write, got, want)
+				}
+			}
+			for _, hidden := range []bool{false, true} {
+				if got, want := cr.matchTree(p, hidden), ref.matchTree(p, hidden); got != want {
+					t.Fatalf("matchTree(%q, skipHidden=%v) = %+v, reference %+v", p, hidden, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPathMatcherReferenceExamples: the property's generator reaches
+// the interesting answers (a matcher that never matched would pass it).
+func TestPathMatcherReferenceExamples(t *testing.T) {
+	cr, err := defaultCompiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := newRefMatcher(cr)
+	for _, tc := range []struct {
+		p     string
+		write bool
+		id    string
+	}{
+		{"~/.ssh/id_rsa", false, "path.ssh-private-key"},
+		{"~/.ssh/id*", false, ""},
+		{"/home/alice/.aws/credentials", false, "path.cloud-credentials"},
+		{"/proc/self/environ", false, "path.environ"},
+		{"/proc/1/root/etc/shadow", false, "path.shadow"},
+		{"src/.env.local", false, "path.dotenv"},
+		{"~/.bashrc", true, "path.shell-rc"},
+		{"a/b/.git/hooks/pre-commit", true, "path.git-hooks"},
+	} {
+		got, want := cr.matchPath(tc.p, tc.write), ref.matchPath(tc.p, tc.write)
+		if got != want || got.level != high || tc.id != "" && got.id != tc.id {
+			t.Errorf("matchPath(%q, %v) = %+v, reference %+v, want high %s", tc.p, tc.write, got, want, tc.id)
+		}
+	}
+	if v := cr.matchTree("~/.config", false); v.level != high || v != ref.matchTree("~/.config", false) {
+		t.Errorf("matchTree(~/.config) = %+v", v)
+	}
+	if v := cr.matchPath("src/main.go", false); v.level == high {
+		t.Errorf("matchPath(src/main.go) = %+v", v)
+	}
+}
