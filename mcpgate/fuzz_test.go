@@ -53,6 +53,14 @@ func FuzzGatewayMessages(f *testing.F) {
 		sr, cw := io.Pipe()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		// Closing the pipes last (defers run in reverse) ends the reader
+		// goroutine below; ss.Close runs first, while the reader still
+		// drains what the server writes after the final answer (the
+		// answer to the fuzzed line may come later): a pipe nobody reads
+		// blocks the server's write, and Close waits for it.
+		defer sw.Close()
+		defer cr.Close()
+		defer cw.Close()
 		ss, err := gw.Server().Connect(ctx, mcpgate.FilteredStdio(sr, sw, nil), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -83,6 +91,7 @@ func FuzzGatewayMessages(f *testing.F) {
 				}
 				if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID == "final" {
 					done <- m.Result != nil && m.Result.IsError
+					_, _ = io.Copy(io.Discard, cr) // keep draining until the pipe closes
 					return
 				}
 			}
