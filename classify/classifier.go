@@ -123,6 +123,13 @@ func compileRules(r *Rules) (*compiled, error) {
 	}
 	cr := &compiled{Rules: r, analyzers: builtinAnalyzers(), wrappers: builtinWrappers()}
 	for _, p := range r.Paths {
+		// Rules are matched in lower case (see foldCase); the rule set
+		// itself keeps its spelling.
+		p.Pattern = foldCase(p.Pattern)
+		p.Except = slices.Clone(p.Except)
+		for i, ex := range p.Except {
+			p.Except[i] = foldCase(ex)
+		}
 		cr.paths = append(cr.paths, newCompiledPath(p))
 	}
 	for i := range cr.paths {

@@ -287,7 +287,7 @@ func DefaultToolOps() map[string]Op { return defaultToolOps() }
 func defaultToolOps() map[string]Op {
 	return map[string]Op{
 		"read_file": OpRead, "read": OpRead, "view": OpRead, "cat": OpRead, "view_file": OpRead, "open_file": OpRead,
-		"list_dir": OpRead, "glob": OpRead, "grep": OpRead,
+		"list_dir": OpRead, "glob": OpRead, "grep": OpSearch, "search": OpSearch,
 		"write_file": OpWrite, "write": OpWrite, "create_file": OpWrite, "create": OpWrite, "edit": OpWrite,
 		"edit_file": OpWrite, "str_replace": OpWrite, "str_replace_editor": OpWrite, "apply_patch": OpWrite,
 		"multi_edit": OpWrite, "multiedit": OpWrite, "insert": OpWrite, "append_file": OpWrite,
@@ -370,7 +370,7 @@ func (g *pathGate) CheckTool(t gate.ToolInfo) error {
 		return nil
 	}
 	return fmt.Errorf("classify.path has no file operation for it, so it would deny every call: "+
-		"map it, e.g. ops := classify.DefaultToolOps(); ops[%q] = classify.OpRead (or OpWrite, OpDelete); "+
+		"map it, e.g. ops := classify.DefaultToolOps(); ops[%q] = classify.OpRead (or OpSearch, OpWrite, OpDelete); "+
 		"classify.PathGate(classify.WithToolOps(ops)), or scope the gate to the file tools it knows (classify.ForTools)", t.Name)
 }
 
@@ -436,10 +436,12 @@ func opRank(o Op) int {
 	switch o {
 	case OpRead:
 		return 1
-	case OpWrite:
+	case OpSearch:
 		return 2
-	case OpDelete:
+	case OpWrite:
 		return 3
+	case OpDelete:
+		return 4
 	}
 	return 0
 }

@@ -152,6 +152,13 @@ func TestRecursiveReads(t *testing.T) {
 		{"rg --hidden password /root", H, ""},
 		{"ag x /etc", H, ""},
 		{"grep -r x /", H, ""},
+		{"grep -r x /root", H, "path.ssh-private-key"},
+		{"grep -r x /home", H, "path.ssh-private-key"},
+		{"grep -r x /Users/dev", H, "path.ssh-private-key"},
+		{"grep -r x /proc/self/root/etc", H, ""},
+		{"grep -r x ~/.SSH", H, ""},
+		{"cat ~/.ssh/ID_RSA", H, "path.ssh-private-key"},
+		{"cat /ETC/SHADOW", H, "path.shadow"},
 		// Not recursive, hidden entries skipped, or nothing anchored below.
 		{"grep x ~/.config/app.conf", S, ""},
 		{"tar czf - --no-recursion ~/.config", S, ""},

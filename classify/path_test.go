@@ -28,6 +28,25 @@ func TestPath(t *testing.T) {
 		{classify.OpRead, "~/.ssh/id_rsa.pub", ws, S, ""},
 		{classify.OpRead, "/home/dev/.aws/credentials", ws, H, "path.cloud-credentials"}, // home rules hold below every home
 		{classify.OpRead, "/root/.kube/config", ws, H, ""},
+		// Letter case: macOS and Windows open ~/.SSH/ID_RSA as ~/.ssh/id_rsa.
+		{classify.OpRead, "~/.SSH/ID_RSA", ws, H, "path.ssh-private-key"},
+		{classify.OpRead, "/Users/dev/.AWS/Credentials", ws, H, "path.cloud-credentials"},
+		{classify.OpWrite, "/ETC/passwd", ws, H, ""},
+		// A search reads the whole tree below its path; a "**" read too.
+		{classify.OpSearch, "/etc", ws, H, ""},
+		{classify.OpSearch, "/", ws, H, ""},
+		{classify.OpSearch, "~", ws, H, ""},
+		{classify.OpSearch, "/root", ws, H, "path.ssh-private-key"},
+		{classify.OpSearch, "/home", ws, H, "path.ssh-private-key"},
+		{classify.OpSearch, "~/.config", ws, H, ""},
+		{classify.OpSearch, "src", ws, S, ""},
+		{classify.OpSearch, "/work/app", ws, S, ""},
+		{classify.OpSearch, "/usr/share/doc", ws, S, ""},
+		{classify.OpSearch, "~/.ssh/id_rsa", ws, H, "path.ssh-private-key"},
+		{classify.OpRead, "~/**", ws, H, ""},
+		{classify.OpRead, "/etc/**/*.conf", ws, H, ""},
+		{classify.OpRead, "src/**/*.go", ws, S, ""},
+		{classify.OpRead, "/etc", ws, S, ""}, // a listing: names, not contents
 		{classify.OpRead, "/Users/ann/.ssh/id_ed25519", ws, H, ""},
 		{classify.OpRead, "/home/dev/notes.txt", ws, S, ""},
 		{classify.OpRead, "/home/project", ws, S, ""}, // a home directory as a whole is not the "~" rule

@@ -254,6 +254,10 @@ func (ref *refMatcher) matchGlob(p string, write bool) pathVerdict {
 	return best
 }
 func (ref *refMatcher) matchTree(p string, skipHidden bool) pathVerdict {
+	p = foldCase(p)
+	if alt, ok := procRootAlias(p); ok {
+		p = alt
+	}
 	segs := splitPath(p)
 	var best pathVerdict
 	for i := range ref.cr.paths {
@@ -269,7 +273,7 @@ func (ref *refMatcher) matchTree(p string, skipHidden bool) pathVerdict {
 			}
 		}
 	}
-	if alt, ok := homeAlias(p); ok && alt != "~" && !strings.HasPrefix(p, "~") {
+	if alt, ok := treeAlias(p); ok {
 		if v := ref.matchTree(alt, skipHidden); v.level.Rank() > best.level.Rank() {
 			best = v
 		}
@@ -277,6 +281,7 @@ func (ref *refMatcher) matchTree(p string, skipHidden bool) pathVerdict {
 	return best
 }
 func (ref *refMatcher) matchPath(p string, write bool) pathVerdict {
+	p = foldCase(p)
 	if alt, ok := procRootAlias(p); ok {
 		// /proc/PID/root/… is that process's view of the file system.
 		p = alt

@@ -14,7 +14,16 @@ type Op string
 
 // File-tool operations.
 const (
-	OpRead   Op = "read"
+	// OpRead reads the file at the path, or lists the directory there
+	// (its names, not its files' contents). A glob with a "**" segment
+	// reads the whole tree below its literal directory, hidden entries
+	// included (as OpSearch).
+	OpRead Op = "read"
+	// OpSearch reads every file below the path, hidden ones included (a
+	// recursive search: a Grep tool, grep -r): a directory that holds a
+	// sensitive path is judged as that path ("/" holds /etc/shadow, "~"
+	// holds ~/.ssh/id_*). A file path is read as OpRead.
+	OpSearch Op = "search"
 	OpWrite  Op = "write"
 	OpDelete Op = "delete"
 )
@@ -321,6 +330,7 @@ type pathVerdict struct {
 // containers /home/NAME is often a project directory. A path with glob characters is judged by what it
 // could match (see matchGlob).
 func (cr *compiled) matchPath(p string, write bool) pathVerdict {
+	p = foldCase(p)
 	if alt, ok := procRootAlias(p); ok {
 		// /proc/PID/root/… is that process's view of the file system.
 		p = alt
@@ -403,7 +413,7 @@ func (f *secretFilter) may(s string) bool {
 	if f.any || hasGlob(s) {
 		return true
 	}
-	s = strings.TrimRight(s, "/")
+	s = strings.TrimRight(foldCase(s), "/")
 	base := s[strings.LastIndexByte(s, '/')+1:]
 	if f.names[base] {
 		return true
@@ -433,7 +443,7 @@ func homeAlias(p string) (string, bool) {
 	switch {
 	case p == "/root" || strings.HasPrefix(p, "/root/"):
 		rest = strings.TrimPrefix(p, "/root")
-	case strings.HasPrefix(p, "/home/") || strings.HasPrefix(p, "/Users/"):
+	case strings.HasPrefix(p, "/home/") || strings.HasPrefix(p, "/Users/") || strings.HasPrefix(p, "/users/"): // "/users/": folded (foldCase)
 		q := p[strings.IndexByte(p[1:], '/')+2:]
 		if q == "" || q[0] == '/' || q[0] == '.' {
 			return "", false
@@ -764,13 +774,28 @@ func (cr *compiled) globExempt(excepts [][]string, segs []string) bool {
 // With skipHidden (rg, ag, ack without --hidden), rules whose remaining
 // segments name a hidden entry ("~" holding "~/.ssh/id_*") do not count.
 func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
+	return cr.matchTreeNamed(p, skipHidden, "")
+}
+
+// matchTreeNamed is matchTree for the files below p whose names the glob
+// segment name may match ("" or "**": any name): only rules whose last
+// segment is compatible with it (nameCompatible) count.
+func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathVerdict {
+	p, name = foldCase(p), foldCase(name)
+	if name == "**" {
+		name = ""
+	}
+	if alt, ok := procRootAlias(p); ok {
+		p = alt
+	}
 	var sbuf [16]string
 	segs := appendSegs(sbuf[:0], p)
 	var best pathVerdict
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
-		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" || cp.first != "" && cp.first != segs[0] {
+		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" || cp.first != "" && cp.first != segs[0] ||
+			name != "" && !nameCompatible(cp.lastSeg, name) {
 			continue
 		}
 		stars := 0
@@ -789,12 +814,33 @@ func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
 			}
 		}
 	}
-	if alt, ok := homeAlias(p); ok && alt != "~" && !strings.HasPrefix(p, "~") {
-		if v := cr.matchTree(alt, skipHidden); v.level.Rank() > best.level.Rank() {
+	if alt, ok := treeAlias(p); ok {
+		if v := cr.matchTreeNamed(alt, skipHidden, name); v.level.Rank() > best.level.Rank() {
 			best = v
 		}
 	}
 	return best
+}
+
+// treeAlias is the "~" form of a directory p that holds a home's
+// contents, for matchTree: below a home directory the "~" rules apply; a
+// tree that holds home directories (/home, /Users) holds what each of
+// them holds; /root and /Users/NAME are homes. /home/NAME itself is not
+// taken for one (in containers it is often a project directory: see
+// matchPath), unless it is the user's own (resolved to "~" before this).
+// p is folded (foldCase).
+func treeAlias(p string) (string, bool) {
+	if strings.HasPrefix(p, "~") {
+		return "", false
+	}
+	alt, ok := homeAlias(p)
+	switch {
+	case p == "/home" || p == "/users":
+		return "~", true
+	case alt == "~" && p != "/root" && !strings.HasPrefix(p, "/users/"):
+		return "", false
+	}
+	return alt, ok
 }
 
 // loc is where a resolved path lies.
@@ -965,7 +1011,7 @@ func (c *Classifier) Path(op Op, p string) Risk {
 		fs = append(fs, Finding{Level: l, Rule: rule, Reason: reason, Command: string(op) + " " + clip(p, 100), Line: 1, Col: 1})
 	}
 	switch op {
-	case OpRead, OpWrite, OpDelete:
+	case OpRead, OpSearch, OpWrite, OpDelete:
 	default:
 		add(high, "path.unknown-op", "unknown file operation "+clip(string(op), 20))
 		return summarize(fs, "")
@@ -982,7 +1028,7 @@ func (c *Classifier) Path(op Op, p string) Risk {
 		cwd = c.cfg.workspace
 	}
 	rp := c.res.resolve(cwd, p)
-	write := op != OpRead
+	write := op == OpWrite || op == OpDelete
 	if v := c.rules.matchPath(rp, write); v.level != "" && v.level != safe {
 		verb := "reads"
 		switch op {
@@ -992,6 +1038,25 @@ func (c *Classifier) Path(op Op, p string) Risk {
 			verb = "deletes"
 		}
 		add(v.level, v.id, verb+" "+v.reason)
+	}
+	if !write {
+		// A recursive read reaches every file below the directory.
+		tree, name := "", ""
+		switch {
+		case op == OpSearch && !hasGlob(rp):
+			tree = rp
+		case hasGlob(rp) && hasStarStar(rp):
+			// A "**" in the path spans any number of directories, hidden
+			// ones included: the glob reaches the tree below its literal
+			// directory, the files whose names its last segment takes.
+			tree = globRoot(rp)
+			name = rp[strings.LastIndexByte(rp, '/')+1:]
+		}
+		if tree != "" {
+			if v := c.rules.matchTreeNamed(tree, false, name); v.level != "" && v.level != safe {
+				add(v.level, v.id, "reads recursively "+v.reason)
+			}
+		}
 	}
 	where := c.res.where(rp)
 	if op == OpDelete {
@@ -1059,4 +1124,60 @@ func hiddenSeg(segs []string) bool {
 		}
 	}
 	return false
+}
+
+// hasStarStar reports whether the glob p has a "**" segment.
+func hasStarStar(p string) bool {
+	for _, sg := range strings.Split(p, "/") {
+		if sg == "**" {
+			return true
+		}
+	}
+	return false
+}
+
+// nameCompatible reports whether some file name could match both a
+// rule's last segment and the glob segment name (a name or a glob; Go's
+// path.Match, so "*" takes hidden names too: conservative).
+func nameCompatible(rule, name string) bool {
+	switch {
+	case rule == "**" || rule == name || segMatch(rule, name) || segMatch(name, rule):
+		return true
+	case hasGlob(rule) && hasGlob(name):
+		return strings.Trim(name, "*") == "" || couldMatchSeg(rule, name, false)
+	}
+	return false
+}
+
+// globRoot is the directory of a resolved glob before its first segment
+// with a glob character ("/" or "~" at least): what the glob can reach.
+func globRoot(p string) string {
+	segs := strings.Split(p, "/")
+	for i, sg := range segs {
+		if hasGlob(sg) {
+			root := strings.Join(segs[:i], "/")
+			switch {
+			case root == "" && strings.HasPrefix(p, "/"):
+				return "/"
+			case root == "":
+				return "."
+			}
+			return root
+		}
+	}
+	return p
+}
+
+// foldCase is p in the lower case the path rules are compiled in (see
+// compileRules): file systems that ignore case (macOS's default APFS,
+// Windows's NTFS) open ~/.ssh/id_rsa for ~/.SSH/ID_RSA, so rules match
+// paths case-insensitively (Unicode lower case, strings.ToLower). A path
+// without upper-case or non-ASCII bytes is returned as it is.
+func foldCase(p string) string {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c >= 0x80 || 'A' <= c && c <= 'Z' {
+			return strings.ToLower(p)
+		}
+	}
+	return p
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,7 @@ const SourcePolicy = "policy"
 // is the rule's and never the call's.
 const (
 	opToolRead   = "read_file"
+	opToolSearch = "grep"
 	opToolWrite  = "write_file"
 	opToolDelete = "delete_file"
 )
@@ -43,7 +45,8 @@ type policyGate struct {
 // one), fetch to a review decision, allow/deny/ask to a fixed decision;
 // a tool without a rule is asked about ("no policy for tool X"). Under
 // the read-only profile every review (fetch, no rule, an ask rule) is
-// denied instead. workspace, when non-empty, replaces p.Workspace as the
+// denied instead. The classifier's options are ClassifierOptions and
+// GateOptions. workspace, when non-empty, replaces p.Workspace as the
 // classifier's workspace root (absolute; a relative one is made absolute
 // against the working directory). The gate judges every tool (no scope),
 // is safe for concurrent use and never runs anything. It fails when the
@@ -72,15 +75,8 @@ func (p *Policy) GateAt(workspace, cwd string) (gate.Gate, error) {
 		}
 		ws = abs
 	}
-	copts := []classify.Option{classify.WithWorkspace(ws), classify.WithTrustedWorkspace(p.Trusted())}
-	var gopts []classify.GateOption
-	if p.Profile != "" {
-		gopts = append(gopts, classify.WithGateProfile(p.Profile))
-		copts = append(copts, classify.WithProfile(p.Profile))
-	}
-	if p.High == HighAsk {
-		gopts = append(gopts, classify.WithHighAction(gate.ActionAsk))
-	}
+	copts := p.ClassifierOptions(ws)
+	gopts := p.GateOptions()
 	bash, err := classify.BashGate(append(gopts, classify.WithClassifierOptions(copts...))...)
 	if err != nil {
 		return nil, fmt.Errorf("policy: bash gate: %w", err)
@@ -98,6 +94,36 @@ func (p *Policy) GateAt(workspace, cwd string) (gate.Gate, error) {
 		g.cwd = filepath.Clean(cwd)
 	}
 	return g, nil
+}
+
+// ClassifierOptions are the classifier options the policy's gates use,
+// for a workspace root (absolute, or "" for none): the workspace, whether
+// it is trusted, the profile, and the user's home (os.UserHomeDir, when
+// set and absolute: /Users/me/.ssh is ~/.ssh to the rules). The MCP
+// gateway builds its classifier from the same options.
+func (p *Policy) ClassifierOptions(workspace string) []classify.Option {
+	opts := []classify.Option{classify.WithWorkspace(workspace), classify.WithTrustedWorkspace(p.Trusted())}
+	if p.Profile != "" {
+		opts = append(opts, classify.WithProfile(p.Profile))
+	}
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		opts = append(opts, classify.WithHome(home))
+	}
+	return opts
+}
+
+// GateOptions are the options of the policy's classifier gates: the
+// profile's gate behaviour, and high risk asked instead of denied when
+// the policy says high: ask.
+func (p *Policy) GateOptions() []classify.GateOption {
+	var opts []classify.GateOption
+	if p.Profile != "" {
+		opts = append(opts, classify.WithGateProfile(p.Profile))
+	}
+	if p.High == HighAsk {
+		opts = append(opts, classify.WithHighAction(gate.ActionAsk))
+	}
+	return opts
 }
 
 // Name is SourcePolicy.
@@ -233,16 +259,35 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 			if len(ps) == 0 {
 				ps = []string{orDefault(g.cwd, orDefault(g.workspace, "."))} // where the search runs
 			}
-			if r.extract == extractSearch {
-				if pat, _ := call.Input["pattern"].(string); pat != "" {
-					ps = append(ps, globDir(ps[0], pat))
+		}
+		switch r.extract {
+		case extractSearch:
+			// A listing (Glob, LS): names, not contents; the pattern's
+			// directory is listed too.
+			for _, pat := range stringFields(call.Input, "pattern") {
+				ps = append(ps, globDir(ps[0], pat))
+			}
+		case extractSearchRe:
+			// A content search (Grep) reads every file below each path,
+			// hidden ones included; its file filter ("glob", Gemini's
+			// "include") is a read of what it names below the path.
+			if opRank(op) < opRank(classify.OpSearch) {
+				op = classify.OpSearch
+			}
+			var filters []string
+			for _, pat := range stringFields(call.Input, "glob", "include") {
+				for _, base := range ps {
+					filters = append(filters, globUnder(base, pat))
 				}
+			}
+			if len(filters) > 0 {
+				byOp[classify.OpRead] = filters
 			}
 		}
 		if len(ps) == 0 {
 			return failClosed(classify.SourcePath, fmt.Sprintf("classify.path: input has no string field %s", strings.Join(r.FieldsOrDefault(), " or "))), nil
 		}
-		byOp[op] = ps
+		byOp[op] = append(byOp[op], ps...)
 	}
 	if g.cwd != "" {
 		for op, ps := range byOp {
@@ -259,7 +304,7 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 	}
 	var best gate.Decision
 	first := true
-	for _, op := range []classify.Op{classify.OpRead, classify.OpWrite, classify.OpDelete} {
+	for _, op := range []classify.Op{classify.OpRead, classify.OpSearch, classify.OpWrite, classify.OpDelete} {
 		ps := byOp[op]
 		if len(ps) == 0 {
 			continue
@@ -309,6 +354,41 @@ func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bo
 // shellQuote quotes s as one shell word.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// globUnder is a search's file filter (a glob matched below base, as
+// ripgrep's --glob) as one path glob: "**/*.go" under /src is
+// /src/**/*.go; a filter without "/" matches at any depth ("*.pem" is
+// base/**/*.pem); an absolute or "~" filter is itself.
+func globUnder(base, pat string) string {
+	pat = strings.TrimPrefix(pat, "!") // a negated filter names files too
+	switch {
+	case path.IsAbs(pat) || strings.HasPrefix(pat, "~"):
+		return pat
+	case !strings.Contains(pat, "/"):
+		return path.Join(base, "**", pat)
+	}
+	return path.Join(base, pat)
+}
+
+// stringFields are the string values of in's keys that are one of names
+// in any gate.SameFieldName spelling, in sorted key order (other types
+// are left out: the input schema has already judged them).
+func stringFields(in map[string]any, names ...string) []string {
+	var keys []string
+	for k := range in {
+		if slices.ContainsFunc(names, func(n string) bool { return gate.SameFieldName(k, n) }) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		if s, ok := in[k].(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // globDir is the directory part of a glob pattern before its first
 // meta character, joined to base when relative ("../../**/*.go" → base/../..).
 func globDir(base, pat string) string {
@@ -345,6 +425,8 @@ func opTool(op classify.Op) string {
 	switch op {
 	case classify.OpRead:
 		return opToolRead
+	case classify.OpSearch:
+		return opToolSearch
 	case classify.OpDelete:
 		return opToolDelete
 	}
@@ -355,10 +437,12 @@ func opRank(o classify.Op) int {
 	switch o {
 	case classify.OpRead:
 		return 1
-	case classify.OpWrite:
+	case classify.OpSearch:
 		return 2
-	case classify.OpDelete:
+	case classify.OpWrite:
 		return 3
+	case classify.OpDelete:
+		return 4
 	}
 	return 0
 }

@@ -75,8 +75,8 @@ type agentRun struct {
 
 // runAgent runs agent (claude, codex, gemini) once in a scratch HOME with
 // the model server and hookCmd installed as its pre-tool-use hook on its
-// shell tool; a canary directory under HOME proves whether a destructive
-// command ran. The hook matchers are the ones docs/hooks.md recommends:
+// shell tool; a canary directory under HOME and keep/ in the workspace
+// prove whether a destructive command ran. The hook matchers are the ones docs/hooks.md recommends:
 // "*" for Claude Code, "Bash" for Codex, ".*" for Gemini CLI.
 func runAgent(t *testing.T, agent, hookCmd string, model *modelServer) agentRun {
 	t.Helper()
@@ -89,6 +89,12 @@ func runAgent(t *testing.T, agent, hookCmd string, model *modelServer) agentRun 
 		}
 	}
 	if err := os.WriteFile(filepath.Join(r.Canary, "alive"), []byte("alive\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.Work, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Work, "keep", "alive"), []byte("alive\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(r.Work, "README.md"), []byte("# work\n"), 0o644); err != nil {
@@ -154,8 +160,10 @@ stream_max_retries = 0
 	return r
 }
 
-// canaryAlive reports whether the run's canary survived.
+// canaryAlive reports whether the run's canaries survived: ~/canary and
+// the workspace's keep/ directory.
 func (r agentRun) canaryAlive() bool {
 	_, err := os.Stat(filepath.Join(r.Canary, "alive"))
-	return err == nil
+	_, err2 := os.Stat(filepath.Join(r.Work, "keep", "alive"))
+	return err == nil && err2 == nil
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace"
 
@@ -377,6 +378,9 @@ func readEvent(ctx context.Context, in io.Reader, a *agentSpec) (hookEvent, erro
 	if len(r.b) > maxEventBytes {
 		return ev, fmt.Errorf("the hook event is larger than %d bytes", maxEventBytes)
 	}
+	if err := checkEventNames(r.b); err != nil {
+		return ev, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(r.b))
 	if err := dec.Decode(&ev); err != nil {
 		return ev, fmt.Errorf("the hook event is not a JSON object: %w", err)
@@ -496,4 +500,41 @@ func firstLines(b []byte, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// eventNames are the hook event's names hookEvent reads.
+var eventNames = []string{"session_id", "hook_event_name", "tool_name", "tool_input", "tool_use_id", "cwd", "turn_id"}
+
+// checkEventNames refuses a hook event whose top-level object has a name
+// twice, or another spelling of a name the hook reads ("TOOL_NAME",
+// "Tool_Name"): encoding/json would bind either to the field, the last one
+// winning, while the agent (JavaScript, Rust) reads the exact name once —
+// the gate must judge the call the agent runs. The tool input's own names
+// are the executor's to check (and deny, with a traced decision).
+func checkEventNames(b []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return errors.New("the hook event is not a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return fmt.Errorf("the hook event is not a JSON object: %w", err)
+		}
+		name := tok.String()
+		if seen[name] {
+			return fmt.Errorf("the hook event has the name %q twice", name)
+		}
+		seen[name] = true
+		for _, n := range eventNames {
+			if name != n && strings.EqualFold(strings.ReplaceAll(name, "-", "_"), n) {
+				return fmt.Errorf("the hook event has %q, another spelling of %q", name, n)
+			}
+		}
+		if err := dec.SkipValue(); err != nil {
+			return fmt.Errorf("the hook event is not a JSON object: %w", err)
+		}
+	}
+	return nil
 }

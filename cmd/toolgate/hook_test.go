@@ -52,6 +52,10 @@ func TestHookAnswersInEachAgentsFormat(t *testing.T) {
 		{"input against the schema", "claude", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":["rm","-rf","/"]}}`, 0, `"decision":"block"`, `"allow"`},
 		{"duplicate keys", "claude", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls","command":"rm -rf /"}}`, 0, `"decision":"block"`, `"allow"`},
 		{"mcp tool without a rule", "claude", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"mcp__fs__write_file","tool_input":{"path":"/etc/passwd"}}`, 0, `"permissionDecision":"ask"`, `"allow"`},
+		{"tool_name twice", "claude", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_name":"TodoWrite","tool_input":{"command":"rm -rf /"}}`, 2, `"decision":"block"`, `"allow"`},
+		{"tool_name in another case", "claude", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","TOOL_NAME":"TodoWrite","tool_input":{"command":"rm -rf /"}}`, 2, `"decision":"block"`, `"allow"`},
+		{"tool_input twice", "codex", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_input":{"command":"ls"}}`, 2, `"decision":"block"`, `"allow"`},
+		{"data after the event", "claude", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}} {}`, 2, `"decision":"block"`, `"allow"`},
 		{"invalid tool name", "claude", `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"a b","tool_input":{}}`, 2, `"decision":"block"`, `"allow"`},
 	}
 	for _, tt := range tests {

@@ -146,7 +146,8 @@ func sessionOf(out string) string {
 //   - a destructive command (rm -r ~/canary: high) is denied, the canary
 //     survives, and the model receives the denial;
 //   - ls is allowed and runs: the model receives its output;
-//   - rm -r ../canary (review: an ask) does not run: Claude Code's own
+//   - rm -r keep (a directory in the workspace: review, an ask) does not
+//     run and keep/ survives: Claude Code's own
 //     prompt refuses it headless, Codex and Gemini get a deny naming the
 //     missing human approval;
 //   - a hook that panics, and a hook with a bad policy file, answer deny in
@@ -180,7 +181,7 @@ func TestAgentHooks(t *testing.T) {
 				action: "deny", source: "classify.bash", modelSees: "denied by the tool gate"},
 			{name: "ls allowed", command: "ls", hook: fmt.Sprintf("%s %s hook %s --policy %s", env, bin, agent, good),
 				ran: true, action: "allow", source: "classify.bash", modelSees: "README.md"},
-			{name: "ask", command: "rm -r ../canary", hook: fmt.Sprintf("%s %s hook %s --policy %s", env, bin, agent, good),
+			{name: "ask", command: "rm -r keep", hook: fmt.Sprintf("%s %s hook %s --policy %s", env, bin, agent, good),
 				action: "deny", source: "classify.bash", modelSees: askSees},
 			{name: "hook panics", command: "ls", hook: fmt.Sprintf("%s TOOLGATE_HOOK_TEST_FAULT=panic@decide %s hook %s --policy %s", env, faulty, agent, good),
 				action: "deny", source: SourceHookFault, errorKind: "error", modelSees: "failed closed"},

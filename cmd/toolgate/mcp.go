@@ -15,7 +15,6 @@ import (
 	"github.com/toolgate/toolgate/approve/inbox"
 	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
-	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/mcpgate"
 	"github.com/toolgate/toolgate/policy"
 )
@@ -156,15 +155,7 @@ func gatewayOptions(pol *policy.Policy, tel *telemetry, logger *slog.Logger, tim
 		}
 		ws = wd
 	}
-	copts := []classify.Option{classify.WithWorkspace(ws), classify.WithTrustedWorkspace(pol.Trusted())}
-	var gopts []classify.GateOption
-	if pol.Profile != "" {
-		copts = append(copts, classify.WithProfile(pol.Profile))
-		gopts = append(gopts, classify.WithGateProfile(pol.Profile))
-	}
-	if pol.High == policy.HighAsk {
-		gopts = append(gopts, classify.WithHighAction(gate.ActionAsk))
-	}
+	copts, gopts := pol.ClassifierOptions(ws), pol.GateOptions()
 	agent := pol.Export.Agent
 	if agent == "" {
 		agent = mcpgate.DefaultAgentName
