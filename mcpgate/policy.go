@@ -77,8 +77,8 @@ func (c policyConfig) ruleGate(tp toolPolicy, r Rule) (gate.Gate, error) {
 	switch r.Kind {
 	case KindShell:
 		return classify.BashGate(opts...)
-	case KindRead, KindWrite, KindDelete:
-		op := map[Kind]classify.Op{KindRead: classify.OpRead, KindWrite: classify.OpWrite, KindDelete: classify.OpDelete}[r.Kind]
+	case KindRead, KindSearch, KindWrite, KindDelete:
+		op := map[Kind]classify.Op{KindRead: classify.OpRead, KindSearch: classify.OpSearch, KindWrite: classify.OpWrite, KindDelete: classify.OpDelete}[r.Kind]
 		opts = append(opts, classify.WithToolOps(map[string]classify.Op{tp.presented: op}))
 		pg, err := classify.PathGate(opts...)
 		if err != nil {
@@ -88,7 +88,7 @@ func (c policyConfig) ruleGate(tp toolPolicy, r Rule) (gate.Gate, error) {
 		// gate's verdict, then the roots (a path the classifier lets run
 		// that the upstream was never given).
 		var gs []gate.Gate
-		if r.Kind != KindRead && len(c.protected) > 0 {
+		if r.Kind != KindRead && r.Kind != KindSearch && len(c.protected) > 0 {
 			gs = append(gs, c.protect(r))
 		}
 		gs = append(gs, pg)

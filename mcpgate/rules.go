@@ -16,6 +16,7 @@ type Kind string
 const (
 	KindShell  Kind = "shell"
 	KindRead   Kind = "read"
+	KindSearch Kind = "search" // every file below the path (classify.OpSearch)
 	KindWrite  Kind = "write"
 	KindDelete Kind = "delete"
 	KindFetch  Kind = "fetch"
@@ -49,8 +50,8 @@ func (r Rule) Validate() error {
 	if err := checkGlob(r.Match); err != nil {
 		return fmt.Errorf("match %q: %w", r.Match, err)
 	}
-	if !slices.Contains([]Kind{KindShell, KindRead, KindWrite, KindDelete, KindFetch, KindAllow, KindDeny, KindAsk}, r.Kind) {
-		return fmt.Errorf("match %q: unknown kind %q (shell, read, write, delete, fetch, allow, deny, ask)", r.Match, r.Kind)
+	if !slices.Contains([]Kind{KindShell, KindRead, KindSearch, KindWrite, KindDelete, KindFetch, KindAllow, KindDeny, KindAsk}, r.Kind) {
+		return fmt.Errorf("match %q: unknown kind %q (shell, read, search, write, delete, fetch, allow, deny, ask)", r.Match, r.Kind)
 	}
 	for _, a := range r.Also {
 		a.Match = r.Match

@@ -158,7 +158,7 @@ func (g *policyGate) Decide(ctx context.Context, call gate.ToolCallContext) (gat
 		return g.review(orDefault(r.Reason, "network access ("+call.ToolName+what+")"), rule), nil
 	case KindShell:
 		return g.shell(ctx, call, r)
-	case KindRead, KindWrite, KindDelete:
+	case KindRead, KindSearch, KindWrite, KindDelete:
 		return g.path(ctx, call, r)
 	}
 	return failClosed(SourcePolicy, fmt.Sprintf("policy: rule for %s has unknown kind %q", r.Match, r.Kind)), nil
@@ -415,6 +415,8 @@ func opOf(k Kind) classify.Op {
 	switch k {
 	case KindRead:
 		return classify.OpRead
+	case KindSearch:
+		return classify.OpSearch
 	case KindDelete:
 		return classify.OpDelete
 	}

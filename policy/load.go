@@ -181,7 +181,7 @@ func checkRules(name string, l nodeLines, rules []ToolRule, at ...string) error 
 			return perr(name, l.line(append(where, "match")...), fmt.Sprintf("match %q is not a valid pattern: %v", r.Match, err))
 		}
 		if !r.Kind.valid() {
-			return perr(name, l.line(append(where, "kind")...), fmt.Sprintf("unknown kind %q (want shell, read, write, delete, fetch, allow, deny or ask)", r.Kind))
+			return perr(name, l.line(append(where, "kind")...), fmt.Sprintf("unknown kind %q (want shell, read, search, write, delete, fetch, allow, deny or ask)", r.Kind))
 		}
 		for j, f := range r.Fields {
 			if f == "" {

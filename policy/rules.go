@@ -17,6 +17,10 @@ const (
 	KindRead   Kind = "read"
 	KindWrite  Kind = "write"
 	KindDelete Kind = "delete"
+	// KindSearch: the fields hold directories the tool searches the
+	// contents of, every file below them (classify.OpSearch: a search of
+	// /etc is judged as a read of /etc/shadow).
+	KindSearch Kind = "search"
 	// KindFetch: network access (a review verdict: asked, or denied
 	// under read-only).
 	KindFetch Kind = "fetch"
@@ -29,7 +33,7 @@ const (
 
 func (k Kind) valid() bool {
 	switch k {
-	case KindShell, KindRead, KindWrite, KindDelete, KindFetch, KindAllow, KindDeny, KindAsk:
+	case KindShell, KindRead, KindSearch, KindWrite, KindDelete, KindFetch, KindAllow, KindDeny, KindAsk:
 		return true
 	}
 	return false
@@ -40,7 +44,7 @@ func (k Kind) DefaultFields() []string {
 	switch k {
 	case KindShell:
 		return []string{"command", "cmd"}
-	case KindRead, KindWrite, KindDelete:
+	case KindRead, KindSearch, KindWrite, KindDelete:
 		return []string{"path", "file_path", "target_file", "paths"}
 	case KindFetch:
 		return []string{"url", "query"}
@@ -119,7 +123,7 @@ var builtin = func() map[string]ToolRule {
 	// globs), older versions in "paths": both are judged.
 	add(KindRead, []string{"paths", "include"}, extractFields, "", "read_many_files")
 	add(KindRead, []string{"path", "dir_path"}, extractSearch, "", "Glob", "LS", "list_directory", "glob")
-	add(KindRead, []string{"path", "dir_path"}, extractSearchRe, "", "Grep", "search_file_content", "grep_search")
+	add(KindSearch, []string{"path", "dir_path"}, extractSearchRe, "", "Grep", "search_file_content", "grep_search")
 	// Writes.
 	add(KindWrite, []string{"file_path"}, extractFields, "", "Write", "Edit", "MultiEdit", "replace")
 	add(KindWrite, []string{"notebook_path"}, extractFields, "", "NotebookEdit")
