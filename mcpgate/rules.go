@@ -4,25 +4,28 @@ import (
 	"fmt"
 	"path"
 	"slices"
+
+	"github.com/toolgate/toolgate/policy"
 )
 
-// Kind is what a rule says a tool does with its arguments.
-type Kind string
+// Kind is what a rule says a tool does with its arguments: the policy
+// file's kinds (policy.Kind).
+type Kind = policy.Kind
 
 // Rule kinds: shell and the file operations send the named fields through
 // classify's bash and path classifiers; fetch is review (the profile's
 // review action: ask, or deny under read-only); allow, deny and ask are
 // fixed decisions with Rule.Reason.
 const (
-	KindShell  Kind = "shell"
-	KindRead   Kind = "read"
-	KindSearch Kind = "search" // every file below the path (classify.OpSearch)
-	KindWrite  Kind = "write"
-	KindDelete Kind = "delete"
-	KindFetch  Kind = "fetch"
-	KindAllow  Kind = "allow"
-	KindDeny   Kind = "deny"
-	KindAsk    Kind = "ask"
+	KindShell  = policy.KindShell
+	KindRead   = policy.KindRead
+	KindSearch = policy.KindSearch // every file below the path (classify.OpSearch)
+	KindWrite  = policy.KindWrite
+	KindDelete = policy.KindDelete
+	KindFetch  = policy.KindFetch
+	KindAllow  = policy.KindAllow
+	KindDeny   = policy.KindDeny
+	KindAsk    = policy.KindAsk
 )
 
 // Rule is one per-tool rule of an upstream (same shape as policy.ToolRule).

@@ -201,7 +201,7 @@ func mcpUpstreams(pol *policy.Policy) []mcpgate.Upstream {
 	for _, u := range pol.MCP.Upstreams {
 		m := mcpgate.Upstream{Name: u.Name, Command: u.Command, Env: u.Env, URL: u.URL, Roots: u.Roots, Trusted: u.Trusted, Hide: u.Hide}
 		for _, r := range u.Tools {
-			m.Tools = append(m.Tools, mcpgate.Rule{Match: r.Match, Kind: mcpgate.Kind(r.Kind), Fields: r.Fields, Reason: r.Reason})
+			m.Tools = append(m.Tools, mcpgate.Rule{Match: r.Match, Kind: r.Kind, Fields: r.Fields, Reason: r.Reason})
 		}
 		out = append(out, m)
 	}
