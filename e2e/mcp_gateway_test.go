@@ -1,8 +1,10 @@
 package e2e_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -583,4 +586,88 @@ func TestMCPGatewayConformance(t *testing.T) {
 		assert.NoError(t, err, "conformance %s:\n%s", scenario, out)
 		assert.Contains(t, string(out), "0 failed", "conformance %s:\n%s", scenario, out)
 	}
+}
+
+// A client that ends the gateway right after its call — the MCP Inspector
+// CLI over stdio closes the gateway's pipes and stops it at once — still
+// gets its decisions into ClickHouse without `toolgate flush`: a write to
+// the closed stdout or stderr fails instead of ending the process
+// (SIGPIPE), so the gateway's last upload runs. Also the bare form: the
+// client closes stdout and stderr, then sends SIGTERM.
+func TestMCPGatewayUploadsWhenTheClientVanishes(t *testing.T) {
+	npm := mcpNPM(t)
+	fsServer := filepath.Join(npm, "node_modules", ".bin", "mcp-server-filesystem")
+	bin := testenv.GoBinary(t, "./cmd/toolgate")
+	s := startStack(t, withoutJaeger())
+	ctx := context.Background()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha"), 0o644))
+	pol := filepath.Join(dir, "toolgate.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte(fmt.Sprintf(`version: 1
+profile: workspace
+workspace: ./ws
+export:
+  endpoint: %s
+  spool: ./spool
+mcp:
+  upstreams:
+    - name: fs
+      command: [%q, %q]
+      roots: [./ws]
+`, s.collector.GRPCEndpoint, fsServer, ws)), 0o644))
+
+	// The Inspector CLI starts the gateway with a minimal environment
+	// (its -e flags add to it) and stops it as soon as it has the answer.
+	cctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, filepath.Join(npm, "node_modules", ".bin", "mcp-inspector"),
+		"--cli", "-e", "TOOLGATE_OTLP_TOKEN="+s.collector.Token, bin, "mcp", "--policy", pol, "--quiet",
+		"--method", "tools/call", "--tool-name", "fs_read_text_file", "--tool-arg", "path="+filepath.Join(ws, "a.txt"))
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "inspector:\n%s", out)
+	require.Contains(t, string(out), "alpha")
+	ds := auditqDecisions(ctx, t, s, "toolgate-mcp", 1)
+	require.Len(t, ds, 1, "the Inspector's call, uploaded without toolgate flush")
+	assert.Equal(t, "allow", ds[0].Action)
+
+	// The bare form: a call, then the client closes the gateway's stdout
+	// and stderr and sends SIGTERM.
+	g := exec.CommandContext(cctx, bin, "mcp", "--policy", pol)
+	g.Env = append(os.Environ(), "TOOLGATE_OTLP_TOKEN="+s.collector.Token, "OTEL_SERVICE_NAME=")
+	stdin, err := g.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := g.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := g.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start())
+	for _, l := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs_write_file","arguments":{"path":"/etc/cron.d/toolgate-e2e-vanish","content":"x"}}}`,
+	} {
+		_, err := io.WriteString(stdin, l+"\n")
+		require.NoError(t, err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"id":2`) {
+	}
+	require.Contains(t, sc.Text(), `"isError":true`)
+	_ = stdout.Close()
+	_ = stderr.Close()
+	require.NoError(t, g.Process.Signal(syscall.SIGTERM))
+	err = g.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		st, _ := ee.Sys().(syscall.WaitStatus)
+		require.False(t, st.Signaled(), "the gateway was killed by %v", st.Signal())
+	}
+	ds = auditqDecisions(ctx, t, s, "toolgate-mcp", 2)
+	require.Len(t, ds, 2, "both calls, uploaded without toolgate flush: %+v", ds)
+	require.NoFileExists(t, "/etc/cron.d/toolgate-e2e-vanish")
 }

@@ -94,7 +94,6 @@ echo "demo: try the MCP gateway in front of the filesystem server (docs/mcp-gate
 echo "  mkdir -p /tmp/toolgate-mcp-demo && echo hello > /tmp/toolgate-mcp-demo/hello.txt"
 echo "  npx -y @modelcontextprotocol/inspector@2.12.0 --cli bin/toolgate mcp --policy examples/policy/mcp-filesystem.yaml --quiet \\"
 echo "      --method tools/call --tool-name fs_write_file --tool-arg path=/etc/x content=y    # isError: denied by the path gate"
-echo "  bin/toolgate flush                                                        # the Inspector stops the gateway at once: send what it spooled"
 echo "  bin/auditq decisions --service toolgate-mcp --since 1h                    # the gateway's decisions"
 echo
 echo "The stack is still running (scripts/stack.sh status); 'make stop' ends it."

@@ -30,6 +30,11 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "hook" {
 		shortLivedGC() // the process, not run: tests call run in their own
 	}
+	// A client that goes away closes our stdout and stderr: a write there
+	// must fail (EPIPE) rather than end the process (Go's default for fds
+	// 1 and 2), so that the gateway still uploads what it recorded and a
+	// hook still finishes its spool write.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
