@@ -92,7 +92,7 @@ echo
 # server, here the reference filesystem server.
 echo "demo: try the MCP gateway in front of the filesystem server (docs/mcp-gateway.md; source .demo/env first):"
 echo "  mkdir -p /tmp/toolgate-mcp-demo && echo hello > /tmp/toolgate-mcp-demo/hello.txt"
-echo "  npx -y @modelcontextprotocol/inspector@2.12.0 --cli bin/toolgate mcp --policy examples/policy/mcp-filesystem.yaml --quiet \\"
+echo "  npx -y @modelcontextprotocol/inspector@2.12.0 --cli -e TOOLGATE_OTLP_TOKEN=\"\$TOOLGATE_OTLP_TOKEN\" bin/toolgate mcp --policy examples/policy/mcp-filesystem.yaml --quiet \\"
 echo "      --method tools/call --tool-name fs_write_file --tool-arg path=/etc/x content=y    # isError: denied by the path gate"
 echo "  bin/auditq decisions --service toolgate-mcp --since 1h                    # the gateway's decisions"
 echo

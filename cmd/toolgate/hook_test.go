@@ -260,3 +260,28 @@ func TestHookJudgesWhereTheShellIs(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, `"permissionDecision":"ask"`, "in the project: review")
 }
+
+// The collector's token comes from TOOLGATE_OTLP_TOKEN, else from
+// ~/.config/toolgate/otlp-token (clients that start the gateway with a
+// minimal environment, hooks without a prefix in their command).
+func TestExportTokenFromEnvOrFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv(envToken, "")
+	p, err := policy.Parse([]byte("version: 1\n"), home)
+	require.NoError(t, err)
+	got, err := resolveExport(p)
+	require.NoError(t, err)
+	require.Empty(t, got.headers, "no token anywhere")
+
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "toolgate"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".config", "toolgate", "otlp-token"), []byte("from-file\n"), 0o600))
+	got, err = resolveExport(p)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"authorization": "Bearer from-file"}, got.headers)
+
+	t.Setenv(envToken, "from-env")
+	got, err = resolveExport(p)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"authorization": "Bearer from-env"}, got.headers, "the variable wins")
+}

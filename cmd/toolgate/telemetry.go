@@ -86,7 +86,18 @@ func resolveExport(p *policy.Policy) (exportTarget, error) {
 		t.insecure = h == "localhost" || ip != nil && ip.IsLoopback()
 	}
 	t.dialAddr = host
-	if tok := strings.TrimSpace(os.Getenv(envToken)); tok != "" {
+	tok := strings.TrimSpace(os.Getenv(envToken))
+	if tok == "" {
+		// Clients that start the gateway with a minimal environment (the
+		// Inspector CLI, desktop apps) and agents' hooks find the token
+		// where docs/hooks.md puts it.
+		if p, err := tokenFile(); err == nil {
+			if b, err := os.ReadFile(p); err == nil {
+				tok = strings.TrimSpace(string(b))
+			}
+		}
+	}
+	if tok != "" {
 		t.headers = map[string]string{"authorization": "Bearer " + tok}
 	}
 	t.spoolDir = p.Export.Spool
@@ -101,6 +112,17 @@ func resolveExport(p *policy.Policy) (exportTarget, error) {
 		t.spoolDir = d
 	}
 	return t, nil
+}
+
+// tokenFile is the collector's bearer token file, read when
+// TOOLGATE_OTLP_TOKEN is unset: ~/.config/toolgate/otlp-token (one line;
+// the path rules make reading it high, so a gated model cannot).
+func tokenFile() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", errors.New("the home directory is unknown")
+	}
+	return filepath.Join(home, ".config", "toolgate", "otlp-token"), nil
 }
 
 // defaultSpoolDir is $XDG_STATE_HOME/toolgate/spool, else
