@@ -55,7 +55,7 @@ func (g *Gateway) forward(pt *presentedTool) func(context.Context, json.RawMessa
 		}
 		cctx, cancel := context.WithTimeout(ctx, g.cfg.callTimeout)
 		defer cancel()
-		res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: pt.name, Arguments: in})
+		res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: pt.name, Arguments: in, Meta: injectMeta(ctx)})
 		if err != nil {
 			if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 				return executor.Result{}, fmt.Errorf("upstream %s did not answer %s within %s", pt.up.cfg.Name, pt.name, g.cfg.callTimeout)
@@ -228,6 +228,23 @@ func textOf(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// injectMeta is the W3C trace context of ctx's span (the call's
+// execute_tool span) as params._meta for the upstream (traceparent,
+// tracestate, baggage: the MCP semantic conventions' propagation), so that
+// a traced upstream continues the call's trace; nil without a span.
+func injectMeta(ctx context.Context) mcp.Meta {
+	carrier := propagation.MapCarrier{}
+	propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}).Inject(ctx, carrier)
+	if len(carrier) == 0 {
+		return nil
+	}
+	m := mcp.Meta{}
+	for k, v := range carrier {
+		m[k] = v
+	}
+	return m
 }
 
 // extractMeta makes the W3C trace context in params._meta (traceparent,

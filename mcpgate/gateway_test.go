@@ -29,6 +29,7 @@ type fakeUpstream struct {
 	got    chan string // tool names that ran
 	mu     sync.Mutex
 	ss     []*mcp.ServerSession
+	metas  []mcp.Meta // each call's params._meta, in order
 }
 
 func newFakeUpstream(t testing.TB, tools ...*mcp.Tool) *fakeUpstream {
@@ -36,6 +37,9 @@ func newFakeUpstream(t testing.TB, tools ...*mcp.Tool) *fakeUpstream {
 	for _, tl := range tools {
 		f.server.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.calls.Add(1)
+			f.mu.Lock()
+			f.metas = append(f.metas, req.Params.Meta)
+			f.mu.Unlock()
 			select {
 			case f.got <- req.Params.Name:
 			default:

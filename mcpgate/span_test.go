@@ -131,3 +131,33 @@ func TestGatewayHTTPElicitation(t *testing.T) {
 		})
 	}
 }
+
+// The upstream receives the call's trace context in params._meta: its
+// traceparent names the client's trace and the execute_tool span as the
+// parent, so a traced upstream continues the trace.
+func TestGatewayPassesTraceContextUpstream(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	r, err := e.client.CallTool(context.Background(), &mcp.CallToolParams{
+		Meta:      mcp.Meta{"traceparent": "00-" + traceID + "-00f067aa0ba902b7-01"},
+		Name:      "fs_run",
+		Arguments: map[string]any{"command": "ls"},
+	})
+	require.NoError(t, err)
+	require.False(t, r.IsError, text(r))
+	var exec *tracetest.SpanStub
+	spans := e.spans.GetSpans()
+	for i := range spans {
+		if spans[i].Name == "execute_tool fs_run" {
+			exec = &spans[i]
+		}
+	}
+	require.NotNil(t, exec)
+	e.up.mu.Lock()
+	metas := append([]mcp.Meta(nil), e.up.metas...)
+	e.up.mu.Unlock()
+	require.NotEmpty(t, metas, "the upstream ran the call")
+	tp, _ := metas[len(metas)-1]["traceparent"].(string)
+	require.Equal(t, "00-"+traceID+"-"+exec.SpanContext.SpanID().String()+"-01", tp)
+}
+
