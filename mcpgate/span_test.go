@@ -160,4 +160,3 @@ func TestGatewayPassesTraceContextUpstream(t *testing.T) {
 	tp, _ := metas[len(metas)-1]["traceparent"].(string)
 	require.Equal(t, "00-"+traceID+"-"+exec.SpanContext.SpanID().String()+"-01", tp)
 }
-
