@@ -671,3 +671,68 @@ mcp:
 	require.Len(t, ds, 2, "both calls, uploaded without toolgate flush: %+v", ds)
 	require.NoFileExists(t, "/etc/cron.d/toolgate-e2e-vanish")
 }
+
+// An upstream's own elicitation (server-everything's
+// trigger-elicitation-request) reaches the person behind the one client
+// call that is running, marked with the upstream's name, and the answer
+// goes back to the upstream; a client that declared no elicitation, or one
+// on 2026-07-28 (no server-initiated requests), gets the upstream's
+// "declined" result instead. The call itself is gated as any other.
+func TestMCPGatewayPassesUpstreamElicitation(t *testing.T) {
+	npm := mcpNPM(t)
+	ev := filepath.Join(npm, "node_modules", ".bin", "mcp-server-everything")
+	ctx := context.Background()
+	up := mcpgate.Upstream{Name: "ev", Command: []string{ev, "stdio"},
+		Tools: []mcpgate.Rule{{Match: "trigger-elicitation-request", Kind: mcpgate.KindAllow, Reason: "e2e: asks the user itself"}}}
+	gw, err := mcpgate.New(ctx, []mcpgate.Upstream{up}, mcpgate.WithClassifier(classify.WithWorkspace(t.TempDir())))
+	require.NoError(t, err)
+	defer gw.Close()
+	require.NoError(t, gw.Upstreams()[0].Err)
+	const tool = "ev_trigger-elicitation-request"
+	var names []string
+	for _, ti := range gw.Tools() {
+		names = append(names, ti.Name)
+	}
+	require.Contains(t, names, tool, "the upstream offers its elicitation tool to a client that can be asked")
+
+	connect := func(version string, handler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := gw.Server().Connect(ctx, st, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = ss.Close() })
+		c := mcp.NewClient(&mcp.Implementation{Name: "e2e-passthrough", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: handler})
+		cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	var asked []string
+	cs := connect("2025-11-25", func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, req.Params.Message)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
+	})
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.False(t, r.IsError, textOf(r))
+	require.Len(t, asked, 1)
+	require.True(t, strings.HasPrefix(asked[0], "[ev] "), "marked with the upstream's name: %q", asked[0])
+	require.Contains(t, textOf(r), "Ada Lovelace", "the person's answer reached the upstream")
+
+	for _, c := range []struct {
+		name    string
+		version string
+		handler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	}{
+		{"no elicitation", "2025-11-25", nil},
+		{"2026-07-28", "2026-07-28", func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			t.Error("a 2026-07-28 client was sent a server-initiated request")
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := connect(c.version, c.handler).CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+			require.NoError(t, err)
+			require.Contains(t, strings.ToLower(textOf(r)), "decline", textOf(r))
+		})
+	}
+}

@@ -53,6 +53,9 @@ func (g *Gateway) forward(pt *presentedTool) func(context.Context, json.RawMessa
 		if s == nil {
 			return executor.Result{}, fmt.Errorf("upstream %s is not connected", pt.up.cfg.Name)
 		}
+		if creq, _ := ctx.Value(elicitKey{}).(*mcp.CallToolRequest); creq != nil {
+			defer pt.up.inflight.add(creq)() // for the upstream's elicitations (passElicitation)
+		}
 		cctx, cancel := context.WithTimeout(ctx, g.cfg.callTimeout)
 		defer cancel()
 		res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: pt.name, Arguments: in, Meta: injectMeta(ctx)})

@@ -55,9 +55,10 @@ type presentedTool struct {
 
 // upstreamConn is a connected (or failed) upstream.
 type upstreamConn struct {
-	cfg     Upstream
-	session *mcp.ClientSession
-	err     error
+	cfg      Upstream
+	session  *mcp.ClientSession
+	err      error
+	inflight inflight // client calls forwarded to it, running
 }
 
 // ToolInfo describes a presented tool (Gateway.Tools).
@@ -253,10 +254,10 @@ func (g *Gateway) connect(ctx context.Context, up *upstreamConn) ([]*mcp.Tool, e
 		cmd.Stderr = &logWriter{l: g.cfg.logger, upstream: up.cfg.Name}
 		t = &mcp.CommandTransport{Command: cmd}
 	}
-	copts := &mcp.ClientOptions{Logger: g.cfg.logger}
+	copts := &mcp.ClientOptions{Logger: g.cfg.logger, ElicitationHandler: g.passElicitation(up)}
 	if len(up.cfg.Roots) == 0 {
 		// No roots capability: the upstream keeps its own directories.
-		copts.Capabilities = &mcp.ClientCapabilities{}
+		copts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "toolgate-mcp", Version: g.cfg.version}, copts)
 	if len(up.cfg.Roots) > 0 {
