@@ -171,6 +171,7 @@ func (e *Executor) run(ctx context.Context, r *Run, call ToolCall, ent *entry, k
 		AgentName:     a.name,
 		RunID:         r.id,
 		TaskID:        r.taskID,
+		WorkingDir:    call.WorkingDir,
 		Annotations:   ent.tool.Annotations,
 		Consequential: ent.tool.Consequential,
 	}}

@@ -21,6 +21,10 @@ type ToolCall struct {
 	// Input is the arguments as the model sent them (a JSON object; empty
 	// or null means {}).
 	Input json.RawMessage
+	// WorkingDir is the directory the call runs in, when it is known and
+	// matters (gate.ToolCallContext.WorkingDir): part of the call's
+	// identity, so an approval holds only for the call in that directory.
+	WorkingDir string
 }
 
 // Causes of error results the executor itself produces. ToolResult.Err

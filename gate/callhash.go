@@ -84,6 +84,11 @@ func writeCall(h hash.Hash, c ToolCallContext) {
 	writeField(h, c.ToolCallID)
 	writeField(h, c.AgentName)
 	writeField(h, c.RunID)
+	if c.WorkingDir != "" {
+		// Only when set, so that every hash of a call without one is
+		// unchanged.
+		writeField(h, "cwd:"+c.WorkingDir)
+	}
 }
 
 // compact drops insignificant whitespace; input that is not JSON is kept

@@ -27,6 +27,12 @@ type ToolCallContext struct {
 	AgentName string
 	RunID     string
 	TaskID    string
+	// WorkingDir is the directory the call runs in, when the caller knows
+	// it and it matters to what the call does (a coding agent's shell
+	// command or relative path: "rm -r build" in one project is not the
+	// same call in another). Part of the call's identity (CallHash): an
+	// approval is for the call in that directory. "" when unknown.
+	WorkingDir string
 	// Annotations are the tool's declared (untrusted) hints.
 	Annotations Annotations
 	// Consequential marks tools whose effects leave the sandbox (payments,

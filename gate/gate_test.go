@@ -289,6 +289,8 @@ func TestCallHash(t *testing.T) {
 		{"other run", with(func(c *gate.ToolCallContext) { c.RunID = "r2" }), false},
 		{"field boundaries", with(func(c *gate.ToolCallContext) { c.ToolName, c.ToolCallID = "bas", "hc1" }), false},
 		{"field boundaries between agent and run", with(func(c *gate.ToolCallContext) { c.AgentName, c.RunID = "coderr", "1" }), false},
+		{"another working directory", with(func(c *gate.ToolCallContext) { c.WorkingDir = "/srv/other" }), false},
+		{"a run ID that spells a working directory", with(func(c *gate.ToolCallContext) { c.RunID = "r1" + "\x00cwd:/srv" }), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

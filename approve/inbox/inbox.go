@@ -160,6 +160,7 @@ func (ib *Inbox) ask(ctx context.Context, req gate.ApprovalRequest, until time.T
 		Agent:      safeName(c.AgentName),
 		RunID:      safeName(c.RunID),
 		TaskID:     safeName(c.TaskID),
+		WorkingDir: safeText(c.WorkingDir),
 		Reason:     safeText(req.Decision.Reason),
 		Risk:       safeName(string(req.Decision.Risk)),
 		Rule:       safeName(req.Decision.Rule),

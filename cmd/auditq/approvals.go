@@ -416,6 +416,9 @@ func showRequest(w io.Writer, r inbox.Request) {
 	if r.TaskID != "" {
 		fmt.Fprintf(w, "task       %s\n", oneLine(r.TaskID))
 	}
+	if r.WorkingDir != "" {
+		fmt.Fprintf(w, "runs in    %s\n", oneLine(r.WorkingDir))
+	}
 	risk := r.Risk
 	if risk == "" {
 		risk = "unrated"

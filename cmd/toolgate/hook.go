@@ -291,7 +291,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	mark(ctx, "spool")
 	opened.Store(tel)
 	testFault("decide")
-	g, err := pol.GateAt(hookWorkspace(a, pol, ev), absOrEmpty(ev.Cwd))
+	g, err := pol.GateAt(hookWorkspace(a, pol), absOrEmpty(ev.Cwd))
 	if err != nil {
 		return outcome{}, tel, ev, err
 	}
@@ -309,14 +309,20 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 // policy's workspace; else the project directory the agent names in the
 // hook's environment (Claude Code's $CLAUDE_PROJECT_DIR, Gemini CLI's
 // $GEMINI_PROJECT_DIR: where the agent was started, which the model
-// cannot move); else the event's cwd. "" means the policy's own (Gate's
-// convention). The event's cwd — where the model's shell is now — is
-// passed to GateAt separately: calls are judged where they run.
-func hookWorkspace(a *agentSpec, pol *policy.Policy, ev hookEvent) string {
+// cannot move); else the hook process's own working directory (the agent
+// runs its hooks where its session started: Codex, which names no project
+// directory). Never the event's cwd: Codex puts a call's workdir there,
+// which the model chooses per call. "" means the policy's own (Gate's
+// convention). The event's cwd — where the call runs — is passed to
+// GateAt separately: calls are judged where they run.
+func hookWorkspace(a *agentSpec, pol *policy.Policy) string {
 	if pol.Workspace != "" {
 		return ""
 	}
-	d := absOrEmpty(ev.Cwd)
+	d := ""
+	if wd, err := os.Getwd(); err == nil {
+		d = absOrEmpty(wd)
+	}
 	for _, v := range a.projectEnv {
 		if p := absOrEmpty(os.Getenv(v)); p != "" {
 			d = p
@@ -420,7 +426,7 @@ func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy,
 			return outcome{}, executor.ToolResult{}, err
 		}
 		approver = inbox.NewApprover(box.ib, inbox.ApproverConfig{Mode: inbox.Suspend})
-		r, ok, err := box.approved(ctx, agentName, ev.SessionID, ev.ToolName, ev.ToolInput)
+		r, ok, err := box.approved(ctx, agentName, ev.SessionID, ev.ToolName, ev.ToolInput, absOrEmpty(ev.Cwd))
 		if err != nil {
 			return outcome{}, executor.ToolResult{}, err
 		}
@@ -452,7 +458,7 @@ func execute(ctx context.Context, pl pipeline, a *agentSpec, pol *policy.Policy,
 		opts = append(opts, executor.WithTask(ev.TurnID))
 	}
 	run := agent.Run(ev.SessionID, opts...)
-	res := run.Execute(ctx, executor.ToolCall{ID: callID, Name: ev.ToolName, Input: ev.ToolInput})
+	res := run.Execute(ctx, executor.ToolCall{ID: callID, Name: ev.ToolName, Input: ev.ToolInput, WorkingDir: absOrEmpty(ev.Cwd)})
 	run.End()
 	testFault("answer")
 	switch {

@@ -235,13 +235,40 @@ func TestHookHomeIsNotTheWorkspace(t *testing.T) {
 	}
 	write := `{"file_path":"` + home + `/other-project/main.go","content":"x"}`
 	t.Setenv("HOME", home)
-	for _, cwd := range []string{home, home + "/", "/"} {
-		out, stderr, code := inProcess(t, dir, ev(cwd, "Write", write), "claude", "--policy", pf)
+	for _, proj := range []string{home, home + "/", "/"} {
+		t.Setenv("CLAUDE_PROJECT_DIR", proj)
+		out, stderr, code := inProcess(t, dir, ev(home+"/other-project", "Write", write), "claude", "--policy", pf)
 		require.Equal(t, 0, code, stderr)
-		require.NotContains(t, out, `"permissionDecision":"allow"`, "cwd %s", cwd)
+		require.NotContains(t, out, `"permissionDecision":"allow"`, "project dir %s", proj)
 	}
+	t.Setenv("CLAUDE_PROJECT_DIR", home+"/other-project")
 	out, _, _ := inProcess(t, dir, ev(home+"/other-project", "Write", write), "claude", "--policy", pf)
 	require.Contains(t, out, `"permissionDecision":"allow"`, "a project directory is the workspace")
+}
+
+// Codex names no project directory and puts a call's workdir (chosen by
+// the model, per call) into the event's cwd: the workspace is where the
+// agent runs its hooks (the hook's working directory), and a write in
+// another directory the model names as workdir is outside it.
+func TestHookCodexWorkdirIsNotTheWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	session := t.TempDir()
+	t.Chdir(session)
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	t.Setenv("GEMINI_PROJECT_DIR", "")
+	pf := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pf, []byte("version: 1\nprofile: workspace\n"), 0o600))
+	ev := func(cwd, cmd string) string {
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + cmd + `"},"tool_use_id":"c","cwd":"` + cwd + `"}`
+	}
+	for _, workdir := range []string{"/srv/victim", "/home/someone/.claude", "/usr/local/bin"} {
+		out, stderr, code := inProcess(t, dir, ev(workdir, "echo pwned > v.txt"), "codex", "--policy", pf)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, `"decision":"block"`, "a write in the model's workdir %s is outside the workspace", workdir)
+	}
+	out, stderr, code := inProcess(t, dir, ev(session, "echo ok > v.txt"), "codex", "--policy", pf)
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, out, "in the session's own directory a write is a workspace write: allowed (Codex: no output)")
 }
 
 // The model moved the agent's shell to /etc (a cd Claude Code keeps): the

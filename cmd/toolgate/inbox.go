@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toolgate/toolgate/approve/inbox"
+	"github.com/toolgate/toolgate/gate"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -40,10 +41,11 @@ func openHookInbox(pol *policy.Policy) (*hookInbox, error) {
 }
 
 // approved finds an approved, unused request for exactly this call of this
-// session: the same agent, run (session), tool and input (compared as
-// JSON values). The resumed call then takes the request's call ID, so
+// session: the same agent, run (session), tool, input (compared as JSON
+// values) and working directory (the same command in another directory is
+// another call). The resumed call then takes the request's call ID, so
 // that its call hash is the one the person approved.
-func (h *hookInbox) approved(ctx context.Context, agent, run, tool string, input json.RawMessage) (inbox.Request, bool, error) {
+func (h *hookInbox) approved(ctx context.Context, agent, run, tool string, input json.RawMessage, dir string) (inbox.Request, bool, error) {
 	if run == "" {
 		return inbox.Request{}, false, nil // no session: nothing to match a retry to
 	}
@@ -52,7 +54,7 @@ func (h *hookInbox) approved(ctx context.Context, agent, run, tool string, input
 		return inbox.Request{}, false, fmt.Errorf("approvals inbox: %w", err)
 	}
 	for _, r := range rs {
-		if r.Tool == tool && sameJSON(r.Input, input) {
+		if r.Tool == tool && r.WorkingDir == gate.SafeText(dir, gate.MaxTextBytes) && sameJSON(r.Input, input) {
 			return r, true, nil
 		}
 	}

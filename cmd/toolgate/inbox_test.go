@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,10 +49,18 @@ func TestCodexAskThroughTheInbox(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, `"decision":"block"`, "another input is not what alice approved")
 
+	r, err := ib.Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, "/tmp", r.WorkingDir, "the request names where the call runs")
+	elsewhere := strings.Replace(event("call-4a", "rm -r build"), `"cwd":"/tmp"`, `"cwd":"/tmp/other-project"`, 1)
+	out, _, code = inProcess(t, dir, elsewhere, "codex", "--policy", pol)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"decision":"block"`, "the same command in another directory is not what alice approved")
+
 	out, stderr, code = inProcess(t, dir, event("call-4", "rm -r build"), "codex", "--policy", pol)
 	require.Equal(t, 0, code, stderr)
 	require.Empty(t, out, "the approved call runs (Codex's allow is silent)")
-	r, err := ib.Get(context.Background(), id)
+	r, err = ib.Get(context.Background(), id)
 	require.NoError(t, err)
 	require.Equal(t, inbox.StatusUsed, r.Status)
 

@@ -63,6 +63,7 @@ const PreviewBytes = 2 << 10
 // requestView is one pending request on the page.
 type requestView struct {
 	ID, Tool, Agent, Run, Task    string
+	Dir                           string // where the call runs (WorkingDir), when known
 	Reason, Risk, RiskClass, Rule string
 	Source, CallHash, TraceID     string
 	Input, Original               string
@@ -179,7 +180,7 @@ func preview(s string, n int) (string, bool) {
 func (s *Server) view(r inbox.Request, cut bool) requestView {
 	now := s.opt.Now()
 	v := requestView{
-		ID: r.ID, Tool: Visible(r.Tool), Agent: Visible(r.Agent), Run: Visible(r.RunID), Task: Visible(r.TaskID),
+		ID: r.ID, Tool: Visible(r.Tool), Agent: Visible(r.Agent), Run: Visible(r.RunID), Task: Visible(r.TaskID), Dir: Visible(r.WorkingDir),
 		Reason: Visible(r.Reason), Risk: Visible(r.Risk), RiskClass: riskClass(r.Risk), Rule: Visible(r.Rule),
 		Source: Visible(r.Source), CallHash: r.CallHash, TraceID: Visible(r.TraceID),
 		Input: PrettyInput(r.Input), InputBytes: len(r.Input),
