@@ -41,7 +41,7 @@ type Request struct {
 	RunID      string          `json:"runId"`
 	TaskID     string          `json:"taskId,omitempty"`
 	WorkingDir string          `json:"workingDir,omitempty"` // where the call runs (gate.ToolCallContext.WorkingDir), when known
-	TraceID    string          `json:"traceId,omitempty"` // the asking call's span (lowercase hex W3C IDs)
+	TraceID    string          `json:"traceId,omitempty"`    // the asking call's span (lowercase hex W3C IDs)
 	SpanID     string          `json:"spanId,omitempty"`
 
 	// The gate's ask.
