@@ -304,7 +304,7 @@ func TestGatewayProtectsPolicyFile(t *testing.T) {
 		mcpgate.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))),
 		mcpgate.WithClassifier(classify.WithWorkspace(ws), classify.WithProfile(classify.ProfileWorkspace)),
 		mcpgate.WithGateOptions(false, classify.WithGateProfile(classify.ProfileWorkspace)),
-		mcpgate.WithProtected(ws, pol))
+		mcpgate.WithProtected(ws, pol, filepath.Join(ws, "spool")))
 	require.NoError(t, err)
 	defer gw.Close()
 	cs := connectClient(t, gw)
@@ -314,6 +314,9 @@ func TestGatewayProtectsPolicyFile(t *testing.T) {
 		in   map[string]any
 	}{
 		{"fs_write_file", map[string]any{"path": pol, "content": "profile: workspace"}},
+		{"fs_write_file", map[string]any{"path": filepath.Join(ws, "spool", "slot-00", "seg-000001.log"), "content": "x"}},
+		{"fs_write_file", map[string]any{"path": "spool/x", "content": "x"}},
+		{"fs_move_file", map[string]any{"source": filepath.Join(ws, "spool"), "destination": filepath.Join(ws, "gone")}},
 		{"fs_write_file", map[string]any{"path": "toolgate.yaml", "content": "x"}},
 		{"fs_write_file", map[string]any{"path": filepath.Join(ws, "sub", "..", "toolgate.yaml"), "content": "x"}},
 		{"fs_move_file", map[string]any{"source": filepath.Join(ws, "a"), "destination": pol}},

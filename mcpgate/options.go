@@ -128,9 +128,11 @@ func WithServerOptions(f func(*mcp.ServerOptions)) Option {
 }
 
 // WithProtected denies every write, move or delete rule's call whose path
-// is one of files (absolute; relative paths in calls are taken against
-// workspace) — the policy file itself, so that a model cannot change the
-// gate through the gate (rule mcpgate.self, risk high).
+// is one of files, lies below one (a directory) or holds one (absolute;
+// relative paths in calls are taken against workspace) — the policy file,
+// the toolgate executable, its spool and approvals inbox, so that a model
+// cannot change, replace or empty the gate through the gate (rule
+// mcpgate.self, risk high).
 func WithProtected(workspace string, files ...string) Option {
 	return func(c *config) {
 		c.protectBase = workspace

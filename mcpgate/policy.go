@@ -141,8 +141,11 @@ func (c policyConfig) protect(r Rule) gate.Gate {
 				if !filepath.IsAbs(p) {
 					p = filepath.Join(c.protectBase, p)
 				}
-				if slices.Contains(c.protected, filepath.Clean(p)) {
-					d := gate.Deny("the toolgate policy file (" + filepath.Clean(p) + ") cannot be changed through the gate it configures")
+				p = filepath.Clean(p)
+				if i := slices.IndexFunc(c.protected, func(q string) bool {
+					return p == q || strings.HasPrefix(p, q+string(filepath.Separator)) || strings.HasPrefix(q, p+string(filepath.Separator))
+				}); i >= 0 {
+					d := gate.Deny(c.protected[i] + ", which toolgate needs to gate and audit this client's calls, cannot be changed through the gate it configures")
 					d.Rule = "mcpgate.self"
 					return d.WithRisk(gate.RiskHigh).WithSource(SourceRule), nil
 				}

@@ -36,6 +36,7 @@ type policyGate struct {
 	bash         gate.Gate
 	files        gate.Gate
 	reviewAction gate.Action
+	protect      []string // the policy file and GateAt's protect paths (absolute, clean)
 }
 
 // Gate returns one gate for the policy: each call's tool name selects its
@@ -60,7 +61,13 @@ func (p *Policy) Gate(workspace string) (gate.Gate, error) { return p.GateAt(wor
 // model cannot make "rm -r x" in /etc read as a workspace file by moving
 // there first. cwd "" or equal to the workspace root is Gate; a relative
 // cwd is an error.
-func (p *Policy) GateAt(workspace, cwd string) (gate.Gate, error) {
+//
+// protect names more files or directories that no file tool may write or
+// delete (nor anything below a directory), beside the policy file itself:
+// the hook's own executable, its spool and approvals inbox — what a model
+// would change to stop being gated or audited. Absolute paths; others are
+// ignored.
+func (p *Policy) GateAt(workspace, cwd string, protect ...string) (gate.Gate, error) {
 	if cwd != "" && !filepath.IsAbs(cwd) {
 		return nil, fmt.Errorf("policy: working directory %q is not absolute", cwd)
 	}
@@ -90,6 +97,14 @@ func (p *Policy) GateAt(workspace, cwd string) (gate.Gate, error) {
 		review = gate.ActionDeny
 	}
 	g := &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review}
+	if p.source != "" {
+		g.protect = append(g.protect, p.source)
+	}
+	for _, q := range protect {
+		if filepath.IsAbs(q) {
+			g.protect = append(g.protect, filepath.Clean(q))
+		}
+	}
 	if cwd != "" && filepath.Clean(cwd) != filepath.Clean(ws) {
 		g.cwd = filepath.Clean(cwd)
 	}
@@ -322,18 +337,24 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 	return best, nil
 }
 
-// protected denies a write or delete of the policy file itself: an agent
-// that could edit its own policy would set it. (A shell command that
-// writes it is judged by the classifier like any write outside the
-// workspace; keep the file outside it.)
+// protected denies a write or delete of the policy file itself, or of a
+// path GateAt was told to protect (or anything below one): an agent that
+// could edit its own policy would set it, one that could replace the hook
+// or empty its spool would not be gated or audited. (A shell command that
+// writes them is judged by the classifier like any write outside the
+// workspace; keep them outside it.)
 func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bool) {
-	src := g.p.source
-	if src == "" {
+	if len(g.protect) == 0 {
 		return gate.Decision{}, false
 	}
 	for _, op := range []classify.Op{classify.OpWrite, classify.OpDelete} {
 		for _, p := range byOp[op] {
 			abs := p
+			if strings.HasPrefix(abs, "~/") || abs == "~" {
+				if home, err := os.UserHomeDir(); err == nil {
+					abs = filepath.Join(home, strings.TrimPrefix(abs, "~"))
+				}
+			}
 			if !filepath.IsAbs(abs) {
 				base := g.workspace
 				if base == "" {
@@ -341,10 +362,17 @@ func (g *policyGate) protected(byOp map[classify.Op][]string) (gate.Decision, bo
 				}
 				abs = filepath.Join(base, abs)
 			}
-			if filepath.Clean(abs) == src {
-				d := gate.Deny("the toolgate policy file (" + src + ") cannot be changed through the gate it configures")
-				d.Rule = "policy.self"
-				return d.WithRisk(gate.RiskHigh).WithSource(SourcePolicy), true
+			abs = filepath.Clean(abs)
+			for _, q := range g.protect {
+				if abs == q || strings.HasPrefix(abs, q+string(filepath.Separator)) || strings.HasPrefix(q, abs+string(filepath.Separator)) {
+					what := "the toolgate policy file (" + q + ")"
+					if q != g.p.source {
+						what = q + ", which toolgate needs to gate and audit this agent,"
+					}
+					d := gate.Deny(what + " cannot be changed through the gate it configures")
+					d.Rule = "policy.self"
+					return d.WithRisk(gate.RiskHigh).WithSource(SourcePolicy), true
+				}
 			}
 		}
 	}

@@ -291,7 +291,7 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	mark(ctx, "spool")
 	opened.Store(tel)
 	testFault("decide")
-	g, err := pol.GateAt(hookWorkspace(a, pol), absOrEmpty(ev.Cwd))
+	g, err := pol.GateAt(hookWorkspace(a, pol), absOrEmpty(ev.Cwd), selfPaths(pol, target)...)
 	if err != nil {
 		return outcome{}, tel, ev, err
 	}
@@ -543,4 +543,30 @@ func checkEventNames(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// selfPaths are what a model would change to stop being gated or audited
+// by this hook: its own executable (as installed, and with links
+// resolved), the spool directory and the approvals inbox (the policy's,
+// else the default). The policy gate denies file-tool writes and deletes
+// there (policy.GateAt's protect).
+func selfPaths(pol *policy.Policy, target exportTarget) []string {
+	var ps []string
+	if exe, err := os.Executable(); err == nil {
+		ps = append(ps, exe)
+		if r, err := filepath.EvalSymlinks(exe); err == nil && r != exe {
+			ps = append(ps, r)
+		}
+	}
+	if target.spoolDir != "" {
+		ps = append(ps, target.spoolDir)
+	}
+	box := pol.Approver.Inbox
+	if box == "" {
+		box, _ = inbox.DefaultPath()
+	}
+	if box != "" {
+		ps = append(ps, box)
+	}
+	return ps
 }

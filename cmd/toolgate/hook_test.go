@@ -312,3 +312,33 @@ func TestExportTokenFromEnvOrFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"authorization": "Bearer from-env"}, got.headers, "the variable wins")
 }
+
+// The hook's own executable, spool and approvals inbox cannot be written
+// or deleted through a file tool (a model that replaced the hook or
+// emptied its spool would no longer be gated or audited), in any spelling.
+func TestHookProtectsItsOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	spoolDir := filepath.Join(dir, "spool")
+	t.Setenv("TOOLGATE_SPOOL_DIR", spoolDir)
+	box := filepath.Join(dir, "state", "approvals.db")
+	pol := filepath.Join(dir, "toolgate.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte("version: 1\nprofile: workspace\nworkspace: "+dir+"\napprover:\n  kind: inbox\n  inbox: "+box+"\n"), 0o600))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	ev := func(tool, in string) string {
+		return `{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_use_id":"c","cwd":"` + dir + `","tool_input":` + in + `}`
+	}
+	for _, target := range []string{exe, spoolDir + "/slot-00/seg-000001.log", spoolDir, box, "./spool/slot-01/x", pol} {
+		for _, c := range []struct{ tool, in string }{
+			{"Write", `{"file_path":"` + target + `","content":"x"}`},
+			{"Edit", `{"file_path":"` + target + `","old_string":"a","new_string":"b"}`},
+		} {
+			out, stderr, code := inProcess(t, dir, ev(c.tool, c.in), "claude", "--policy", pol)
+			require.Equal(t, 0, code, stderr)
+			require.Contains(t, out, `"decision":"block"`, "%s %s", c.tool, target)
+			require.Contains(t, out, "cannot be changed through the gate", "%s %s", c.tool, target)
+		}
+	}
+	out, _, _ := inProcess(t, dir, ev("Write", `{"file_path":"`+dir+`/notes.txt","content":"x"}`), "claude", "--policy", pol)
+	require.Contains(t, out, `"permissionDecision":"allow"`, "an ordinary workspace file")
+}

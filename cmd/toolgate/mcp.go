@@ -108,7 +108,7 @@ func runMCP(ctx context.Context, io stdio, f mcpFlags) error {
 		}
 	}()
 
-	opts, err := gatewayOptions(pol, tel, logger, timeout)
+	opts, err := gatewayOptions(pol, target, tel, logger, timeout)
 	if err != nil {
 		return usageError{err}
 	}
@@ -139,7 +139,7 @@ func runMCP(ctx context.Context, io stdio, f mcpFlags) error {
 // of policy.Gate (workspace, profile, trusted workspace, high action), the
 // agent name, the durable export (write-ahead: an allowed call is on disk
 // before it is forwarded), the call timeout.
-func gatewayOptions(pol *policy.Policy, tel *telemetry, logger *slog.Logger, timeout time.Duration) ([]mcpgate.Option, error) {
+func gatewayOptions(pol *policy.Policy, target exportTarget, tel *telemetry, logger *slog.Logger, timeout time.Duration) ([]mcpgate.Option, error) {
 	ws := pol.Workspace
 	if ws == "" {
 		// The gateway's working directory is whatever its client chose
@@ -169,7 +169,7 @@ func gatewayOptions(pol *policy.Policy, tel *telemetry, logger *slog.Logger, tim
 		mcpgate.WithExecutorOptions(executor.WithWriteAhead(tel.p), executor.WithRecordContent(true)),
 		mcpgate.WithCallTimeout(timeout),
 		mcpgate.WithLogger(logger),
-		mcpgate.WithProtected(ws, pol.Source()), // the gate cannot be changed through the gate
+		mcpgate.WithProtected(ws, append([]string{pol.Source()}, selfPaths(pol, target)...)...), // the gate cannot be changed through the gate
 	}
 	if pol.Approver.Kind == policy.ApproverInbox {
 		// Asks a client cannot answer (no elicitation) wait in the
