@@ -20,6 +20,11 @@ import (
 // the MCP client's elicitation.
 const ApproverElicitation = "mcp-elicitation"
 
+// ApproverNone is gate.approver when no one could be asked (the client
+// declared no elicitation and no approver is configured); the model reads
+// "declined by the gateway (no one to ask)".
+const ApproverNone = "the gateway (no one to ask)"
+
 // askPrefix starts the IDs of the gateway's elicitation asks.
 const askPrefix = "ask_"
 
@@ -138,7 +143,7 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 		if a.fallback != nil {
 			return a.fallback.Approve(ctx, req)
 		}
-		return req.Decline("none", "no approver for this approval request"), nil
+		return req.Decline(ApproverNone, "no approver for this approval request"), nil
 	}
 	if req.ResumeID != "" {
 		p, ok := a.pending.take(req.ResumeID)
@@ -168,7 +173,7 @@ func (a approverRouter) Approve(ctx context.Context, req gate.ApprovalRequest) (
 	if a.fallback != nil {
 		return a.fallback.Approve(ctx, req)
 	}
-	return req.Decline("none", "a person must approve this call, and this MCP client cannot be asked (it declared no elicitation) and no approver is configured"), nil
+	return req.Decline(ApproverNone, "a person must approve this call, and this MCP client cannot be asked (it declared no elicitation) and no approver is configured"), nil
 }
 
 // suspendedStore remembers calls the fallback approver suspended (an
