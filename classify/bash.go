@@ -968,6 +968,7 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 	if t, ok := r.rebound(n, args, cx); ok {
 		return t
 	}
+	r.interactive(key, cx)
 	if w, ok := r.cr.Wrappers[key]; ok {
 		return r.wrapper(key, w, args, cx)
 	}

@@ -30,6 +30,7 @@ type config struct {
 	maxDepth     int
 	maxCommands  int
 	profile      string // WithProfile
+	interactive  bool   // WithInteractiveInput
 	err          error  // an invalid option
 }
 

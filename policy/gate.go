@@ -124,6 +124,9 @@ func (p *Policy) ClassifierOptions(workspace string) []classify.Option {
 	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
 		opts = append(opts, classify.WithHome(home))
 	}
+	if p.interactive {
+		opts = append(opts, classify.WithInteractiveInput(true))
+	}
 	return opts
 }
 

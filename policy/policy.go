@@ -47,6 +47,9 @@ type Policy struct {
 
 	dir    string // the file's directory ("" for Default)
 	source string // the file's path ("" for Default)
+	// interactive: the agent can type into programs it started
+	// (WithInteractiveInput).
+	interactive bool
 }
 
 // Approver is the `approver:` section.
@@ -106,3 +109,14 @@ func (p *Policy) Source() string { return p.source }
 // Dir is the directory relative paths of the file were resolved against
 // ("" for Default).
 func (p *Policy) Dir() string { return p.dir }
+
+// WithInteractiveInput returns a copy of p for an agent that can type into
+// a program after starting it (Codex CLI's write_stdin, which no hook
+// sees): its shell rules then rate programs that read commands from the
+// terminal — pagers, editors, man, terminal multiplexers — as review
+// (classify.WithInteractiveInput).
+func (p *Policy) WithInteractiveInput() *Policy {
+	q := *p
+	q.interactive = true
+	return &q
+}

@@ -35,6 +35,10 @@ type agentSpec struct {
 	// confirmation nobody can give, forever — tested with 0.61.0 —, so an
 	// ask is a deny there unless --ask native).
 	askByDefault bool
+	// typesInto: the agent can type into a command it started (Codex's
+	// write_stdin, which fires no hook), so programs that read commands
+	// from the terminal are review (policy.WithInteractiveInput).
+	typesInto bool
 	// projectEnv are the environment variables the agent sets for its
 	// hooks naming the project directory (the workspace root).
 	projectEnv []string
@@ -137,7 +141,7 @@ var agents = map[string]*agentSpec{
 		},
 	},
 	"codex": {
-		name: "codex", genAI: "codex", event: "PreToolUse",
+		name: "codex", genAI: "codex", event: "PreToolUse", typesInto: true,
 		tools: []executor.Tool{
 			agentTool("Bash", schema("command!")),
 			agentTool("exec_command", schema("cmd!")),

@@ -279,6 +279,9 @@ func decideHook(ctx context.Context, in io.Reader, a *agentSpec, f hookFlags, se
 	if err != nil {
 		return outcome{}, nil, ev, fmt.Errorf("policy: %w", err)
 	}
+	if a.typesInto {
+		pol = pol.WithInteractiveInput()
+	}
 	target, err := resolveExport(pol)
 	if err != nil {
 		return outcome{}, nil, ev, fmt.Errorf("policy export: %w", err)

@@ -342,3 +342,20 @@ func TestHookProtectsItsOwnFiles(t *testing.T) {
 	out, _, _ := inProcess(t, dir, ev("Write", `{"file_path":"`+dir+`/notes.txt","content":"x"}`), "claude", "--policy", pol)
 	require.Contains(t, out, `"permissionDecision":"allow"`, "an ordinary workspace file")
 }
+
+// Codex types into commands it started (write_stdin, which fires no
+// hook): a pager, an editor or a terminal multiplexer is asked about (a
+// Codex ask is a deny); Claude Code runs commands without a terminal, so
+// there less stays a plain read.
+func TestHookCodexInteractivePrograms(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range []string{"less README.md", "screen", "vim -R a.go", "man ls", "git status && less x"} {
+		out, stderr, code := inProcess(t, dir, claudeEvent("s", "c", cmd), "codex")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, `"decision":"block"`, cmd)
+		require.Contains(t, out, "write_stdin", cmd)
+	}
+	out, stderr, code := inProcess(t, dir, claudeEvent("s", "c", "less README.md"), "claude")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"permissionDecision":"allow"`)
+}
