@@ -43,7 +43,10 @@ func checkAuth(ctx context.Context, cfg Config, t target) error {
 	if err == nil {
 		return nil
 	}
-	return authError(err, cfg, t)
+	if ce := authError(err, cfg, t); ce != nil {
+		return ce
+	}
+	return nil // not a typed nil: a nil *CheckError in an error is not nil
 }
 
 // authError is a *CheckError of kind ErrUnauthenticated when err carries a
