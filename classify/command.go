@@ -303,10 +303,14 @@ func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
 	if f.dyn && !f.proc {
 		// A run-time part ("/proc/$PPID/environ") may be anything.
 		if g := dynGlob(f.s); g != "" && r.cr.secrets.may(g) {
-			f.s = g
-			if r.readSecret(f, cx) {
+			fg := f
+			fg.s = g
+			if r.readSecret(fg, cx) {
 				return high
 			}
+		}
+		if r.dynSecret(f, true, cx) {
+			return high
 		}
 		return safe
 	}
@@ -326,6 +330,22 @@ func (r *run) readPath(f field, cx *callCtx) gate.RiskLevel {
 		return safe
 	}
 	return v.level
+}
+
+// dynSecret reports (and adds) a high read when what follows a field's
+// last run-time part names a secret below some directory: the part
+// before may be any directory (${PWD%/*}, $(dirname $PWD), ~-).
+// A directory rule ("~/.ssh": reading it lists it) counts with listDir.
+func (r *run) dynSecret(f field, listDir bool, cx *callCtx) bool {
+	sfx := dynSuffix(f.s)
+	if sfx == "" || !r.cr.secrets.may("/"+sfx) && !(listDir && r.cr.secrets.dirName(sfx)) {
+		return false
+	}
+	if v := r.cr.matchAnyBase(sfx, false); v.level == high && (listDir || !v.dir) {
+		r.add(cx, high, v.id, "reads "+v.reason+" ("+clip(f.s, 60)+")")
+		return true
+	}
+	return false
 }
 
 // readTree applies the path rules to a directory the command reads

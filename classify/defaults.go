@@ -702,6 +702,7 @@ func defaultPaths() []PathRule {
 		sec("**/.env.*", "path.dotenv", "environment secrets file", "**/.env.example", "**/.env.sample", "**/.env.template", "**/.env.dist"),
 		sec("/etc/shadow", "path.shadow", "password hashes"),
 		sec("/etc/gshadow", "path.shadow", "group password hashes"),
+		sec("/etc/master.passwd", "path.shadow", "password hashes (macOS, BSD)"),
 		sec("/etc/sudoers", "path.sudoers", "sudo policy"),
 		sec("/etc/ssh/ssh_host_*_key", "path.private-key", "SSH host key"),
 		sec("/proc/*/environ", "path.environ", "another process's environment (tokens)"),

@@ -674,6 +674,10 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 			}
 		}
 		s := f.s
+		if f.dyn && r.dynSecret(f, false, cx) {
+			t |= tSecret
+			continue
+		}
 		if f.dyn {
 			s = dynGlob(s)
 			if s == "" {
@@ -804,6 +808,49 @@ func dynGlob(s string) string {
 		return ""
 	}
 	return sb.String()
+}
+
+// dynSuffix is the known rest of a field with run-time parts after its
+// last one, as a relative path: "${PWD%/*}/.aws/credentials" (source
+// form "$PWD/.aws/credentials") gives ".aws/credentials", "$X.d/id_rsa"
+// gives "id_rsa"; "" when no whole segment follows.
+func dynSuffix(s string) string {
+	end := -1
+	for i := 0; i < len(s); {
+		if s[i] != '$' {
+			i++
+			continue
+		}
+		switch {
+		case strings.HasPrefix(s[i:], "$((…))"):
+			i += len("$((…))")
+		case strings.HasPrefix(s[i:], "$(…)"):
+			i += len("$(…)")
+		case i+1 < len(s) && isNameStart(s[i+1]):
+			i++
+			for i < len(s) && isNameChar(s[i]) {
+				i++
+			}
+		case i+1 < len(s):
+			i += 2
+		default:
+			i++
+		}
+		end = i
+	}
+	if end < 0 || end == len(s) {
+		return ""
+	}
+	rest := s[end:]
+	if rest[0] != '/' {
+		// The rest of a run-time segment ("$X.pem") is dynGlob's.
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return ""
+		}
+		rest = rest[i:]
+	}
+	return strings.TrimLeft(rest, "/")
 }
 
 // nameOnly commands take file names without printing what the files

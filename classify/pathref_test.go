@@ -282,12 +282,20 @@ func (ref *refMatcher) matchTree(p string, skipHidden bool) pathVerdict {
 }
 func (ref *refMatcher) matchPath(p string, write bool) pathVerdict {
 	p = foldCase(p)
+	if rest, ok := unknownRest(p); ok {
+		return ref.cr.matchAnyBase(rest, write)
+	}
 	if alt, ok := procRootAlias(p); ok {
 		// /proc/PID/root/… is that process's view of the file system.
 		p = alt
 	}
 	v := ref.matchOne(p, write)
 	if alt, ok := homeAlias(p); ok && alt != "~" {
+		if va := ref.matchOne(alt, write); va.level.Rank() > v.level.Rank() {
+			v = va
+		}
+	}
+	if alt, ok := runAlias(p); ok {
 		if va := ref.matchOne(alt, write); va.level.Rank() > v.level.Rank() {
 			v = va
 		}

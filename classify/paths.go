@@ -331,6 +331,9 @@ type pathVerdict struct {
 // could match (see matchGlob).
 func (cr *compiled) matchPath(p string, write bool) pathVerdict {
 	p = foldCase(p)
+	if rest, ok := unknownRest(p); ok {
+		return cr.matchAnyBase(rest, write)
+	}
 	if alt, ok := procRootAlias(p); ok {
 		// /proc/PID/root/… is that process's view of the file system.
 		p = alt
@@ -341,28 +344,200 @@ func (cr *compiled) matchPath(p string, write bool) pathVerdict {
 			v = va
 		}
 	}
+	if alt, ok := runAlias(p); ok {
+		if va := cr.matchOne(alt, write); va.level.Rank() > v.level.Rank() {
+			v = va
+		}
+	}
 	return v
 }
 
-// procRootAlias rewrites /proc/PID/root/REST (any PID, self, a glob) to
-// /REST: the same file seen through a process's root directory.
+// runAlias is the other name of a path below /run: /var/run/X is /run/X
+// and the reverse (rules name either).
+func runAlias(p string) (string, bool) {
+	if rest, ok := strings.CutPrefix(p, "/var/run"); ok && (rest == "" || rest[0] == '/') {
+		return "/run" + rest, true
+	}
+	if rest, ok := strings.CutPrefix(p, "/run"); ok && (rest == "" || rest[0] == '/') {
+		return "/var/run" + rest, true
+	}
+	return "", false
+}
+
+// procRootAlias rewrites a path to the one it names through an alias
+// of the file system's root, repeatedly (to a fixpoint):
+// /proc/PID/root/REST and /proc/PID/task/TID/root/REST (any PID, self,
+// thread-self, a glob) are /REST, the file seen through a process's root
+// directory ("/proc/self/root/../x" is /x: ".." stops at a root); and
+// macOS's /private/{etc,var,tmp}, /System/Volumes/Data/X and
+// /Volumes/NAME/X (conservatively taken for the boot volume) are /etc,
+// /var, /tmp and /X (see also runAlias). Names are compared case-insensitively.
 func procRootAlias(p string) (string, bool) {
-	if !strings.HasPrefix(p, "/proc/") {
+	changed := false
+	for range 16 {
+		alt, ok := rootAliasOnce(p)
+		if !ok {
+			break
+		}
+		p, changed = alt, true
+	}
+	return p, changed
+}
+
+func rootAliasOnce(p string) (string, bool) {
+	if len(p) < 4 || p[0] != '/' {
 		return "", false
 	}
-	rest := p[len("/proc/"):]
-	i := strings.IndexByte(rest, '/')
-	if i < 0 || !strings.HasPrefix(rest[i:], "/root") {
+	segs := strings.Split(p[1:], "/")
+	n := min(len(segs), 5)
+	f := make([]string, n)
+	for i := range n {
+		f[i] = foldCase(segs[i])
+	}
+	cut := 0 // segments that name the root
+	switch segs := f; {
+	case segs[0] == "proc" && len(segs) >= 3 && segs[2] == "root":
+		cut = 3
+	case segs[0] == "proc" && len(segs) >= 5 && segs[2] == "task" && segs[4] == "root":
+		cut = 5
+	case segs[0] == "system" && len(segs) >= 3 && segs[1] == "volumes" && segs[2] == "data":
+		cut = 3
+	case segs[0] == "volumes" && len(segs) >= 2 && segs[1] != "":
+		cut = 2
+	case segs[0] == "private" && len(segs) >= 2 && (segs[1] == "etc" || segs[1] == "var" || segs[1] == "tmp"):
+		cut = 1
+	default:
 		return "", false
 	}
-	tail := rest[i+len("/root"):]
-	if tail == "" {
-		return "/", true
+	rest := segs[cut:]
+	for len(rest) > 0 && (rest[0] == ".." || rest[0] == "." || rest[0] == "") {
+		// ".." at a root is the root.
+		rest = rest[1:]
 	}
-	if tail[0] != '/' {
+	return path.Clean("/" + strings.Join(rest, "/")), true
+}
+
+// unknownMark starts a resolved path whose leading directory is unknown
+// (~-, ~N, another process's /proc/PID/cwd, /proc/PID/fd/N/…): the rest
+// follows it, and the path rules judge the rest below any directory (see
+// matchAnyBase). NUL never appears in a real path.
+const unknownMark = "/\x00unknown"
+
+// unknownRest returns the known rest of a resolved path below an unknown
+// directory ("" for the directory itself).
+func unknownRest(p string) (string, bool) {
+	if p == unknownMark {
+		return "", true
+	}
+	if rest, ok := strings.CutPrefix(p, unknownMark+"/"); ok {
+		return rest, true
+	}
+	return "", false
+}
+
+// unknownPath is unknownMark followed by rest, cleaned: ".." at its start
+// stays in the unknown directory's ancestors, unknown too.
+func unknownPath(rest string) string {
+	rest = path.Clean("x/" + rest)
+	for rest == ".." || strings.HasPrefix(rest, "../") || rest == "x" || strings.HasPrefix(rest, "x/") {
+		switch {
+		case rest == "x" || rest == "..":
+			return unknownMark
+		case strings.HasPrefix(rest, "x/"):
+			rest = rest[2:]
+		default:
+			rest = rest[3:]
+		}
+		if !strings.HasPrefix(rest, "../") && rest != ".." {
+			break
+		}
+	}
+	return unknownMark + "/" + rest
+}
+
+// procWalk resolves an absolute path p (not cleaned: "/proc/self/cwd/.."
+// is the working directory's parent, not /proc/self) through the
+// /proc links to directories: a process's root (/), the classifier's own
+// working directory (/proc/self/cwd, /proc/thread-self/cwd: cwd, already
+// resolved) and directories it cannot know (another process's cwd, an
+// open directory /proc/PID/fd/N/…, /proc/PID/map_files/…: unknownPath).
+// ok is false when p holds no /proc link.
+func procWalk(p, cwd string) (string, bool) {
+	if fp := foldCase(p); !strings.Contains(fp, "proc/") && !strings.Contains(fp, "volumes/") && !strings.Contains(fp, "private/") {
 		return "", false
 	}
-	return path.Clean(tail), true
+	segs := strings.Split(p, "/")
+	var st []string
+	rel := !strings.HasPrefix(p, "/")
+	hit := false
+	self := func(pid string) bool { return pid == "self" || pid == "thread-self" }
+	for i, sg := range segs {
+		switch sg {
+		case "", ".":
+			continue
+		case "..":
+			if len(st) > 0 && st[len(st)-1] != ".." {
+				st = st[:len(st)-1]
+			} else if rel {
+				st = append(st, "..")
+			}
+			continue
+		}
+		if !rel && len(st) >= 4 && foldCase(st[0]) == "proc" {
+			// Below an open directory or a mapped file's link.
+			k := foldCase(st[len(st)-2])
+			if len(st) == 4 && (k == "fd" || k == "map_files") || len(st) == 6 && foldCase(st[2]) == "task" && (k == "fd" || k == "map_files") {
+				return unknownPath(strings.Join(segs[i:], "/")), true
+			}
+		}
+		st = append(st, sg)
+		if rel {
+			continue
+		}
+		if len(st) <= 5 {
+			if alt, ok := rootAliasOnce("/" + strings.Join(st, "/")); ok {
+				// A root alias (/proc/PID/root, /Volumes/NAME, …).
+				st, hit = st[:0], true
+				if alt != "/" {
+					st = append(st, strings.Split(alt[1:], "/")...)
+				}
+				continue
+			}
+		}
+		if foldCase(st[0]) != "proc" {
+			continue
+		}
+		n := len(st)
+		last := foldCase(st[n-1])
+		if !(n == 3 || n == 5 && foldCase(st[2]) == "task") {
+			continue
+		}
+		switch last {
+		case "cwd":
+			hit = true
+			if !self(foldCase(st[1])) {
+				return unknownPath(strings.Join(segs[i+1:], "/")), true
+			}
+			// The working directory: absolute, homeMark-based or
+			// relative to the start directory.
+			st, rel = st[:0], !strings.HasPrefix(cwd, "/")
+			for _, c := range strings.Split(strings.TrimPrefix(cwd, "/"), "/") {
+				if c != "" && c != "." {
+					st = append(st, c)
+				}
+			}
+		}
+	}
+	if !hit {
+		return "", false
+	}
+	if rel {
+		if len(st) == 0 {
+			return ".", true
+		}
+		return strings.Join(st, "/"), true
+	}
+	return "/" + strings.Join(st, "/"), true
 }
 
 // secretFilter is a cheap test, derived from the path rules, for whether
@@ -374,12 +549,25 @@ type secretFilter struct {
 	pres, sufs []string
 	dirs       []string
 	any        bool
+	// dirNames are the last names of directory rules (compiledPath.dir)
+	// whose reads are high (".ssh", ".gnupg").
+	dirNames map[string]bool
+}
+
+// dirName reports whether the last segment of s names a directory rule's
+// directory.
+func (f *secretFilter) dirName(s string) bool {
+	s = strings.TrimRight(foldCase(s), "/")
+	return f.dirNames[s[strings.LastIndexByte(s, '/')+1:]]
 }
 
 func newSecretFilter(paths []compiledPath) *secretFilter {
-	f := &secretFilter{names: map[string]bool{}}
+	f := &secretFilter{names: map[string]bool{}, dirNames: map[string]bool{}}
 	for i := range paths {
 		cp := &paths[i]
+		if cp.rule.Read == high && cp.dir && cp.last != "" {
+			f.dirNames[cp.last] = true
+		}
 		if cp.rule.Read != high || cp.dir {
 			continue
 		}
@@ -785,6 +973,9 @@ func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathV
 	if name == "**" {
 		name = ""
 	}
+	if rest, ok := unknownRest(p); ok {
+		return cr.treeAnyBase(rest, skipHidden, name)
+	}
 	if alt, ok := procRootAlias(p); ok {
 		p = alt
 	}
@@ -835,7 +1026,8 @@ func treeAlias(p string) (string, bool) {
 	}
 	alt, ok := homeAlias(p)
 	switch {
-	case p == "/home" || p == "/users":
+	case p == "/" || p == "/home" || p == "/users":
+		// The root holds every home.
 		return "~", true
 	case alt == "~" && p != "/root" && !strings.HasPrefix(p, "/users/"):
 		return "", false
@@ -875,7 +1067,13 @@ const homeMark = "/\x00home"
 // path below it, "~…" or absolute. The result is absolute, "~" or "~/…",
 // or relative to the start directory ("." for the start directory itself).
 func (r *resolver) resolve(cwd, p string) string {
-	if u, rest, ok := tildeUser(p); ok {
+	if n, kind := tildeDir(p); kind == tildeCwd {
+		// ~+ (and ~+0, ~0) is the working directory.
+		p = "." + p[n:]
+	} else if kind == tildeUnknown {
+		// ~-, ~N, ~+N, ~-N: $OLDPWD or the directory stack.
+		return unknownPath(p[n:])
+	} else if u, rest, ok := tildeUser(p); ok {
 		// ~NAME is NAME's home directory.
 		if u == "root" {
 			p = "/root" + rest
@@ -889,16 +1087,35 @@ func (r *resolver) resolve(cwd, p string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		p = homeMark + strings.TrimPrefix(p, "~")
 	}
+	if q, ok := procWalk(p, r.markHome(cwd)); ok {
+		if _, unk := unknownRest(q); unk {
+			return q
+		}
+		p = q
+	}
 	p = path.Clean(p)
 	if p == homeMark || strings.HasPrefix(p, homeMark+"/") {
 		p = "~" + strings.TrimPrefix(p, homeMark)
 	} else if strings.Contains(p, "\x00") {
 		p = strings.ReplaceAll(p, "\x00", "")
 	}
+	if alt, ok := procRootAlias(p); ok {
+		// /proc/self/root/x, /private/etc/x, /Volumes/NAME/x: the file
+		// it names.
+		p = alt
+	}
 	if r.home != "" && (p == r.home || strings.HasPrefix(p, r.home+"/")) {
 		p = "~" + strings.TrimPrefix(p, r.home)
 	}
 	return p
+}
+
+// markHome is cwd with "~" as homeMark (see procWalk).
+func (r *resolver) markHome(cwd string) string {
+	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
+		return homeMark + cwd[1:]
+	}
+	return cwd
 }
 
 // tildeUser splits "~NAME/rest" (bash's tilde prefix naming a user's
@@ -914,6 +1131,10 @@ func tildeUser(p string) (user, rest string, ok bool) {
 	if user == "" || user == "+" || user == "-" {
 		return "", "", false
 	}
+	if _, kind := tildeDir(p); kind != tildeNone {
+		// ~0, ~+1, ~-2: the directory stack, not a user.
+		return "", "", false
+	}
 	for i := 0; i < len(user); i++ {
 		c := user[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' && i > 0 || c == '$' && i == len(user)-1) {
@@ -921,6 +1142,48 @@ func tildeUser(p string) (user, rest string, ok bool) {
 		}
 	}
 	return user, rest, true
+}
+
+// tildeKind is what a tilde prefix other than ~ and ~NAME stands for.
+type tildeKind int
+
+const (
+	tildeNone    tildeKind = iota // not such a prefix
+	tildeCwd                      // ~+, ~+0, ~0: $PWD
+	tildeUnknown                  // ~-, ~N, ~+N, ~-N: $OLDPWD or the directory stack
+)
+
+// tildeDir reports whether p starts with one of bash's directory-stack
+// tilde prefixes (~+, ~-, ~N, ~+N, ~-N, followed by "/" or the end) and
+// how many bytes it takes.
+func tildeDir(p string) (int, tildeKind) {
+	if len(p) < 2 || p[0] != '~' {
+		return 0, tildeNone
+	}
+	end := strings.IndexByte(p, '/')
+	if end < 0 {
+		end = len(p)
+	}
+	t := p[1:end]
+	if t == "" {
+		return 0, tildeNone
+	}
+	sign := byte(0)
+	if t[0] == '+' || t[0] == '-' {
+		sign, t = t[0], t[1:]
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return 0, tildeNone
+		}
+	}
+	switch {
+	case t == "" && sign == 0:
+		return 0, tildeNone
+	case t == "" && sign == '+', strings.Trim(t, "0") == "" && sign != '-':
+		return end, tildeCwd
+	}
+	return end, tildeUnknown
 }
 
 // otherHome reports whether a resolved path is a home directory itself:
@@ -1180,4 +1443,103 @@ func foldCase(p string) string {
 		}
 	}
 	return p
+}
+
+// matchAnyBase returns the highest read rule a path could match whose
+// leading part is unknown (a run-time word: "${PWD%/*}/.aws/credentials")
+// and whose known rest is suffix (a relative path, cleaned): the rest
+// names a secret when, below some directory, it matches a rule (some
+// tail of the rule's segments matches it). Rules for a directory
+// (compiledPath.dir) and tails that are only wildcards ("*", "**": any
+// name) do not count, so ordinary names ("$DIR/README.md") stay safe.
+func (cr *compiled) matchAnyBase(suffix string, write bool) pathVerdict {
+	suffix = foldCase(path.Clean(suffix))
+	for suffix == ".." || strings.HasPrefix(suffix, "../") {
+		// The unknown part above absorbs "..".
+		suffix = strings.TrimPrefix(strings.TrimPrefix(suffix, ".."), "/")
+	}
+	if suffix == "" || suffix == "." || strings.HasPrefix(suffix, "/") {
+		return pathVerdict{}
+	}
+	// The unknown directory may be "/" or home.
+	best := cr.matchPath("/"+suffix, write)
+	if v := cr.matchPath("~/"+suffix, write); v.level.Rank() > best.level.Rank() {
+		best = v
+	}
+	if best.level.Rank() > safe.Rank() {
+		best.reason += " (below a directory known only at run time)"
+	}
+	segs := splitPath(suffix)
+	for i := range cr.paths {
+		cp := &cr.paths[i]
+		l := cp.rule.Read
+		if write {
+			l = cp.rule.Write
+		}
+		if l == "" || l.Rank() <= best.level.Rank() || l.Rank() <= safe.Rank() {
+			continue
+		}
+		for k := 1; k < len(cp.segs); k++ {
+			tail := cp.segs[k:]
+			if !specificTail(tail) || !matchSegsGlob(tail, segs) || tailExempt(cp.except, segs) {
+				continue
+			}
+			best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + " (below a directory known only at run time)", dir: cp.dir && len(tail) == len(segs)}
+			break
+		}
+	}
+	return best
+}
+
+// treeAnyBase is matchTreeNamed for the directory rest below an unknown
+// one (see unknownMark): the unknown directory itself may be "/" (it
+// holds everything); below it, rest holds what a rule names further down
+// past segments that match rest.
+func (cr *compiled) treeAnyBase(rest string, skipHidden bool, name string) pathVerdict {
+	rest = foldCase(path.Clean(rest))
+	if rest == "" || rest == "." {
+		return cr.matchTreeNamed("/", skipHidden, name)
+	}
+	segs := splitPath(rest)
+	var best pathVerdict
+	for i := range cr.paths {
+		cp := &cr.paths[i]
+		l := cp.rule.Read
+		if l == "" || l.Rank() <= best.level.Rank() || l.Rank() <= safe.Rank() ||
+			name != "" && name != "**" && !nameCompatible(cp.lastSeg, name) {
+			continue
+		}
+		for k := 1; k+len(segs) < len(cp.segs); k++ {
+			mid := cp.segs[k : k+len(segs)]
+			if specificTail(mid) && matchSegsGlob(mid, segs) && !(skipHidden && hiddenSeg(cp.segs[k+len(segs):])) {
+				best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which may lie below it"}
+				break
+			}
+		}
+	}
+	return best
+}
+
+// specificTail reports whether pattern segments name something: a
+// literal segment or a specific glob (see specificGlob), not only "*"
+// and "**".
+func specificTail(segs []string) bool {
+	for _, s := range segs {
+		if s != "**" && (literalSeg(s) != "" || specificGlob(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// tailExempt reports whether some tail of an except pattern matches segs.
+func tailExempt(excepts [][]string, segs []string) bool {
+	for _, ex := range excepts {
+		for k := 0; k < len(ex); k++ {
+			if matchSegs(ex[k:], segs) {
+				return true
+			}
+		}
+	}
+	return false
 }
