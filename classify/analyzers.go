@@ -41,6 +41,8 @@ func builtinAnalyzers() map[string]analyzerFunc {
 		"editor":      func(r *run, a *actx) traits { r.anEditor(a); return 0 },
 		"pager":       func(r *run, a *actx) traits { r.anPager(a); return 0 },
 		"ed":          func(r *run, a *actx) traits { r.anEd(a); return 0 },
+		"dc":          func(r *run, a *actx) traits { r.anDc(a); return 0 },
+		"jobs":        (*run).anJobs,
 		"tmux":        (*run).anTmux,
 		"zip":         func(r *run, a *actx) traits { r.anZip(a); return 0 },
 		"debugger":    func(r *run, a *actx) traits { r.anDebugger(a); return 0 },

@@ -83,6 +83,9 @@ func DefaultRules() *Rules {
 		"export", ":", "getent", "ipcs", "finger", "uuid", "bg", "fg", "disown"} {
 		c[n] = cmdr(safe, "read-only")
 	}
+	// Calculators and builtins with a command escape.
+	c["dc"] = withAnalyzer(cmdr(safe, "desk calculator"), "dc")
+	c["jobs"] = withAnalyzer(cmdr(safe, "lists jobs"), "jobs")
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
 	c["fd"] = withAnalyzer(cmdr(safe, "lists files"), "fd")
 	c["ls"] = withAnalyzer(cmdr(safe, "read-only"), "ls")

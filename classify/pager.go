@@ -178,3 +178,94 @@ func (r *run) anEd(a *actx) {
 		}
 	}
 }
+
+// anDc handles dc: "!" runs the rest of the line as a shell command
+// (DC(1) "Miscellaneous"; "!<", "!>" and "!=" are negated comparisons),
+// in a script given with -e/--expression, read from a file (-f/--file or
+// an operand: review, its text is unknown) or from stdin.
+func (r *run) anDc(a *actx) {
+	var scripts []string
+	args := a.args[1:]
+	for i := 0; i < len(args); i++ {
+		f := args[i]
+		switch {
+		case f.s == "-e" || f.s == "--expression":
+			if i+1 < len(args) {
+				i++
+				r.dcScript(a, args[i])
+			}
+		case strings.HasPrefix(f.s, "--expression="):
+			r.dcScript(a, field{s: strings.TrimPrefix(f.s, "--expression="), dyn: f.dyn})
+		case strings.HasPrefix(f.s, "-e") && len(f.s) > 2:
+			r.dcScript(a, field{s: f.s[2:], dyn: f.dyn})
+		case f.s == "-f" || f.s == "--file" || strings.HasPrefix(f.s, "--file=") || strings.HasPrefix(f.s, "-f") && len(f.s) > 2:
+			if (f.s == "-f" || f.s == "--file") && i+1 < len(args) {
+				i++
+			}
+			r.add(a.cx, review, "dc.script-file", a.key+" runs a script file (dc's \"!\" runs shell commands)")
+		case f.s == "-" || !strings.HasPrefix(f.s, "-"):
+			if f.s != "-" {
+				r.add(a.cx, review, "dc.script-file", a.key+" runs a script file (dc's \"!\" runs shell commands)")
+			}
+		}
+	}
+	text, ok := "", false
+	if a.cx.stmt != nil {
+		text, ok = r.stdinText(a.cx.stmt)
+	}
+	if !ok && r.hasPipeIn {
+		text, ok = r.pipeIn, true
+	}
+	if ok {
+		scripts = append(scripts, text)
+	}
+	for _, s := range scripts {
+		r.dcScript(a, field{s: s})
+	}
+}
+
+// dcScript classifies the shell commands a dc script runs.
+func (r *run) dcScript(a *actx, f field) {
+	if f.dyn {
+		r.add(a.cx, review, "dc.dynamic-script", a.key+" script computed at run time (dc's \"!\" runs shell commands)")
+		return
+	}
+	s := f.s
+	for {
+		i := strings.IndexByte(s, '!')
+		if i < 0 {
+			return
+		}
+		s = s[i+1:]
+		if s != "" && strings.IndexByte("<>=", s[0]) >= 0 {
+			continue
+		}
+		line, rest, _ := strings.Cut(s, "\n")
+		s = rest
+		r.add(a.cx, review, "dc.shell", a.key+" script runs a shell command")
+		if cmd := strings.TrimSpace(line); cmd != "" {
+			r.nested(a.cx, cmd)
+			if j := strings.IndexByte(cmd, ']'); j > 0 {
+				// Inside a string run as a macro: the command ends there.
+				r.nested(a.cx, cmd[:j])
+			}
+		}
+	}
+}
+
+// anJobs handles the jobs builtin: "jobs -x COMMAND ARGS" runs COMMAND.
+func (r *run) anJobs(a *actx) traits {
+	for i, f := range a.args[1:] {
+		if f.s == "-x" {
+			if rest := a.args[i+2:]; len(rest) > 0 {
+				r.add(a.cx, review, "jobs.exec", a.key+" -x runs a command")
+				return r.argv(rest, a.cx)
+			}
+			return 0
+		}
+		if !strings.HasPrefix(f.s, "-") {
+			return 0
+		}
+	}
+	return 0
+}
