@@ -38,7 +38,10 @@ const redacted = "[REDACTED]"
 // glpat-, Slack xox*-, AWS AKIA…, Google AIza…, JWTs). It masks only a
 // secret's own characters, never the text after it (a PEM header without
 // its END line masks that line and the whole base64 lines under it, not
-// the rest of the string). It is a heuristic, not a guarantee: use
+// the rest of the string). A path's last segment followed by ": " and
+// prose ("cat ../.aws/credentials: reads AWS credentials", a classifier's
+// reason) is not a key-value pair (see pathMessage). It is a heuristic,
+// not a guarantee: use
 // WithRedactor for a stricter one.
 func Redact(s string) string {
 	if s == "" {
@@ -129,12 +132,38 @@ func redactKeyValues(s string) string {
 		case "bearer", "basic", "token", "[redacted]":
 			continue
 		}
+		if pathMessage(s, m) {
+			continue
+		}
 		b.WriteString(s[last:vs])
 		b.WriteString(redacted)
 		last = ve
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// pathMessage reports whether a key-value match m in s is a file path
+// followed by a message ("cat ../.aws/credentials: reads AWS
+// credentials", a classifier's reason), not a credential: the key is a
+// path's last segment (right after "/"), the separator is ":" and
+// whitespace, and the value is a lower-case word that prose continues
+// (a space and more text follow). A value with a digit, capital or
+// punctuation, one that ends its line, and "=" pairs are still masked.
+func pathMessage(s string, m []int) bool {
+	ks, ss, se, vs, ve := m[2], m[4], m[5], m[6], m[7]
+	if ks == 0 || s[ks-1] != '/' {
+		return false
+	}
+	if sep := s[ss:se]; !strings.HasPrefix(sep, ":") || strings.TrimLeft(sep[1:], " \t") != "" || len(sep) < 2 {
+		return false
+	}
+	for i := vs; i < ve; i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return ve+1 < len(s) && s[ve] == ' ' && s[ve+1] != ' ' && s[ve+1] != '\n'
 }
 
 // truncate cuts s to at most max bytes, keeping about 70% head and 30% tail

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"pgregory.net/rapid"
 
+	"github.com/toolgate/toolgate/classify"
 	"github.com/toolgate/toolgate/executor"
 )
 
@@ -122,4 +123,37 @@ func TestRedactKeepsTextAroundASecret(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRedactKeepsClassifierReasons: a classifier's reason names a path
+// and then says what the command does ("cat ../.aws/credentials: reads AWS
+// credentials"); the word after the path's colon is prose, not a secret
+// value, and stays. Real credential values after such keys are still
+// masked.
+func TestRedactKeepsClassifierReasons(t *testing.T) {
+	for _, cmd := range []string{"cat ../.aws/credentials", "cat ~/.aws/credentials", "head -1 /etc/app/secret", "cp x ~/.config/gh/token", "cat ~/.vault-token"} {
+		r := classify.Bash(cmd, classify.WithWorkspace("/home/u/proj"))
+		if got := executor.Redact(r.Reason); got != r.Reason {
+			t.Errorf("Redact(%q) = %q", r.Reason, got)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"cat ../.aws/credentials: reads AWS credentials", "cat ../.aws/credentials: reads AWS credentials"},
+		{"rm ~/app/token: rm deletes files", "rm ~/app/token: rm deletes files"},
+		// Still masked: a value with a digit, capital or symbol, a value
+		// that ends the text or its line, "=" pairs, quoted keys, keys
+		// that are not a path's last segment.
+		{"/srv/app/credentials: hunter2 ok", "/srv/app/credentials: [REDACTED] ok"},
+		{"/srv/app/credentials: Hunter ok", "/srv/app/credentials: [REDACTED] ok"},
+		{"/srv/app/token: abcdef", "/srv/app/token: [REDACTED]"},
+		{"/srv/app/token: abcdef\nnext", "/srv/app/token: [REDACTED]\nnext"},
+		{"/srv/app/token=abcdef more", "/srv/app/token=[REDACTED] more"},
+		{`"/x/token": "abcdef" more`, `"/x/token": "[REDACTED]" more`},
+		{"password: hunter and more", "password: [REDACTED] and more"},
+		{"x/credentials: AKIAABCDEFGHIJKLMNOP y", "x/credentials: [REDACTED] y"},
+	} {
+		if got := executor.Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
 }
