@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"fmt"
 	"math/bits"
 	"path"
 	"slices"
@@ -1285,6 +1286,20 @@ func (c *Classifier) Path(op Op, p string) Risk {
 	}
 	if strings.HasPrefix(p, "$") || strings.Contains(p, "${") || strings.Contains(p, "$(") || strings.Contains(p, "`") {
 		add(review, "path.dynamic", "path contains shell syntax the file tool will not expand")
+	} else if alts, truncated := globAlternatives(p); alts != nil {
+		// The tools' glob libraries expand braces and extended globs:
+		// the path is the worst of its alternatives.
+		var worst Risk
+		for i, a := range alts {
+			if r := c.Path(op, a); i == 0 || r.Level.Rank() > worst.Level.Rank() {
+				worst = r
+			}
+		}
+		if truncated && worst.Level.Rank() < review.Rank() {
+			add(review, "limit.brace", fmt.Sprintf("glob with over %d alternatives", maxGlobAlts))
+			return summarize(fs, "")
+		}
+		return worst
 	}
 	cwd := ""
 	if c.cfg.workspace != "" {

@@ -153,6 +153,23 @@ type pathKey struct {
 // command often asks about the same (glob) path several times (as a
 // file, an argument, a produced name).
 func (r *run) matchPath(p string, write bool) pathVerdict {
+	if strings.Contains(p, "(") {
+		// Extended glob groups: the worst of their alternatives
+		// (globAlternatives), and of the "*" form matchOne gives.
+		if alts, _ := globAlternatives(p); alts != nil {
+			v := r.matchPathOne(p, write)
+			for _, a := range alts {
+				if va := r.matchPathOne(a, write); va.level.Rank() > v.level.Rank() {
+					v = va
+				}
+			}
+			return v
+		}
+	}
+	return r.matchPathOne(p, write)
+}
+
+func (r *run) matchPathOne(p string, write bool) pathVerdict {
 	if !hasGlob(p) {
 		// Literal paths are cheap to match (see pathIndex).
 		return r.cr.matchPath(p, write)

@@ -278,6 +278,14 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 				ps = []string{orDefault(g.cwd, orDefault(g.workspace, "."))} // where the search runs
 			}
 		}
+		if r.extract == extractFields && slices.Contains(r.FieldsOrDefault(), "include") {
+			// Gemini's read_many_files globs with dot:true.
+			var all []string
+			for _, p := range ps {
+				all = append(all, dotVariants(p)...)
+			}
+			ps = all
+		}
 		switch r.extract {
 		case extractSearch:
 			// A listing (Glob, LS): names, not contents; the pattern's
@@ -295,7 +303,7 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 			var filters []string
 			for _, pat := range stringFields(call.Input, "glob", "include") {
 				for _, base := range ps {
-					filters = append(filters, globUnder(base, pat))
+					filters = append(filters, dotVariants(globUnder(base, pat))...)
 				}
 			}
 			if len(filters) > 0 {
@@ -398,6 +406,69 @@ func globUnder(base, pat string) string {
 		return path.Join(base, "**", pat)
 	}
 	return path.Join(base, pat)
+}
+
+// maxDotVariants bounds dotVariants' answer.
+const maxDotVariants = 16
+
+// dotVariants is a glob and, for a matcher whose "*", "?" and "[…]" match
+// a leading dot (ripgrep's --glob, Gemini's dot:true; unlike bash and the
+// path rules), the globs that spell that out: a segment "*.env" also as
+// ".env" and ".*.env", "?env" as ".env", "[.]env" as ".env" (one segment
+// at a time, then all of them, at most maxDotVariants).
+func dotVariants(g string) []string {
+	out := []string{g}
+	segs := strings.Split(g, "/")
+	all := slices.Clone(segs)
+	dotted := false
+	for i, sg := range segs {
+		vs := dotSeg(sg)
+		for _, v := range vs {
+			if len(out) >= maxDotVariants {
+				return out
+			}
+			alt := slices.Clone(segs)
+			alt[i] = v
+			out = append(out, strings.Join(alt, "/"))
+		}
+		if len(vs) > 0 {
+			all[i], dotted = vs[0], true
+		}
+	}
+	if dotted && len(out) < maxDotVariants {
+		out = append(out, strings.Join(all, "/"))
+	}
+	return out
+}
+
+// dotSeg returns the spellings of a glob segment whose first character
+// matches a leading dot (see dotVariants), or nil.
+func dotSeg(sg string) []string {
+	switch {
+	case strings.Trim(sg, "*?") == "" || sg[0] == '.':
+		// Only wildcards: a filter for every file is judged as no filter
+		// (a search of the tree).
+		return nil
+	case sg[0] == '*':
+		vs := []string{"." + sg}
+		if rest := strings.TrimLeft(sg, "*"); strings.HasPrefix(rest, ".") {
+			vs = append(vs, rest)
+		}
+		return vs
+	case sg[0] == '?':
+		return []string{"." + sg[1:]}
+	case sg[0] == '[':
+		end := strings.IndexByte(sg[1:], ']')
+		if end < 0 {
+			return nil
+		}
+		class := sg[1 : end+1]
+		neg := strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^")
+		if strings.Contains(class, ".") != neg || neg && len(class) == 1 {
+			return []string{"." + sg[end+2:]}
+		}
+	}
+	return nil
 }
 
 // stringFields are the string values of in's keys that are one of names
