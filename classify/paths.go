@@ -386,7 +386,7 @@ func procRootAlias(p string) (string, bool) {
 }
 
 func rootAliasOnce(p string) (string, bool) {
-	if len(p) < 4 || p[0] != '/' {
+	if len(p) < 4 || p[0] != '/' || !mayRootAlias(p) {
 		return "", false
 	}
 	segs := strings.Split(p[1:], "/")
@@ -416,6 +416,24 @@ func rootAliasOnce(p string) (string, bool) {
 		rest = rest[1:]
 	}
 	return path.Clean("/" + strings.Join(rest, "/")), true
+}
+
+// mayRootAlias is a cheap test before rootAliasOnce: p's first segment
+// is proc, system, volumes or private (in any case).
+func mayRootAlias(p string) bool {
+	end := strings.IndexByte(p[1:], '/')
+	if end < 0 {
+		return false
+	}
+	switch first := p[1 : end+1]; len(first) {
+	case 4:
+		return strings.EqualFold(first, "proc")
+	case 6:
+		return strings.EqualFold(first, "system")
+	case 7:
+		return strings.EqualFold(first, "volumes") || strings.EqualFold(first, "private")
+	}
+	return false
 }
 
 // unknownMark starts a resolved path whose leading directory is unknown
@@ -456,6 +474,23 @@ func unknownPath(rest string) string {
 	return unknownMark + "/" + rest
 }
 
+// mayWalk is a cheap test before procWalk: some segment of p may start
+// a /proc link or a root alias ("proc", "Volumes", "private", "System").
+func mayWalk(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' || i+5 > len(p) {
+			continue
+		}
+		switch p[i+1] | 0x20 {
+		case 'p', 's', 'v':
+			if mayRootAlias(p[i:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // procWalk resolves an absolute path p (not cleaned: "/proc/self/cwd/.."
 // is the working directory's parent, not /proc/self) through the
 // /proc links to directories: a process's root (/), the classifier's own
@@ -464,7 +499,7 @@ func unknownPath(rest string) string {
 // open directory /proc/PID/fd/N/…, /proc/PID/map_files/…: unknownPath).
 // ok is false when p holds no /proc link.
 func procWalk(p, cwd string) (string, bool) {
-	if fp := foldCase(p); !strings.Contains(fp, "proc/") && !strings.Contains(fp, "volumes/") && !strings.Contains(fp, "private/") {
+	if !mayWalk(p) {
 		return "", false
 	}
 	segs := strings.Split(p, "/")
