@@ -106,6 +106,16 @@ func TestTildeForms(t *testing.T) {
 		{"echo x >> ~3/.bashrc", H, "path.shell-rc"},
 		{"echo x > ~-/notes.txt", R, "write.outside"},
 		{"tee ~2/out.log < /dev/null", R, ""},
+		// A working directory only known at run time (cd ~-, cd "$X", cd
+		// into another process's cwd): what follows may be below any base.
+		{"cd ~-; cat .aws/credentials", H, "path.cloud-credentials"},
+		{"cd ~-; cat ../.aws/credentials", H, "path.cloud-credentials"},
+		{"cd /proc/1/cwd && cat .aws/credentials", H, "path.cloud-credentials"},
+		{`cd "$(dirname $PWD)"; cat .aws/credentials`, H, "path.cloud-credentials"},
+		{"cd - >/dev/null; cat .ssh/id_rsa", H, ""},
+		{"cd ~2; echo x >> .bashrc", H, "path.shell-rc"},
+		{`cd "$X"; echo x > out.txt`, R, "write.outside"},
+		{`cd "$X"; cat README.md`, S, ""},
 		// Ordinary reads stay safe.
 		{"cat ~+/README.md", S, ""},
 		{"cat ~-/README.md", S, ""},

@@ -86,7 +86,7 @@ func (r *run) anCd(a *actx) {
 	}
 	f := ops[0]
 	if f.dyn || f.s == "-" {
-		r.cwd, r.cwdKnown = "/\x00unknown", false
+		r.cwd, r.cwdKnown = unknownMark, false
 		return
 	}
 	r.cwd = r.c.res.resolve(r.cwd, f.s)

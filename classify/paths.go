@@ -1120,6 +1120,10 @@ func (r *resolver) resolve(cwd, p string) string {
 	if !strings.HasPrefix(p, "/") && !(p == "~" || strings.HasPrefix(p, "~/")) && cwd != "" {
 		p = cwd + "/" + p
 	}
+	if rest, ok := unknownRest(p); ok {
+		// Below a directory only known at run time (cd "$X", cd ~-).
+		return unknownPath(rest)
+	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		p = homeMark + strings.TrimPrefix(p, "~")
 	}
