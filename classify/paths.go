@@ -475,8 +475,12 @@ func unknownPath(rest string) string {
 }
 
 // mayWalk is a cheap test before procWalk: some segment of p may start
-// a /proc link or a root alias ("proc", "Volumes", "private", "System").
+// a /proc link or a root alias ("proc", "Volumes", "private", "System"),
+// or it holds /dev/fd/.
 func mayWalk(p string) bool {
+	if strings.Contains(p, "/dev/fd/") {
+		return true
+	}
 	for i := 0; i < len(p); i++ {
 		if p[i] != '/' || i+5 > len(p) {
 			continue
@@ -496,7 +500,8 @@ func mayWalk(p string) bool {
 // /proc links to directories: a process's root (/), the classifier's own
 // working directory (/proc/self/cwd, /proc/thread-self/cwd: cwd, already
 // resolved) and directories it cannot know (another process's cwd, an
-// open directory /proc/PID/fd/N/…, /proc/PID/map_files/…: unknownPath).
+// open directory /proc/PID/fd/N/… or /dev/fd/N/…, /proc/PID/map_files/…:
+// unknownPath).
 // ok is false when p holds no /proc link.
 func procWalk(p, cwd string) (string, bool) {
 	if !mayWalk(p) {
@@ -508,6 +513,20 @@ func procWalk(p, cwd string) (string, bool) {
 	hit := false
 	self := func(pid string) bool { return pid == "self" || pid == "thread-self" }
 	for i, sg := range segs {
+		if sg != "" && sg != "." && !rel {
+			// Below an open directory or a mapped file's link (".."
+			// included: the parent of a directory we cannot know).
+			if len(st) == 3 && st[0] == "dev" && st[1] == "fd" {
+				// /dev/fd is /proc/self/fd.
+				return unknownPath(strings.Join(segs[i:], "/")), true
+			}
+			if len(st) >= 4 && foldCase(st[0]) == "proc" {
+				k := foldCase(st[len(st)-2])
+				if len(st) == 4 && (k == "fd" || k == "map_files") || len(st) == 6 && foldCase(st[2]) == "task" && (k == "fd" || k == "map_files") {
+					return unknownPath(strings.Join(segs[i:], "/")), true
+				}
+			}
+		}
 		switch sg {
 		case "", ".":
 			continue
@@ -518,13 +537,6 @@ func procWalk(p, cwd string) (string, bool) {
 				st = append(st, "..")
 			}
 			continue
-		}
-		if !rel && len(st) >= 4 && foldCase(st[0]) == "proc" {
-			// Below an open directory or a mapped file's link.
-			k := foldCase(st[len(st)-2])
-			if len(st) == 4 && (k == "fd" || k == "map_files") || len(st) == 6 && foldCase(st[2]) == "task" && (k == "fd" || k == "map_files") {
-				return unknownPath(strings.Join(segs[i:], "/")), true
-			}
 		}
 		st = append(st, sg)
 		if rel {
