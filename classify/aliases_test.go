@@ -228,6 +228,11 @@ func TestProcAndOSAliases(t *testing.T) {
 		{classify.OpRead, "/dev/fd/3/.aws/credentials", H},
 		{classify.OpRead, "/dev/fd/3/../../etc/shadow", H},
 		{classify.OpWrite, "/dev/fd/1", S},
+		{classify.OpWrite, "/proc/self/fd/2", S},
+		// Another descriptor may be any file the process has open (the
+		// /proc/** and /dev/** write rules).
+		{classify.OpWrite, "/proc/self/fd/7", H},
+		{classify.OpWrite, "/dev/fd/5", H},
 		{classify.OpWrite, "/proc/1/cwd/.bashrc", H},
 		{classify.OpWrite, "/proc/1/cwd/notes.txt", R},
 		{classify.OpRead, "/proc/1/cwd/README.md", S},

@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,9 @@ func FuzzBash(f *testing.F) {
 // than writes.
 func FuzzPath(f *testing.F) {
 	for _, s := range []string{"", ".", "..", "/", "~", "~/.ssh/id_rsa", ".env", "a/../../b", "/etc//shadow", "/proc/1/environ",
-		"\x00", "$(id)", "C:\\x", strings.Repeat("a/", 3000), "/dev/null", ".git/hooks/x"} {
+		"\x00", "$(id)", "C:\\x", strings.Repeat("a/", 3000), "/dev/null", ".git/hooks/x",
+		"~+/../.bashrc", "~-/x", "~0/..", "/proc/self/root/../x", "/proc/1/cwd/../../y", "/proc/self/fd/3/..", "/Volumes/x/etc",
+		"{a,{b,c}}/@(d|e)", "+(x", "{", "@()", strings.Repeat("{a,b}", 20)} {
 		f.Add(s, "/work/ws")
 		f.Add(s, "")
 	}
@@ -90,7 +93,7 @@ func FuzzPath(f *testing.F) {
 		for _, r := range []classify.Risk{rd, wr, del} {
 			validRisk(t, p, r)
 		}
-		if wr.Level == gate.RiskSafe && p != "/dev/null" && !strings.HasPrefix(p, "/dev/") {
+		if wr.Level == gate.RiskSafe && p != "/dev/null" && !strings.HasPrefix(p, "/dev/") && !strings.HasPrefix(path.Clean(p), "/proc/self/fd/") {
 			// Only discard devices may be written safely.
 			cleaned := strings.TrimRight(p, "/")
 			if !strings.HasPrefix(cleaned, "/dev") && !strings.Contains(p, "/dev/") {

@@ -19,7 +19,7 @@ func globAlternatives(p string) (alts []string, truncated bool) {
 	}
 	out := []string{p}
 	changed := false
-	for range 8 { // nesting depth
+	for range len(p) { // each round expands one group of every string
 		var next []string
 		grew := false
 		for _, s := range out {

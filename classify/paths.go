@@ -1298,8 +1298,19 @@ func harmlessTarget(p string) bool {
 	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero", "/dev/full":
 		return true
 	}
-	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/dev/pts/") || strings.HasPrefix(p, "/proc/self/fd/")
+	if fd, ok := strings.CutPrefix(p, "/dev/fd/"); ok {
+		return stdFd(fd)
+	}
+	if fd, ok := strings.CutPrefix(p, "/proc/self/fd/"); ok {
+		return stdFd(fd)
+	}
+	return strings.HasPrefix(p, "/dev/pts/")
 }
+
+// stdFd reports whether fd names standard input, output or error: any
+// other descriptor may be a file the process has open (a file tool's
+// /proc/self/fd/7 is whatever its agent has open there).
+func stdFd(fd string) bool { return fd == "0" || fd == "1" || fd == "2" }
 
 // Path classifies one file-tool operation on a path, with the default
 // rules: reading is safe unless the path holds secrets; writing or
@@ -1320,7 +1331,11 @@ func Path(op Op, p, workspace string, opts ...Option) Risk {
 
 // Path classifies one file-tool operation on a path with c's rules and
 // workspace. See the package-level Path.
-func (c *Classifier) Path(op Op, p string) Risk {
+func (c *Classifier) Path(op Op, p string) Risk { return c.path(op, p, true) }
+
+// path is Path; with expand, a glob's brace and extglob alternatives are
+// judged one by one (globAlternatives).
+func (c *Classifier) path(op Op, p string, expand bool) Risk {
 	var fs []Finding
 	add := func(l gate.RiskLevel, rule, reason string) {
 		fs = append(fs, Finding{Level: l, Rule: rule, Reason: reason, Command: string(op) + " " + clip(p, 100), Line: 1, Col: 1})
@@ -1337,12 +1352,12 @@ func (c *Classifier) Path(op Op, p string) Risk {
 	}
 	if strings.HasPrefix(p, "$") || strings.Contains(p, "${") || strings.Contains(p, "$(") || strings.Contains(p, "`") {
 		add(review, "path.dynamic", "path contains shell syntax the file tool will not expand")
-	} else if alts, truncated := globAlternatives(p); alts != nil {
+	} else if alts, truncated := globAlternatives(p); expand && alts != nil {
 		// The tools' glob libraries expand braces and extended globs:
 		// the path is the worst of its alternatives.
 		var worst Risk
 		for i, a := range alts {
-			if r := c.Path(op, a); i == 0 || r.Level.Rank() > worst.Level.Rank() {
+			if r := c.path(op, a, false); i == 0 || r.Level.Rank() > worst.Level.Rank() {
 				worst = r
 			}
 		}
