@@ -83,6 +83,11 @@ func DefaultRules() *Rules {
 		"export", ":", "getent", "ipcs", "finger", "uuid", "bg", "fg", "disown"} {
 		c[n] = cmdr(safe, "read-only")
 	}
+	// getent shadow prints /etc/shadow's entries (as root).
+	c["getent"] = CommandRule{Level: safe, Reason: "read-only", Subcommands: map[string]CommandRule{
+		"shadow":  {Level: high, Reason: "prints password hashes (/etc/shadow)"},
+		"gshadow": {Level: high, Reason: "prints group password hashes (/etc/gshadow)"},
+	}}
 	// Calculators and builtins with a command escape.
 	c["dc"] = withAnalyzer(cmdr(safe, "desk calculator"), "dc")
 	c["jobs"] = withAnalyzer(cmdr(safe, "lists jobs"), "jobs")

@@ -71,3 +71,15 @@ func TestCommandEscapesNeverLower(t *testing.T) {
 		}
 	})
 }
+
+// TestGetentShadow: getent's shadow databases are /etc/shadow's entries.
+func TestGetentShadow(t *testing.T) {
+	runBashCases(t, []bashCase{
+		{"getent shadow", H, "getent.shadow"},
+		{"getent shadow root", H, "getent.shadow"},
+		{"getent gshadow", H, "getent.gshadow"},
+		{"sudo getent shadow u", H, ""},
+		{"getent passwd u", S, ""},
+		{"getent hosts example.com", S, ""},
+	})
+}
