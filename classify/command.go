@@ -50,7 +50,7 @@ func flagMatches(pattern, arg string) bool {
 		return true
 	}
 	if strings.HasPrefix(pattern, "--") {
-		return strings.HasPrefix(arg, pattern+"=")
+		return hasPrefixThen(arg, pattern, '=')
 	}
 	if len(pattern) == 2 && pattern[0] == '-' && len(arg) > 2 && arg[0] == '-' && arg[1] != '-' {
 		return strings.IndexByte(arg[1:], pattern[1]) >= 0
@@ -91,7 +91,7 @@ func flagValue(args []field, names ...string) (field, bool) {
 					return args[i+1], true
 				}
 				return field{}, false
-			case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
+			case strings.HasPrefix(n, "--") && hasPrefixThen(a, n, '='):
 				f := args[i]
 				f.s = a[len(n)+1:]
 				return f, true
@@ -123,9 +123,12 @@ func operands(args []field, valueFlags ...string) []field {
 			return append(out, args[i+1:]...)
 		}
 		if len(a.s) > 1 && a.s[0] == '-' && !a.dyn {
-			last := "-" + a.s[len(a.s)-1:]
+			// A bundle of short options ("-xf F") ends with the one
+			// whose value follows: v is "-" and that last letter.
+			last := a.s[len(a.s)-1]
+			bundle := len(a.s) > 2 && a.s[1] != '-'
 			for _, v := range valueFlags {
-				if a.s == v || len(a.s) > 2 && a.s[1] != '-' && v == last {
+				if a.s == v || bundle && len(v) == 2 && v[0] == '-' && v[1] == last {
 					i++
 					break
 				}

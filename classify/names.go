@@ -664,7 +664,7 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 		}
 		if i > 0 && skip != nil && !args[i-1].dyn {
 			p := args[i-1].s
-			if skip[p] || len(p) > 2 && p[0] == '-' && p[1] != '-' && skip["-"+p[len(p)-1:]] {
+			if skip[p] || len(p) > 2 && p[0] == '-' && p[1] != '-' && skip[string([]byte{'-', p[len(p)-1]})] {
 				continue
 			}
 		}
