@@ -44,3 +44,93 @@ func TestByteSetMatchesContainsAny(t *testing.T) {
 		}
 	})
 }
+
+// refSecretMay is secretFilter.may as it was before the directory names
+// went into a map: every "/NAME/" searched for in turn.
+func refSecretMay(paths []compiledPath, s string) bool {
+	f := newSecretFilter(paths)
+	if f.any || hasGlob(s) {
+		return true
+	}
+	s = strings.TrimRight(foldCase(s), "/")
+	base := s[strings.LastIndexByte(s, '/')+1:]
+	if f.names[base] {
+		return true
+	}
+	for _, p := range f.pres {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	for _, x := range f.sufs {
+		if strings.HasSuffix(base, x) {
+			return true
+		}
+	}
+	for i := range paths {
+		cp := &paths[i]
+		n := len(cp.segs)
+		if cp.rule.Read == high && !cp.dir && n >= 2 && cp.segs[n-1] == "**" && literalSeg(cp.segs[n-2]) != "" &&
+			strings.Contains(s, "/"+cp.segs[n-2]+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSecretFilterEqualsSearch: the secret filter's directory test (a
+// map of segment names) answers like searching s for every "/NAME/",
+// for the default and the workspace rules, on hostile paths and
+// arbitrary text.
+func TestSecretFilterEqualsSearch(t *testing.T) {
+	def, err := defaultCompiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := profileCompiled[ProfileWorkspace]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cr := range []*compiled{def, ws} {
+		if len(cr.secrets.dirs) == 0 {
+			t.Fatal("no directory rules: the property below tests nothing")
+		}
+		rapid.Check(t, func(t *rapid.T) {
+			s := hostilePath(t)
+			switch rapid.IntRange(0, 3).Draw(t, "form") {
+			case 0:
+				s = rapid.String().Draw(t, "text")
+			case 1:
+				s += strings.Repeat("/", rapid.IntRange(1, 3).Draw(t, "slashes"))
+			case 2:
+				s = strings.ToUpper(s)
+			}
+			if got, want := cr.secrets.may(s), refSecretMay(cr.paths, s); got != want {
+				t.Fatalf("may(%q) = %v, reference %v", s, got, want)
+			}
+		})
+	}
+	for _, s := range []string{"~/.config/gcloud/x", "/home/a/.kube/config", "~/.GNUPG/k"} {
+		if !def.secrets.may(s) {
+			t.Errorf("may(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"gcloud", "src/main.go", "~/.kube"} {
+		if def.secrets.may(s) && !refSecretMay(def.paths, s) {
+			t.Errorf("may(%q) = true, reference false", s)
+		}
+	}
+}
+
+// TestHasPrefixThen: hasPrefixThen(s, pre, c) is
+// strings.HasPrefix(s, pre+string(c)).
+func TestHasPrefixThen(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.StringMatching(`[-a-c=/]{0,6}`).Draw(t, "s")
+		pre := rapid.StringMatching(`[-a-c=/]{0,4}`).Draw(t, "pre")
+		c := rapid.SampledFrom([]byte("-a=/")).Draw(t, "c")
+		if got, want := hasPrefixThen(s, pre, c), strings.HasPrefix(s, pre+string(c)); got != want {
+			t.Fatalf("hasPrefixThen(%q, %q, %q) = %v, want %v", s, pre, c, got, want)
+		}
+	})
+}
