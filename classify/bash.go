@@ -105,8 +105,21 @@ func (c *Classifier) newRun(command string) *run {
 	if m != nil {
 		m.n, m.next = 0, 0 // reused, empty (entries past n are never read)
 	}
-	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m}
+	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m, findings: r.findings[:0]}
 	return r
+}
+
+// verdict summarizes the run's findings into a Risk that owns them: the
+// run's list is a buffer kept across runs (appending finding by finding
+// to a new list was a reallocation per finding), so the Risk gets a copy
+// of exactly its length.
+func (r *run) verdict(safeReason string) Risk {
+	var fs []Finding
+	if len(r.findings) > 0 {
+		fs = make([]Finding, len(r.findings))
+		copy(fs, r.findings)
+	}
+	return summarize(fs, safeReason)
 }
 
 // putRun returns r to c.runs. It is cleared when next taken (newRun),
@@ -135,7 +148,7 @@ func (c *Classifier) Bash(command string) (risk Risk) {
 	defer func() {
 		if v := recover(); v != nil {
 			// The run (and its parser) may be half-way through anything:
-			// it is not reused.
+			// it is not reused (so its findings can be the Risk's).
 			risk = summarize(append(r.findings, Finding{Level: review, Rule: "classify.internal-error",
 				Reason: clip(fmt.Sprint("internal error: ", v), 120), Command: clip(command, 120), Line: 1, Col: 1}), "")
 			return
@@ -147,14 +160,14 @@ func (c *Classifier) Bash(command string) (risk Risk) {
 	}
 	if len(command) > c.cfg.maxBytes {
 		r.findings = append(r.findings, Finding{Level: review, Rule: "limit.size", Reason: fmt.Sprintf("command over %d bytes", c.cfg.maxBytes), Command: clip(command, 120), Line: 1, Col: 1})
-		return summarize(r.findings, "")
+		return r.verdict("")
 	}
 	if !utf8.ValidString(command) {
 		r.findings = append(r.findings, Finding{Level: review, Rule: "obfuscation.invalid-utf8", Reason: "command is not valid UTF-8", Command: clip(command, 120), Line: 1, Col: 1})
 	}
 	r.hiddenChars(command)
 	r.script(command, nil)
-	return summarize(r.findings, "read-only")
+	return r.verdict("read-only")
 }
 
 // hiddenChars flags characters that make a command display differently

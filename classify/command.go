@@ -114,12 +114,26 @@ func flagValue(args []field, names ...string) (field, bool) {
 }
 
 // operands returns the non-flag arguments of args, skipping the values of
-// valueFlags; everything after "--" is an operand.
+// valueFlags; everything after "--" is an operand. It is nil when there
+// are none. When the operands are one run of args (flags first, then
+// names: the common case) the result is that part of args, its capacity
+// cut to its length so that appending to it copies; only operands with
+// flags between them are copied into a list of their own.
 func operands(args []field, valueFlags ...string) []field {
-	var out []field
+	var out []field // the operands once they are not one run of args
+	lo, hi := 0, 0  // until then they are args[lo:hi]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.s == "--" && !a.dyn {
+			switch {
+			case out != nil:
+				return append(out, args[i+1:]...)
+			case i+1 == len(args):
+				return runOf(args, lo, hi)
+			case lo == hi:
+				return runOf(args, i+1, len(args))
+			}
+			out = append(make([]field, 0, hi-lo+len(args)-i-1), args[lo:hi]...)
 			return append(out, args[i+1:]...)
 		}
 		if len(a.s) > 1 && a.s[0] == '-' && !a.dyn {
@@ -135,9 +149,31 @@ func operands(args []field, valueFlags ...string) []field {
 			}
 			continue
 		}
-		out = append(out, a)
+		switch {
+		case out != nil:
+			out = append(out, a)
+		case lo == hi:
+			lo, hi = i, i+1
+		case hi == i:
+			hi++
+		default:
+			out = append(make([]field, 0, hi-lo+len(args)-i), args[lo:hi]...)
+			out = append(out, a)
+		}
 	}
-	return out
+	if out != nil {
+		return out
+	}
+	return runOf(args, lo, hi)
+}
+
+// runOf is args[lo:hi] with its capacity cut to its length, nil when
+// empty.
+func runOf(args []field, lo, hi int) []field {
+	if lo == hi {
+		return nil
+	}
+	return args[lo:hi:hi]
 }
 
 // firstOperand returns the index of the first operand in args.

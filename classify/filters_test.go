@@ -134,3 +134,70 @@ func TestHasPrefixThen(t *testing.T) {
 		}
 	})
 }
+
+// TestReadOptionsAreLong: readOptionSecrets looks only options starting
+// with "--" up in readOptions; every name there must be long.
+func TestReadOptionsAreLong(t *testing.T) {
+	for n := range readOptions {
+		if !strings.HasPrefix(n, "--") {
+			t.Errorf("readOptions has %q: readOptionSecrets would never look it up", n)
+		}
+	}
+}
+
+// refOperands is operands as it was when it always built a list.
+func refOperands(args []field, valueFlags ...string) []field {
+	var out []field
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.s == "--" && !a.dyn {
+			return append(out, args[i+1:]...)
+		}
+		if len(a.s) > 1 && a.s[0] == '-' && !a.dyn {
+			last := "-" + a.s[len(a.s)-1:]
+			for _, v := range valueFlags {
+				if a.s == v || len(a.s) > 2 && a.s[1] != '-' && v == last {
+					i++
+					break
+				}
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// TestOperandsEqualsList: operands returns the operands the list-building
+// version did (nil for none), for arbitrary flags, values, "--" and
+// run-time words; a result that is part of args cannot be appended to
+// in place (its capacity is its length).
+func TestOperandsEqualsList(t *testing.T) {
+	words := []string{"-", "--", "-f", "-o", "-xf", "-fo", "--file", "--file=x", "-v", "a", "b", "~", "x.txt", ""}
+	flags := []string{"-f", "-o", "--file", "-x", "--out"}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 8).Draw(t, "n")
+		args := make([]field, n)
+		for i := range args {
+			args[i] = field{s: rapid.SampledFrom(words).Draw(t, "w"), dyn: rapid.IntRange(0, 5).Draw(t, "dyn") == 0}
+		}
+		vf := rapid.SliceOfDistinct(rapid.SampledFrom(flags), rapid.ID[string]).Draw(t, "vf")
+		got, want := operands(args, vf...), refOperands(args, vf...)
+		if (got == nil) != (want == nil) || len(got) != len(want) {
+			t.Fatalf("operands(%v, %v) = %v, want %v", args, vf, got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("operands(%v, %v) = %v, want %v", args, vf, got, want)
+			}
+		}
+		if len(got) > 0 {
+			_ = append(got, field{s: "appended"})
+			for i := range args {
+				if args[i].s == "appended" {
+					t.Fatalf("appending to operands' result wrote into args")
+				}
+			}
+		}
+	})
+}

@@ -737,6 +737,7 @@ var readShort = map[string]map[string]bool{"file": {"-f": true, "-m": true}, "du
 // readOptionSecrets applies the read rules to the values of readOptions.
 func (r *run) readOptionSecrets(key string, args []field, cx *callCtx) traits {
 	var t traits
+	short := readShort[key]
 	for i, a := range args {
 		if a.dyn || !strings.HasPrefix(a.s, "-") {
 			continue
@@ -744,11 +745,14 @@ func (r *run) readOptionSecrets(key string, args []field, cx *callCtx) traits {
 		if a.s == "--" {
 			break
 		}
+		// Every readOptions name is long: a short option ("-la") is
+		// only looked up in short.
+		long := strings.HasPrefix(a.s, "--")
 		v, ok := field{}, false
-		if n, val, eq := strings.Cut(a.s, "="); eq && readOptions[n] {
+		if n, val, eq := strings.Cut(a.s, "="); eq && long && readOptions[n] {
 			v, ok = a, true
 			v.s = val
-		} else if (readOptions[a.s] || readShort[key][a.s]) && i+1 < len(args) {
+		} else if (long && readOptions[a.s] || short[a.s]) && i+1 < len(args) {
 			v, ok = args[i+1], true
 		}
 		if ok && !v.proc && v.s != "" && r.cr.secrets.may(v.s) && r.readSecret(v, cx) {
