@@ -68,8 +68,8 @@ type run struct {
 	// the current one through a pipe.
 	pathsOut, pathsIn []string
 	pathMemo          *pathMemo // globs only, allocated on first use
-	actxs             [3]actx   // analyzer contexts (see pushActx)
-	nActx             int
+	frames            *frames   // analyzer and call contexts (see pushActx), kept across runs
+	nActx, nCx        int
 	// Static text flowing through a pipe: what an echo or printf stage
 	// writes (pipeOut) and what the current stage reads (pipeIn).
 	pipeIn, pipeOut       string
@@ -105,7 +105,7 @@ func (c *Classifier) newRun(command string) *run {
 	if m != nil {
 		m.n, m.next = 0, 0 // reused, empty (entries past n are never read)
 	}
-	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m, findings: r.findings[:0]}
+	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m, findings: r.findings[:0], frames: r.frames}
 	return r
 }
 
@@ -894,7 +894,9 @@ func (r *run) call(x *syntax.CallExpr, s *syntax.Stmt) traits {
 		return 0
 	}
 	args := r.fieldsOf(x.Args)
-	cx := &callCtx{stmt: s, pos: s.Pos(), end: s.End()}
+	cx := r.pushCallCtx()
+	defer r.popCallCtx()
+	*cx = callCtx{stmt: s, pos: s.Pos(), end: s.End()}
 	for _, f := range args[1:] {
 		if !f.dyn {
 			r.subscriptCode(f.s, cx.pos, cx.end)

@@ -27,19 +27,46 @@ type actx struct {
 	filesSet    bool
 }
 
+// frames are the analyzer and call contexts of the commands being
+// classified, for commands that nest shallowly (analyzers are called
+// through the registry, so a context cannot live on the stack). A
+// pooled run keeps its frames: every context is overwritten whole when
+// pushed, before it is read, and nothing keeps one once popped.
+type frames struct {
+	actxs [3]actx
+	cxs   [4]callCtx
+}
+
 // pushActx returns an analyzer context for a command being classified:
-// one of the run's own while commands nest shallowly (analyzers are
-// called through the registry, so a context cannot live on the stack),
-// a new one deeper down. popActx releases it (last in, first out).
+// one of the run's frames while commands nest shallowly, a new one
+// deeper down. popActx releases it (last in, first out).
 func (r *run) pushActx() *actx {
 	r.nActx++
-	if r.nActx <= len(r.actxs) {
-		return &r.actxs[r.nActx-1]
+	if r.frames == nil {
+		r.frames = &frames{}
+	}
+	if r.nActx <= len(r.frames.actxs) {
+		return &r.frames.actxs[r.nActx-1]
 	}
 	return &actx{}
 }
 
 func (r *run) popActx() { r.nActx-- }
+
+// pushCallCtx returns a call context for a simple command, as pushActx
+// does; popCallCtx releases it.
+func (r *run) pushCallCtx() *callCtx {
+	r.nCx++
+	if r.frames == nil {
+		r.frames = &frames{}
+	}
+	if r.nCx <= len(r.frames.cxs) {
+		return &r.frames.cxs[r.nCx-1]
+	}
+	return &callCtx{}
+}
+
+func (r *run) popCallCtx() { r.nCx-- }
 
 // flagMatches reports whether arg is the flag pattern (see FlagRule).
 func flagMatches(pattern, arg string) bool {
