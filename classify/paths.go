@@ -954,19 +954,32 @@ func (r *resolver) resolve(cwd, p string) string {
 	if !strings.HasPrefix(p, "/") && !(p == "~" || strings.HasPrefix(p, "~/")) && cwd != "" {
 		p = cwd + "/" + p
 	}
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		p = homeMark + strings.TrimPrefix(p, "~")
-	}
-	p = path.Clean(p)
-	if p == homeMark || hasPrefixThen(p, homeMark, '/') {
-		p = "~" + strings.TrimPrefix(p, homeMark)
-	} else if strings.Contains(p, "\x00") {
-		p = strings.ReplaceAll(p, "\x00", "")
+	switch {
+	case (p == "~" || strings.HasPrefix(p, "~/")) && cleanTail(p[1:]):
+		// Already clean: the round trip through homeMark below would
+		// give p back (and build two strings on the way).
+	default:
+		if p == "~" || strings.HasPrefix(p, "~/") {
+			p = homeMark + strings.TrimPrefix(p, "~")
+		}
+		p = path.Clean(p)
+		if p == homeMark || hasPrefixThen(p, homeMark, '/') {
+			p = "~" + strings.TrimPrefix(p, homeMark)
+		} else if strings.Contains(p, "\x00") {
+			p = strings.ReplaceAll(p, "\x00", "")
+		}
 	}
 	if r.home != "" && (p == r.home || hasPrefixThen(p, r.home, '/')) {
 		p = "~" + strings.TrimPrefix(p, r.home)
 	}
 	return p
+}
+
+// cleanTail reports whether t, what follows "~" in a path, is "" or a
+// clean rooted path other than "/" (no empty, "." or ".." segments, no
+// trailing slash): path.Clean leaves homeMark+t as it is.
+func cleanTail(t string) bool {
+	return t == "" || t != "/" && path.Clean(t) == t
 }
 
 // tildeUser splits "~NAME/rest" (bash's tilde prefix naming a user's
