@@ -326,7 +326,8 @@ func BenchmarkOne(b *testing.B) {
 // max in instructions and as ratios to the floor's p50, as BenchmarkTail
 // does for times; with -test.v it logs the 20 costliest commands, and
 // with $TOOLGATE_INSTR_LIST set it writes every command's count, its own
-// floor's and the command (Go-quoted), tab-separated, to that file. Run as
+// floor's and the command (Go-quoted), tab-separated, to that file;
+// $TOOLGATE_INSTR_EVERY=N measures every N-th command only. Run as
 //
 //	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 TOOLGATE_INSTR_SET=one-liners \
 //	  TOOLGATE_INSTR_OUT=/tmp/cg/cg.out valgrind --tool=callgrind \
@@ -344,6 +345,15 @@ func BenchmarkInstr(b *testing.B) {
 		cmds = oneLiners(b)
 	default:
 		b.Skip("TOOLGATE_INSTR_SET not set")
+	}
+	if n, err := strconv.Atoi(os.Getenv("TOOLGATE_INSTR_EVERY")); err == nil && n > 1 {
+		// A sample: every n-th command (the one-liners take callgrind
+		// about half an hour in full).
+		var sample []string
+		for i := 0; i < len(cmds); i += n {
+			sample = append(sample, cmds[i])
+		}
+		cmds = sample
 	}
 	out := os.Getenv("TOOLGATE_INSTR_OUT")
 	if out == "" {
