@@ -379,6 +379,10 @@ type secretFilter struct {
 	dirs    map[string]bool
 	oddDirs []string
 	any     bool
+	// The first and last bytes of names, the first bytes of pres and
+	// the last bytes of sufs: a base name matching none of them skips
+	// the lookup and the loops (most arguments are not secrets).
+	nameFirst, nameLast, preFirst, sufLast byteSet
 }
 
 func newSecretFilter(paths []compiledPath) *secretFilter {
@@ -414,6 +418,15 @@ func newSecretFilter(paths []compiledPath) *secretFilter {
 			f.any = true
 		}
 	}
+	for n := range f.names {
+		f.nameFirst[n[0]], f.nameLast[n[len(n)-1]] = true, true
+	}
+	for _, p := range f.pres {
+		f.preFirst[p[0]] = true
+	}
+	for _, x := range f.sufs {
+		f.sufLast[x[len(x)-1]] = true
+	}
 	return f
 }
 
@@ -423,18 +436,24 @@ func (f *secretFilter) may(s string) bool {
 		return true
 	}
 	s = strings.TrimRight(foldCase(s), "/")
-	base := s[strings.LastIndexByte(s, '/')+1:]
-	if f.names[base] {
-		return true
-	}
-	for _, p := range f.pres {
-		if strings.HasPrefix(base, p) {
+	if base := s[strings.LastIndexByte(s, '/')+1:]; base != "" {
+		first, last := base[0], base[len(base)-1]
+		if f.nameFirst[first] && f.nameLast[last] && f.names[base] {
 			return true
 		}
-	}
-	for _, x := range f.sufs {
-		if strings.HasSuffix(base, x) {
-			return true
+		if f.preFirst[first] {
+			for _, p := range f.pres {
+				if strings.HasPrefix(base, p) {
+					return true
+				}
+			}
+		}
+		if f.sufLast[last] {
+			for _, x := range f.sufs {
+				if strings.HasSuffix(base, x) {
+					return true
+				}
+			}
 		}
 	}
 	// A segment with a slash on both sides ("/gcloud/" in s).
