@@ -173,6 +173,12 @@ func (c *Classifier) Bash(command string) (risk Risk) {
 // hiddenChars flags characters that make a command display differently
 // from what runs: bidi overrides, zero-width characters and a bare CR.
 func (r *run) hiddenChars(s string) {
+	// Every character flagged below is a CR or starts with the byte 0xE2
+	// (U+2000–U+2FFF) or 0xEF (U+F000–U+FFFF): without those bytes
+	// (three vectorized searches) nothing can hide.
+	if strings.IndexByte(s, '\r') < 0 && strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xEF) < 0 {
+		return
+	}
 	// Plain ASCII other than CR cannot hide anything: skip it bytewise.
 	i0 := 0
 	for i0 < len(s) && s[i0] < utf8.RuneSelf && s[i0] != '\r' {

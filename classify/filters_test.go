@@ -3,6 +3,7 @@ package classify
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"pgregory.net/rapid"
 )
@@ -198,6 +199,52 @@ func TestOperandsEqualsList(t *testing.T) {
 					t.Fatalf("appending to operands' result wrote into args")
 				}
 			}
+		}
+	})
+}
+
+// TestHiddenCharsBytesCoverRunes: every character hiddenChars flags is
+// a CR or encoded with a lead byte 0xE2 or 0xEF, the bytes its fast path
+// looks for; and on text with and without them it flags what a run over
+// every rune does.
+func TestHiddenCharsBytesCoverRunes(t *testing.T) {
+	hidden := []rune{'\r', 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF}
+	for c := rune(0x202A); c <= 0x202E; c++ {
+		hidden = append(hidden, c)
+	}
+	for c := rune(0x2066); c <= 0x2069; c++ {
+		hidden = append(hidden, c)
+	}
+	for _, c := range hidden {
+		if b := string(c)[0]; b != '\r' && b != 0xE2 && b != 0xEF {
+			t.Errorf("U+%04X starts with byte %#x", c, b)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var sb strings.Builder
+		for i, n := 0, rapid.IntRange(0, 12).Draw(t, "n"); i < n; i++ {
+			switch rapid.IntRange(0, 3).Draw(t, "kind") {
+			case 0:
+				sb.WriteRune(rapid.SampledFrom(hidden).Draw(t, "hidden"))
+			case 1:
+				sb.WriteRune(rapid.RuneFrom(nil, unicode.Latin, unicode.Zs, unicode.Cf).Draw(t, "rune"))
+			default:
+				sb.WriteString(rapid.StringMatching(`[a-z ~/\n]{0,4}`).Draw(t, "ascii"))
+			}
+		}
+		s := sb.String()
+		r := &run{}
+		r.hiddenChars(s)
+		want := false
+		for i, c := range s {
+			if c >= 0x202A && c <= 0x202E || c >= 0x2066 && c <= 0x2069 || c == 0x200B || c == 0x200C || c == 0x200D || c == 0x2060 || c == 0xFEFF ||
+				c == '\r' && (i+1 >= len(s) || s[i+1] != '\n') {
+				want = true
+				break
+			}
+		}
+		if got := len(r.findings) > 0; got != want {
+			t.Fatalf("hiddenChars(%q) flagged %v, want %v", s, got, want)
 		}
 	})
 }
