@@ -974,7 +974,7 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 		if !r.cr.systemDir(dir) {
 			r.add(cx, review, "name.path-qualified", "runs "+clip(n, 60)+", a program outside the system directories")
 			if _, known := r.cr.Commands[strings.ToLower(base)]; !known || r.funcs[base] {
-				r.argOutputs(base, CommandRule{}, false, args[1:], cx)
+				r.argOutputs(base, nil, false, args[1:], cx)
 				return r.argSecrets("", args[1:], cx, nil)
 			}
 			// A program named like one the rules know (bin/auditq,
@@ -992,10 +992,10 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 	if w, ok := r.cr.Wrappers[key]; ok {
 		return r.wrapper(key, w, args, cx)
 	}
-	rule, ok := r.cr.Commands[key]
+	rule, ok := r.cr.commands[key]
 	if !ok {
 		if k := strings.TrimRight(key, "0123456789."); k != key {
-			rule, ok = r.cr.Commands[k]
+			rule, ok = r.cr.commands[k]
 			key = k
 		}
 	}
@@ -1005,7 +1005,7 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 			return 0
 		}
 		r.add(cx, r.cr.Unknown, "command.unknown", "unknown command "+clip(base, 40))
-		r.argOutputs(key, CommandRule{}, false, args[1:], cx)
+		r.argOutputs(key, nil, false, args[1:], cx)
 		return r.argSecrets(key, args[1:], cx, nil)
 	}
 	return r.command(key, rule, args, cx)

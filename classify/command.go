@@ -228,7 +228,7 @@ func firstOperand(args []field, valueFlags []string) int {
 }
 
 // command classifies a command with its rule.
-func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) traits {
+func (r *run) command(key string, rule *CommandRule, args []field, cx *callCtx) traits {
 	if len(args) == 2 && !args[1].dyn && (args[1].s == "--version" || args[1].s == "--help" || args[1].s == "-version") {
 		return 0
 	}
@@ -238,7 +238,12 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	a := r.pushActx()
 	defer r.popActx()
 	*a = actx{key: key, valueFlags: rule.ValueFlags, analyzer: rule.Analyzer, subcommands: rule.Subcommands, args: args, cx: cx}
+	// cur is the rule of the deepest subcommand matched so far; a
+	// subcommand's rule (with its parent's level and reason as
+	// defaults) is copied into sub, one variable for the whole loop so
+	// that it stays on the stack.
 	cur, name := rule, key
+	var sub CommandRule
 	flags := rule.Flags
 	runs := rule.Runs
 	rest := args[1:]
@@ -248,19 +253,20 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 		if i < 0 {
 			break
 		}
-		sub, ok := cur.Subcommands[rest[i].s]
+		next, ok := cur.Subcommands[rest[i].s]
 		if !ok || rest[i].dyn {
 			break
 		}
 		name += " " + rest[i].s
 		rest = rest[i+1:]
-		if sub.Reason == "" {
-			sub.Reason = cur.Reason
+		if next.Reason == "" {
+			next.Reason = cur.Reason
 		}
-		if sub.Level == "" {
-			sub.Level = cur.Level
+		if next.Level == "" {
+			next.Level = cur.Level
 		}
-		cur = sub
+		sub = next
+		cur = &sub
 		flags = append(flags[:len(flags):len(flags)], sub.Flags...)
 		runs = append(runs[:len(runs):len(runs)], sub.Runs...)
 		t |= traitsOf(sub.Traits)

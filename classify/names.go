@@ -858,7 +858,7 @@ var (
 // argOutputs flags an output option of any command whose value names a
 // persistence or system path (high). The command's own OutputFlags are
 // writes already.
-func (r *run) argOutputs(key string, rule CommandRule, known bool, args []field, cx *callCtx) {
+func (r *run) argOutputs(key string, rule *CommandRule, known bool, args []field, cx *callCtx) {
 	for i, a := range args {
 		s := a.s
 		if a.dyn || len(s) < 2 || s[0] != '-' {
@@ -901,7 +901,10 @@ func (r *run) argOutputs(key string, rule CommandRule, known bool, args []field,
 	}
 }
 
-func ruleHasOutput(rule CommandRule, o string) bool {
+func ruleHasOutput(rule *CommandRule, o string) bool {
+	if rule == nil {
+		return false
+	}
 	for _, x := range rule.OutputFlags {
 		if x == o {
 			return true
