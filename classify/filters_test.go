@@ -50,7 +50,7 @@ func TestByteSetMatchesContainsAny(t *testing.T) {
 // went into a map: every "/NAME/" searched for in turn.
 func refSecretMay(paths []compiledPath, s string) bool {
 	f := newSecretFilter(paths)
-	if f.any || hasGlob(s) {
+	if f.any || hasGlob(s) || strings.IndexByte(s, '(') >= 0 {
 		return true
 	}
 	s = strings.TrimRight(foldCase(s), "/")

@@ -432,7 +432,9 @@ func newSecretFilter(paths []compiledPath) *secretFilter {
 
 // may reports whether s could name a secret file.
 func (f *secretFilter) may(s string) bool {
-	if f.any || hasGlob(s) {
+	if f.any || hasGlob(s) || strings.IndexByte(s, '(') >= 0 {
+		// A glob, or an extended glob group ("+(i)d_rsa"), which the
+		// matcher reads as one: it could match anything.
 		return true
 	}
 	s = strings.TrimRight(foldCase(s), "/")
