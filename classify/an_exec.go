@@ -228,7 +228,7 @@ func (r *run) anInterp(a *actx) traits {
 		}
 		if s == "-m" && i+1 < len(args) && lang == "python" {
 			mod := args[i+1]
-			if rule, ok := r.cr.Commands[strings.ToLower(mod.s)]; ok && !mod.dyn && rule.Analyzer != "interpreter" && rule.Analyzer != "shell" {
+			if rule, ok := r.cr.commands[strings.ToLower(mod.s)]; ok && !mod.dyn && rule.Analyzer != "interpreter" && rule.Analyzer != "shell" {
 				// python -m pytest is the pytest command.
 				a.level = safe
 				return r.command(strings.ToLower(mod.s), rule, args[i+1:], a.cx)

@@ -68,8 +68,8 @@ type run struct {
 	// the current one through a pipe.
 	pathsOut, pathsIn []string
 	pathMemo          *pathMemo // globs only, allocated on first use
-	actxs             [3]actx   // analyzer contexts (see pushActx)
-	nActx             int
+	frames            *frames   // analyzer and call contexts (see pushActx), kept across runs
+	nActx, nCx        int
 	// Static text flowing through a pipe: what an echo or printf stage
 	// writes (pipeOut) and what the current stage reads (pipeIn).
 	pipeIn, pipeOut       string
@@ -105,8 +105,21 @@ func (c *Classifier) newRun(command string) *run {
 	if m != nil {
 		m.n, m.next = 0, 0 // reused, empty (entries past n are never read)
 	}
-	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m}
+	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m, findings: r.findings[:0], frames: r.frames}
 	return r
+}
+
+// verdict summarizes the run's findings into a Risk that owns them: the
+// run's list is a buffer kept across runs (appending finding by finding
+// to a new list was a reallocation per finding), so the Risk gets a copy
+// of exactly its length.
+func (r *run) verdict(safeReason string) Risk {
+	var fs []Finding
+	if len(r.findings) > 0 {
+		fs = make([]Finding, len(r.findings))
+		copy(fs, r.findings)
+	}
+	return summarize(fs, safeReason)
 }
 
 // putRun returns r to c.runs. It is cleared when next taken (newRun),
@@ -135,7 +148,7 @@ func (c *Classifier) Bash(command string) (risk Risk) {
 	defer func() {
 		if v := recover(); v != nil {
 			// The run (and its parser) may be half-way through anything:
-			// it is not reused.
+			// it is not reused (so its findings can be the Risk's).
 			risk = summarize(append(r.findings, Finding{Level: review, Rule: "classify.internal-error",
 				Reason: clip(fmt.Sprint("internal error: ", v), 120), Command: clip(command, 120), Line: 1, Col: 1}), "")
 			return
@@ -147,19 +160,25 @@ func (c *Classifier) Bash(command string) (risk Risk) {
 	}
 	if len(command) > c.cfg.maxBytes {
 		r.findings = append(r.findings, Finding{Level: review, Rule: "limit.size", Reason: fmt.Sprintf("command over %d bytes", c.cfg.maxBytes), Command: clip(command, 120), Line: 1, Col: 1})
-		return summarize(r.findings, "")
+		return r.verdict("")
 	}
 	if !utf8.ValidString(command) {
 		r.findings = append(r.findings, Finding{Level: review, Rule: "obfuscation.invalid-utf8", Reason: "command is not valid UTF-8", Command: clip(command, 120), Line: 1, Col: 1})
 	}
 	r.hiddenChars(command)
 	r.script(command, nil)
-	return summarize(r.findings, "read-only")
+	return r.verdict("read-only")
 }
 
 // hiddenChars flags characters that make a command display differently
 // from what runs: bidi overrides, zero-width characters and a bare CR.
 func (r *run) hiddenChars(s string) {
+	// Every character flagged below is a CR or starts with the byte 0xE2
+	// (U+2000–U+2FFF) or 0xEF (U+F000–U+FFFF): without those bytes
+	// (three vectorized searches) nothing can hide.
+	if strings.IndexByte(s, '\r') < 0 && strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xEF) < 0 {
+		return
+	}
 	// Plain ASCII other than CR cannot hide anything: skip it bytewise.
 	i0 := 0
 	for i0 < len(s) && s[i0] < utf8.RuneSelf && s[i0] != '\r' {
@@ -881,7 +900,9 @@ func (r *run) call(x *syntax.CallExpr, s *syntax.Stmt) traits {
 		return 0
 	}
 	args := r.fieldsOf(x.Args)
-	cx := &callCtx{stmt: s, pos: s.Pos(), end: s.End()}
+	cx := r.pushCallCtx()
+	defer r.popCallCtx()
+	*cx = callCtx{stmt: s, pos: s.Pos(), end: s.End()}
 	for _, f := range args[1:] {
 		if !f.dyn {
 			r.subscriptCode(f.s, cx.pos, cx.end)
@@ -953,7 +974,7 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 		if !r.cr.systemDir(dir) {
 			r.add(cx, review, "name.path-qualified", "runs "+clip(n, 60)+", a program outside the system directories")
 			if _, known := r.cr.Commands[strings.ToLower(base)]; !known || r.funcs[base] {
-				r.argOutputs(base, CommandRule{}, false, args[1:], cx)
+				r.argOutputs(base, nil, false, args[1:], cx)
 				return r.argSecrets("", args[1:], cx, nil)
 			}
 			// A program named like one the rules know (bin/auditq,
@@ -972,10 +993,10 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 	if w, ok := r.cr.Wrappers[key]; ok {
 		return r.wrapper(key, w, args, cx)
 	}
-	rule, ok := r.cr.Commands[key]
+	rule, ok := r.cr.commands[key]
 	if !ok {
 		if k := strings.TrimRight(key, "0123456789."); k != key {
-			rule, ok = r.cr.Commands[k]
+			rule, ok = r.cr.commands[k]
 			key = k
 		}
 	}
@@ -985,7 +1006,7 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 			return 0
 		}
 		r.add(cx, r.cr.Unknown, "command.unknown", "unknown command "+clip(base, 40))
-		r.argOutputs(key, CommandRule{}, false, args[1:], cx)
+		r.argOutputs(key, nil, false, args[1:], cx)
 		return r.argSecrets(key, args[1:], cx, nil)
 	}
 	return r.command(key, rule, args, cx)

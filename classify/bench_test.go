@@ -324,7 +324,10 @@ func BenchmarkOne(b *testing.B) {
 // callgrind.ZeroStats and callgrind.DumpStats, reads each dump's
 // "summary:" count back (and removes the dump), and reports p50, p99 and
 // max in instructions and as ratios to the floor's p50, as BenchmarkTail
-// does for times; with -test.v it logs the 20 costliest commands. Run as
+// does for times; with -test.v it logs the 20 costliest commands, and
+// with $TOOLGATE_INSTR_LIST set it writes every command's count, its own
+// floor's and the command (Go-quoted), tab-separated, to that file;
+// $TOOLGATE_INSTR_EVERY=N measures every N-th command only. Run as
 //
 //	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 TOOLGATE_INSTR_SET=one-liners \
 //	  TOOLGATE_INSTR_OUT=/tmp/cg/cg.out valgrind --tool=callgrind \
@@ -342,6 +345,15 @@ func BenchmarkInstr(b *testing.B) {
 		cmds = oneLiners(b)
 	default:
 		b.Skip("TOOLGATE_INSTR_SET not set")
+	}
+	if n, err := strconv.Atoi(os.Getenv("TOOLGATE_INSTR_EVERY")); err == nil && n > 1 {
+		// A sample: every n-th command (the one-liners take callgrind
+		// about half an hour in full).
+		var sample []string
+		for i := 0; i < len(cmds); i += n {
+			sample = append(sample, cmds[i])
+		}
+		cmds = sample
 	}
 	out := os.Getenv("TOOLGATE_INSTR_OUT")
 	if out == "" {
@@ -393,6 +405,7 @@ func BenchmarkInstr(b *testing.B) {
 	}
 	bash := make([]ci, len(cmds))
 	floor := make([]float64, len(cmds))
+	own := make([]float64, len(cmds)) // each command's own floor, for the list
 	floor2 := make([]float64, len(cmds))
 	reused := reusedFloor()
 	for i, s := range cmds {
@@ -407,6 +420,7 @@ func BenchmarkInstr(b *testing.B) {
 		parseWalk(s)
 		callgrind.DumpStats()
 		floor[i] = next()
+		own[i] = floor[i]
 		reused(s)
 		callgrind.ZeroStats()
 		reused(s)
@@ -417,6 +431,15 @@ func BenchmarkInstr(b *testing.B) {
 		c.Bash(s)
 		callgrind.DumpStats()
 		bash[i] = ci{s, next()}
+	}
+	if list := os.Getenv("TOOLGATE_INSTR_LIST"); list != "" {
+		var sb strings.Builder
+		for i, x := range bash {
+			fmt.Fprintf(&sb, "%.0f\t%.0f\t%q\n", x.n, own[i], x.cmd)
+		}
+		if err := os.WriteFile(list, []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 	slices.SortFunc(bash, func(x, y ci) int { return cmp.Compare(x.n, y.n) })
 	slices.Sort(floor)

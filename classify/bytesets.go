@@ -41,5 +41,4 @@ var (
 	globEscBytes     = newByteSet(globMeta + "\\") // "*?[\\"
 	globEndBytes     = newByteSet("*?]")           // a glob's last metacharacter
 	plainWordSpecial = newByteSet("\\{*?[~")       // see appendWord
-	controlSpace     = newByteSet("\n\r\t")        // see clip
 )

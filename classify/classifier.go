@@ -116,6 +116,10 @@ type compiled struct {
 	// commandNames and wrapperNames are the keys of Commands and
 	// Wrappers, sorted (for glob command names: see globName).
 	commandNames, wrapperNames []string
+	// commands holds Commands' rules by pointer, for the walk: a rule
+	// is a few hundred bytes, copied out of the map on every lookup and
+	// on every call that took it by value.
+	commands map[string]*CommandRule
 }
 
 func compileRules(r *Rules) (*compiled, error) {
@@ -145,6 +149,10 @@ func compileRules(r *Rules) (*compiled, error) {
 	cr.wrapperNames = slices.Sorted(maps.Keys(r.Wrappers))
 	cr.secrets = newSecretFilter(cr.paths)
 	cr.index = newPathIndex(cr.paths)
+	cr.commands = make(map[string]*CommandRule, len(r.Commands))
+	for name, c := range r.Commands {
+		cr.commands[name] = &c
+	}
 	cr.longOpts = map[string]*longOptions{}
 	for name, c := range r.Commands {
 		if c.Abbrev {

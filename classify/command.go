@@ -27,19 +27,46 @@ type actx struct {
 	filesSet    bool
 }
 
+// frames are the analyzer and call contexts of the commands being
+// classified, for commands that nest shallowly (analyzers are called
+// through the registry, so a context cannot live on the stack). A
+// pooled run keeps its frames: every context is overwritten whole when
+// pushed, before it is read, and nothing keeps one once popped.
+type frames struct {
+	actxs [3]actx
+	cxs   [4]callCtx
+}
+
 // pushActx returns an analyzer context for a command being classified:
-// one of the run's own while commands nest shallowly (analyzers are
-// called through the registry, so a context cannot live on the stack),
-// a new one deeper down. popActx releases it (last in, first out).
+// one of the run's frames while commands nest shallowly, a new one
+// deeper down. popActx releases it (last in, first out).
 func (r *run) pushActx() *actx {
 	r.nActx++
-	if r.nActx <= len(r.actxs) {
-		return &r.actxs[r.nActx-1]
+	if r.frames == nil {
+		r.frames = &frames{}
+	}
+	if r.nActx <= len(r.frames.actxs) {
+		return &r.frames.actxs[r.nActx-1]
 	}
 	return &actx{}
 }
 
 func (r *run) popActx() { r.nActx-- }
+
+// pushCallCtx returns a call context for a simple command, as pushActx
+// does; popCallCtx releases it.
+func (r *run) pushCallCtx() *callCtx {
+	r.nCx++
+	if r.frames == nil {
+		r.frames = &frames{}
+	}
+	if r.nCx <= len(r.frames.cxs) {
+		return &r.frames.cxs[r.nCx-1]
+	}
+	return &callCtx{}
+}
+
+func (r *run) popCallCtx() { r.nCx-- }
 
 // flagMatches reports whether arg is the flag pattern (see FlagRule).
 func flagMatches(pattern, arg string) bool {
@@ -50,7 +77,7 @@ func flagMatches(pattern, arg string) bool {
 		return true
 	}
 	if strings.HasPrefix(pattern, "--") {
-		return strings.HasPrefix(arg, pattern+"=")
+		return hasPrefixThen(arg, pattern, '=')
 	}
 	if len(pattern) == 2 && pattern[0] == '-' && len(arg) > 2 && arg[0] == '-' && arg[1] != '-' {
 		return strings.IndexByte(arg[1:], pattern[1]) >= 0
@@ -91,7 +118,7 @@ func flagValue(args []field, names ...string) (field, bool) {
 					return args[i+1], true
 				}
 				return field{}, false
-			case strings.HasPrefix(n, "--") && strings.HasPrefix(a, n+"="):
+			case strings.HasPrefix(n, "--") && hasPrefixThen(a, n, '='):
 				f := args[i]
 				f.s = a[len(n)+1:]
 				return f, true
@@ -114,27 +141,66 @@ func flagValue(args []field, names ...string) (field, bool) {
 }
 
 // operands returns the non-flag arguments of args, skipping the values of
-// valueFlags; everything after "--" is an operand.
+// valueFlags; everything after "--" is an operand. It is nil when there
+// are none. When the operands are one run of args (flags first, then
+// names: the common case) the result is that part of args, its capacity
+// cut to its length so that appending to it copies; only operands with
+// flags between them are copied into a list of their own.
 func operands(args []field, valueFlags ...string) []field {
-	var out []field
+	var out []field // the operands once they are not one run of args
+	lo, hi := 0, 0  // until then they are args[lo:hi]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.s == "--" && !a.dyn {
+			switch {
+			case out != nil:
+				return append(out, args[i+1:]...)
+			case i+1 == len(args):
+				return runOf(args, lo, hi)
+			case lo == hi:
+				return runOf(args, i+1, len(args))
+			}
+			out = append(make([]field, 0, hi-lo+len(args)-i-1), args[lo:hi]...)
 			return append(out, args[i+1:]...)
 		}
 		if len(a.s) > 1 && a.s[0] == '-' && !a.dyn {
-			last := "-" + a.s[len(a.s)-1:]
+			// A bundle of short options ("-xf F") ends with the one
+			// whose value follows: v is "-" and that last letter.
+			last := a.s[len(a.s)-1]
+			bundle := len(a.s) > 2 && a.s[1] != '-'
 			for _, v := range valueFlags {
-				if a.s == v || len(a.s) > 2 && a.s[1] != '-' && v == last {
+				if a.s == v || bundle && len(v) == 2 && v[0] == '-' && v[1] == last {
 					i++
 					break
 				}
 			}
 			continue
 		}
-		out = append(out, a)
+		switch {
+		case out != nil:
+			out = append(out, a)
+		case lo == hi:
+			lo, hi = i, i+1
+		case hi == i:
+			hi++
+		default:
+			out = append(make([]field, 0, hi-lo+len(args)-i), args[lo:hi]...)
+			out = append(out, a)
+		}
 	}
-	return out
+	if out != nil {
+		return out
+	}
+	return runOf(args, lo, hi)
+}
+
+// runOf is args[lo:hi] with its capacity cut to its length, nil when
+// empty.
+func runOf(args []field, lo, hi int) []field {
+	if lo == hi {
+		return nil
+	}
+	return args[lo:hi:hi]
 }
 
 // firstOperand returns the index of the first operand in args.
@@ -162,7 +228,7 @@ func firstOperand(args []field, valueFlags []string) int {
 }
 
 // command classifies a command with its rule.
-func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) traits {
+func (r *run) command(key string, rule *CommandRule, args []field, cx *callCtx) traits {
 	if len(args) == 2 && !args[1].dyn && (args[1].s == "--version" || args[1].s == "--help" || args[1].s == "-version") {
 		return 0
 	}
@@ -172,7 +238,12 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 	a := r.pushActx()
 	defer r.popActx()
 	*a = actx{key: key, valueFlags: rule.ValueFlags, analyzer: rule.Analyzer, subcommands: rule.Subcommands, args: args, cx: cx}
+	// cur is the rule of the deepest subcommand matched so far; a
+	// subcommand's rule (with its parent's level and reason as
+	// defaults) is copied into sub, one variable for the whole loop so
+	// that it stays on the stack.
 	cur, name := rule, key
+	var sub CommandRule
 	flags := rule.Flags
 	runs := rule.Runs
 	rest := args[1:]
@@ -182,19 +253,20 @@ func (r *run) command(key string, rule CommandRule, args []field, cx *callCtx) t
 		if i < 0 {
 			break
 		}
-		sub, ok := cur.Subcommands[rest[i].s]
+		next, ok := cur.Subcommands[rest[i].s]
 		if !ok || rest[i].dyn {
 			break
 		}
 		name += " " + rest[i].s
 		rest = rest[i+1:]
-		if sub.Reason == "" {
-			sub.Reason = cur.Reason
+		if next.Reason == "" {
+			next.Reason = cur.Reason
 		}
-		if sub.Level == "" {
-			sub.Level = cur.Level
+		if next.Level == "" {
+			next.Level = cur.Level
 		}
-		cur = sub
+		sub = next
+		cur = &sub
 		flags = append(flags[:len(flags):len(flags)], sub.Flags...)
 		runs = append(runs[:len(runs):len(runs)], sub.Runs...)
 		t |= traitsOf(sub.Traits)

@@ -159,6 +159,8 @@ func TestRecursiveReads(t *testing.T) {
 		{"grep -r x ~/.SSH", H, ""},
 		{"cat ~/.ssh/ID_RSA", H, "path.ssh-private-key"},
 		{"cat /ETC/SHADOW", H, "path.shadow"},
+		{"mytool ~/.ssh/+(i)d_rsa", H, ""},
+		{"mytool --key=~/.ssh/@(id_rsa)", H, ""},
 		// Not recursive, hidden entries skipped, or nothing anchored below.
 		{"grep x ~/.config/app.conf", S, ""},
 		{"tar czf - --no-recursion ~/.config", S, ""},

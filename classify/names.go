@@ -664,7 +664,7 @@ func (r *run) argSecrets(key string, args []field, cx *callCtx, skipOps map[synt
 		}
 		if i > 0 && skip != nil && !args[i-1].dyn {
 			p := args[i-1].s
-			if skip[p] || len(p) > 2 && p[0] == '-' && p[1] != '-' && skip["-"+p[len(p)-1:]] {
+			if skip[p] || len(p) > 2 && p[0] == '-' && p[1] != '-' && skip[string([]byte{'-', p[len(p)-1]})] {
 				continue
 			}
 		}
@@ -741,6 +741,7 @@ var readShort = map[string]map[string]bool{"file": {"-f": true, "-m": true}, "du
 // readOptionSecrets applies the read rules to the values of readOptions.
 func (r *run) readOptionSecrets(key string, args []field, cx *callCtx) traits {
 	var t traits
+	short := readShort[key]
 	for i, a := range args {
 		if a.dyn || !strings.HasPrefix(a.s, "-") {
 			continue
@@ -748,11 +749,14 @@ func (r *run) readOptionSecrets(key string, args []field, cx *callCtx) traits {
 		if a.s == "--" {
 			break
 		}
+		// Every readOptions name is long: a short option ("-la") is
+		// only looked up in short.
+		long := strings.HasPrefix(a.s, "--")
 		v, ok := field{}, false
-		if n, val, eq := strings.Cut(a.s, "="); eq && readOptions[n] {
+		if n, val, eq := strings.Cut(a.s, "="); eq && long && readOptions[n] {
 			v, ok = a, true
 			v.s = val
-		} else if (readOptions[a.s] || readShort[key][a.s]) && i+1 < len(args) {
+		} else if (long && readOptions[a.s] || short[a.s]) && i+1 < len(args) {
 			v, ok = args[i+1], true
 		}
 		if ok && !v.proc && v.s != "" && r.cr.secrets.may(v.s) && r.readSecret(v, cx) {
@@ -901,7 +905,7 @@ var (
 // argOutputs flags an output option of any command whose value names a
 // persistence or system path (high). The command's own OutputFlags are
 // writes already.
-func (r *run) argOutputs(key string, rule CommandRule, known bool, args []field, cx *callCtx) {
+func (r *run) argOutputs(key string, rule *CommandRule, known bool, args []field, cx *callCtx) {
 	for i, a := range args {
 		s := a.s
 		if a.dyn || len(s) < 2 || s[0] != '-' {
@@ -944,7 +948,10 @@ func (r *run) argOutputs(key string, rule CommandRule, known bool, args []field,
 	}
 }
 
-func ruleHasOutput(rule CommandRule, o string) bool {
+func ruleHasOutput(rule *CommandRule, o string) bool {
+	if rule == nil {
+		return false
+	}
 	for _, x := range rule.OutputFlags {
 		if x == o {
 			return true

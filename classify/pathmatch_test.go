@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"path"
 	"strings"
 	"testing"
 
@@ -112,5 +113,56 @@ func TestPathMatcherReferenceExamples(t *testing.T) {
 	}
 	if v := cr.matchPath("src/main.go", false); v.level == high {
 		t.Errorf("matchPath(src/main.go) = %+v", v)
+	}
+}
+
+// refResolve is resolver.resolve as it was before home paths that are
+// already clean skipped the round trip through homeMark.
+func refResolve(r *resolver, cwd, p string) string {
+	if u, rest, ok := tildeUser(p); ok {
+		if u == "root" {
+			p = "/root" + rest
+		} else {
+			p = "/home/" + u + rest
+		}
+	}
+	if !strings.HasPrefix(p, "/") && !(p == "~" || strings.HasPrefix(p, "~/")) && cwd != "" {
+		p = cwd + "/" + p
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		p = homeMark + strings.TrimPrefix(p, "~")
+	}
+	p = path.Clean(p)
+	if p == homeMark || strings.HasPrefix(p, homeMark+"/") {
+		p = "~" + strings.TrimPrefix(p, homeMark)
+	} else if strings.Contains(p, "\x00") {
+		p = strings.ReplaceAll(p, "\x00", "")
+	}
+	if r.home != "" && (p == r.home || strings.HasPrefix(p, r.home+"/")) {
+		p = "~" + strings.TrimPrefix(p, r.home)
+	}
+	return p
+}
+
+// TestResolveEqualsReference: resolve gives what it gave before its
+// fast path for clean home paths, on hostile paths (with "//", "/./",
+// "..", trailing slashes, NUL bytes) from hostile working directories.
+func TestResolveEqualsReference(t *testing.T) {
+	for _, res := range []resolver{{}, {workspace: "/work/app", home: "/home/dev", temp: []string{"/tmp"}}} {
+		rapid.Check(t, func(t *rapid.T) {
+			p := hostilePath(t)
+			switch rapid.IntRange(0, 4).Draw(t, "mangle") {
+			case 0:
+				p = strings.ReplaceAll(p, "/", rapid.SampledFrom([]string{"//", "/./", "/../", "/\x00"}).Draw(t, "sep"))
+			case 1:
+				p += rapid.SampledFrom([]string{"/", "/.", "/..", "//"}).Draw(t, "end")
+			case 2:
+				p = rapid.SampledFrom([]string{"~", "~/", "~//", "~/.", "~/..", "~/../x", "~/a/../b"}).Draw(t, "home")
+			}
+			cwd := rapid.SampledFrom([]string{"", "src", "~", "~/w", "/work/app", "/", "../x"}).Draw(t, "cwd")
+			if got, want := res.resolve(cwd, p), refResolve(&res, cwd, p); got != want {
+				t.Fatalf("resolve(%q, %q) = %q, reference %q", cwd, p, got, want)
+			}
+		})
 	}
 }

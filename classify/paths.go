@@ -595,8 +595,17 @@ func procWalk(p, cwd string) (string, bool) {
 type secretFilter struct {
 	names      map[string]bool
 	pres, sufs []string
-	dirs       []string
-	any        bool
+	// dirs are the names of directories a rule covers whole ("gcloud"
+	// for "~/.config/gcloud/**"): s lies below one when a segment of s
+	// between two slashes is one of them. A name that cannot be a
+	// segment ("/", "") is in oddDirs as "/NAME/", to search for.
+	dirs    map[string]bool
+	oddDirs []string
+	any     bool
+	// The first and last bytes of names, the first bytes of pres and
+	// the last bytes of sufs: a base name matching none of them skips
+	// the lookup and the loops (most arguments are not secrets).
+	nameFirst, nameLast, preFirst, sufLast byteSet
 	// dirNames are the last names of directory rules (compiledPath.dir)
 	// whose reads are high (".ssh", ".gnupg").
 	dirNames map[string]bool
@@ -610,7 +619,7 @@ func (f *secretFilter) dirName(s string) bool {
 }
 
 func newSecretFilter(paths []compiledPath) *secretFilter {
-	f := &secretFilter{names: map[string]bool{}, dirNames: map[string]bool{}}
+	f := &secretFilter{names: map[string]bool{}, dirs: map[string]bool{}, dirNames: map[string]bool{}}
 	for i := range paths {
 		cp := &paths[i]
 		if cp.rule.Read == high && cp.dir && cp.last != "" {
@@ -624,7 +633,11 @@ func newSecretFilter(paths []compiledPath) *secretFilter {
 		switch {
 		case l == "**":
 			if n >= 2 && literalSeg(cp.segs[n-2]) != "" {
-				f.dirs = append(f.dirs, "/"+cp.segs[n-2]+"/")
+				if d := cp.segs[n-2]; d == "" || strings.Contains(d, "/") {
+					f.oddDirs = append(f.oddDirs, "/"+d+"/")
+				} else {
+					f.dirs[d] = true
+				}
 			} else {
 				f.any = true
 			}
@@ -641,30 +654,58 @@ func newSecretFilter(paths []compiledPath) *secretFilter {
 			f.any = true
 		}
 	}
+	for n := range f.names {
+		f.nameFirst[n[0]], f.nameLast[n[len(n)-1]] = true, true
+	}
+	for _, p := range f.pres {
+		f.preFirst[p[0]] = true
+	}
+	for _, x := range f.sufs {
+		f.sufLast[x[len(x)-1]] = true
+	}
 	return f
 }
 
 // may reports whether s could name a secret file.
 func (f *secretFilter) may(s string) bool {
-	if f.any || hasGlob(s) {
+	if f.any || hasGlob(s) || strings.IndexByte(s, '(') >= 0 {
+		// A glob, or an extended glob group ("+(i)d_rsa"), which the
+		// matcher reads as one: it could match anything.
 		return true
 	}
 	s = strings.TrimRight(foldCase(s), "/")
-	base := s[strings.LastIndexByte(s, '/')+1:]
-	if f.names[base] {
-		return true
-	}
-	for _, p := range f.pres {
-		if strings.HasPrefix(base, p) {
+	if base := s[strings.LastIndexByte(s, '/')+1:]; base != "" {
+		first, last := base[0], base[len(base)-1]
+		if f.nameFirst[first] && f.nameLast[last] && f.names[base] {
 			return true
 		}
-	}
-	for _, x := range f.sufs {
-		if strings.HasSuffix(base, x) {
-			return true
+		if f.preFirst[first] {
+			for _, p := range f.pres {
+				if strings.HasPrefix(base, p) {
+					return true
+				}
+			}
+		}
+		if f.sufLast[last] {
+			for _, x := range f.sufs {
+				if strings.HasSuffix(base, x) {
+					return true
+				}
+			}
 		}
 	}
-	for _, d := range f.dirs {
+	// A segment with a slash on both sides ("/gcloud/" in s).
+	for i := strings.IndexByte(s, '/'); i >= 0; {
+		j := strings.IndexByte(s[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		if f.dirs[s[i+1:i+1+j]] {
+			return true
+		}
+		i += 1 + j
+	}
+	for _, d := range f.oddDirs {
 		if strings.Contains(s, d) {
 			return true
 		}
@@ -704,10 +745,24 @@ func homeAlias(p string) (string, bool) {
 type pathIndex struct {
 	words           int // len of every ruleSet
 	root, home, any ruleGroup
+	// live are the rules with a level for reads (live[0]) and for writes
+	// (live[1]); fit[n] those that can match a path of n segments
+	// (compiledPath.fits), the last entry standing for every longer
+	// path. A literal path's candidates are cut down to both before any
+	// rule is tried: they are the tests every rule would fail first.
+	live [2]ruleSet
+	fit  []ruleSet
 }
 
 // ruleSet is a bit set of rule indices (bit i of word i/64).
 type ruleSet []uint64
+
+// and keeps in s only what is in t (len(t) == len(s)).
+func (s ruleSet) and(t ruleSet) {
+	for i := range s {
+		s[i] &= t[i]
+	}
+}
 
 // or adds t to s (len(t) is 0 or len(s)).
 func (s ruleSet) or(t ruleSet) {
@@ -758,6 +813,30 @@ func (ix *pathIndex) add(g *ruleGroup, i int, last string) {
 
 func newPathIndex(paths []compiledPath) pathIndex {
 	ix := pathIndex{words: (len(paths) + 63) / 64}
+	longest := 0
+	for i := range paths {
+		longest = max(longest, len(paths[i].segs))
+	}
+	ix.live = [2]ruleSet{make(ruleSet, ix.words), make(ruleSet, ix.words)}
+	// Past longest segments only the rules with "**" fit, all of them.
+	ix.fit = make([]ruleSet, longest+2)
+	for n := range ix.fit {
+		ix.fit[n] = make(ruleSet, ix.words)
+	}
+	for i := range paths {
+		cp := &paths[i]
+		if cp.rule.Read != "" {
+			ix.live[0][i/64] |= 1 << (i % 64)
+		}
+		if cp.rule.Write != "" {
+			ix.live[1][i/64] |= 1 << (i % 64)
+		}
+		for n := range ix.fit {
+			if cp.fits(n) {
+				ix.fit[n][i/64] |= 1 << (i % 64)
+			}
+		}
+	}
 	for i := range paths {
 		switch paths[i].first {
 		case "/":
@@ -799,14 +878,24 @@ func (ix *pathIndex) union(buf []uint64, sets ...ruleSet) ruleSet {
 	return out
 }
 
-// literalCandidates are the rules a path with first and last segments
-// first and end (literal) can match.
-func (ix *pathIndex) literalCandidates(first, end string, buf []uint64) ruleSet {
+// literalCandidates are the rules a literal path of n segments, with
+// first and last segments first and end, can match: those with a level
+// for writes (write) or reads that fit n segments.
+func (ix *pathIndex) literalCandidates(first, end string, n int, write bool, buf []uint64) ruleSet {
 	a, b := ix.groups(first)
+	var out ruleSet
 	if b == nil {
-		return ix.union(buf, a.byName[end], a.nonLit)
+		out = ix.union(buf, a.byName[end], a.nonLit)
+	} else {
+		out = ix.union(buf, a.byName[end], a.nonLit, b.byName[end], b.nonLit)
 	}
-	return ix.union(buf, a.byName[end], a.nonLit, b.byName[end], b.nonLit)
+	w := 0
+	if write {
+		w = 1
+	}
+	out.and(ix.live[w])
+	out.and(ix.fit[min(n, len(ix.fit)-1)])
+	return out
 }
 
 // globCandidates are the rules a path with first and last segments
@@ -846,7 +935,7 @@ func (ix *pathIndex) globCandidates(first, last, dirName string, buf []uint64) r
 }
 
 func (cr *compiled) matchOne(p string, write bool) pathVerdict {
-	if strings.Contains(p, "(") {
+	if strings.IndexByte(p, '(') >= 0 {
 		p = extglobAsStar(p)
 	}
 	if hasGlob(p) {
@@ -861,7 +950,7 @@ func (cr *compiled) matchOne(p string, write bool) pathVerdict {
 	if len(segs) > 1 {
 		second = segs[1]
 	}
-	cr.index.literalCandidates(segs[0], end, buf[:]).each(func(i int) {
+	cr.index.literalCandidates(segs[0], end, len(segs), write, buf[:]).each(func(i int) {
 		cp := &cr.paths[i]
 		if cp.second != "" && second != "" && cp.second != second && cp.first == segs[0] {
 			return
@@ -1136,27 +1225,34 @@ func (r *resolver) resolve(cwd, p string) string {
 		// Below a directory only known at run time (cd "$X", cd ~-).
 		return unknownPath(rest)
 	}
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		p = homeMark + strings.TrimPrefix(p, "~")
-	}
-	if q, ok := procWalk(p, r.markHome(cwd)); ok {
-		if _, unk := unknownRest(q); unk {
-			return q
+	switch {
+	case (p == "~" || strings.HasPrefix(p, "~/")) && cleanTail(p[1:]):
+		// Already clean: the round trip through homeMark below would
+		// give p back (and build two strings on the way). No /proc
+		// link or root alias starts below home.
+	default:
+		if p == "~" || strings.HasPrefix(p, "~/") {
+			p = homeMark + strings.TrimPrefix(p, "~")
 		}
-		p = q
+		if q, ok := procWalk(p, r.markHome(cwd)); ok {
+			if _, unk := unknownRest(q); unk {
+				return q
+			}
+			p = q
+		}
+		p = path.Clean(p)
+		if p == homeMark || hasPrefixThen(p, homeMark, '/') {
+			p = "~" + strings.TrimPrefix(p, homeMark)
+		} else if strings.Contains(p, "\x00") {
+			p = strings.ReplaceAll(p, "\x00", "")
+		}
+		if alt, ok := procRootAlias(p); ok {
+			// /proc/self/root/x, /private/etc/x, /Volumes/NAME/x: the
+			// file it names.
+			p = alt
+		}
 	}
-	p = path.Clean(p)
-	if p == homeMark || strings.HasPrefix(p, homeMark+"/") {
-		p = "~" + strings.TrimPrefix(p, homeMark)
-	} else if strings.Contains(p, "\x00") {
-		p = strings.ReplaceAll(p, "\x00", "")
-	}
-	if alt, ok := procRootAlias(p); ok {
-		// /proc/self/root/x, /private/etc/x, /Volumes/NAME/x: the file
-		// it names.
-		p = alt
-	}
-	if r.home != "" && (p == r.home || strings.HasPrefix(p, r.home+"/")) {
+	if r.home != "" && (p == r.home || hasPrefixThen(p, r.home, '/')) {
 		p = "~" + strings.TrimPrefix(p, r.home)
 	}
 	return p
@@ -1168,6 +1264,13 @@ func (r *resolver) markHome(cwd string) string {
 		return homeMark + cwd[1:]
 	}
 	return cwd
+}
+
+// cleanTail reports whether t, what follows "~" in a path, is "" or a
+// clean rooted path other than "/" (no empty, "." or ".." segments, no
+// trailing slash): path.Clean leaves homeMark+t as it is.
+func cleanTail(t string) bool {
+	return t == "" || t != "/" && path.Clean(t) == t
 }
 
 // tildeUser splits "~NAME/rest" (bash's tilde prefix naming a user's
@@ -1251,10 +1354,10 @@ func (r *resolver) where(p string) loc {
 		if p == r.workspace {
 			return locWorkspaceRoot
 		}
-		if strings.HasPrefix(p, r.workspace+"/") {
+		if hasPrefixThen(p, r.workspace, '/') {
 			return locWorkspace
 		}
-		if strings.HasPrefix(r.workspace, p+"/") || p == "/" && r.workspace != "/" {
+		if hasPrefixThen(r.workspace, p, '/') || p == "/" && r.workspace != "/" {
 			if p == "/" {
 				return locRoot
 			}
@@ -1276,7 +1379,7 @@ func (r *resolver) where(p string) loc {
 			if p == t {
 				return locTempRoot
 			}
-			if strings.HasPrefix(p, t+"/") {
+			if hasPrefixThen(p, t, '/') {
 				return locTemp
 			}
 		}

@@ -176,7 +176,7 @@ func matchOption(args []field, i int, o string, takesValue bool) (optionUse, boo
 				u.value, u.hasVal = next()
 			}
 			return u, true
-		case strings.HasPrefix(s, o+"="):
+		case hasPrefixThen(s, o, '='):
 			u.value, u.hasVal = args[i], true
 			u.value.s = s[len(o)+1:]
 			return u, true

@@ -171,7 +171,7 @@ func scriptFlag(args []field, i int, flags []string) (field, bool, int) {
 			if i+1 < len(args) {
 				return args[i+1], true, i + 2
 			}
-		case strings.HasPrefix(f, "--") && strings.HasPrefix(a, f+"="):
+		case strings.HasPrefix(f, "--") && hasPrefixThen(a, f, '='):
 			v := args[i]
 			v.s = a[len(f)+1:]
 			return v, true, i + 1
