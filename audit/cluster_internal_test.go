@@ -20,7 +20,7 @@ func TestClusterReadsDistributedTables(t *testing.T) {
 	require.NoError(t, err)
 	s := &Store{cfg: c}
 	var p Params
-	src := s.rollupSource(Filter{Since: time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC), Agent: "a"}, 1, &p)
+	src := s.rollupSource(Filter{Since: time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC), Agent: "a"}, 1, &p, nil)
 	assert.Contains(t, src, "FROM `otel`.`gate_decisions_hourly_all` FINAL")
 	assert.Contains(t, src, "FROM `otel`.`gate_decisions_all` FINAL")
 	assert.Contains(t, src, "Hour GLOBAL NOT IN (SELECT DISTINCT")
@@ -42,7 +42,7 @@ func TestClusterReadsDistributedTables(t *testing.T) {
 	}
 	// Without a cluster: local tables, plain IN, no Distributed tables.
 	one := &Store{cfg: config{database: "otel", tracesTable: DefaultTracesTable}}
-	src = one.rollupSource(Filter{}, 1, &p)
+	src = one.rollupSource(Filter{}, 1, &p, nil)
 	assert.NotContains(t, src, "_all")
 	assert.NotContains(t, src, "GLOBAL")
 }

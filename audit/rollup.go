@@ -169,8 +169,9 @@ func (c config) distributedDDL() []string {
 }
 
 // Roll recounts now, into the roll-up, every hour that decisions reached
-// since its last run: what HourlyView does every minute, for tests and
-// for servers whose refreshable views are stopped. conn must be allowed
+// since its last run, then refreshes the daily roll-ups from it (schema
+// version 11): what HourlyView and the daily views do every minute, for
+// tests and for servers whose refreshable views are stopped. conn must be allowed
 // to insert (the writer). Options as for Migrate (WithRollupDelay).
 func Roll(ctx context.Context, conn driver.Conn, opts ...Option) error {
 	c, err := newConfig(opts)
@@ -180,7 +181,7 @@ func Roll(ctx context.Context, conn driver.Conn, opts ...Option) error {
 	if err := conn.Exec(ctx, "INSERT INTO "+c.table(HourlyTable)+"\n"+c.rollSelect()); err != nil {
 		return fmt.Errorf("audit: roll up: %w", err)
 	}
-	return nil
+	return c.rollDaily(ctx, conn)
 }
 
 // rolledThrough is the roll-up's watermark: every decision inserted
@@ -249,7 +250,12 @@ func wholeHourZone(loc *time.Location, since, until time.Time) bool {
 // inserted into after w, and gate_decisions' rows of every other hour of
 // the range (its partial first and last hours, the hours decisions reached
 // after w), in the roll-up's columns, time T. p receives the parameters.
-func (s *Store) rollupSource(f Filter, w int64, p *Params) string {
+//
+// With daily (a narrow daily roll-up whose watermark is w), the whole UTC
+// days of the range in which nothing was inserted after w are read from
+// daily instead, and the hourly roll-up serves only the other whole hours:
+// each hour of the range comes from exactly one of the three sources.
+func (s *Store) rollupSource(f Filter, w int64, p *Params, daily *dailyRollup) string {
 	var names []string
 	for _, d := range rollupDims() {
 		names = append(names, d.name)
@@ -259,8 +265,9 @@ func (s *Store) rollupSource(f Filter, w int64, p *Params) string {
 	p.Int64("rolled", w)
 	// Whole hours of the range: [lo, hi).
 	var hourConds, rawEdges []string
+	var lo, hi time.Time
 	if !f.Since.IsZero() {
-		lo := f.Since.UTC().Truncate(time.Hour)
+		lo = f.Since.UTC().Truncate(time.Hour)
 		if !lo.Equal(f.Since) {
 			lo = lo.Add(time.Hour)
 		}
@@ -269,13 +276,62 @@ func (s *Store) rollupSource(f Filter, w int64, p *Params) string {
 		rawEdges = append(rawEdges, hourExpr+" < toDateTime({hour_lo:Int64}, 'UTC')")
 	}
 	if !f.Until.IsZero() {
-		hi := f.Until.UTC().Truncate(time.Hour)
+		hi = f.Until.UTC().Truncate(time.Hour)
 		p.Int64("hour_hi", hi.Unix())
 		hourConds = append(hourConds, "Hour < toDateTime({hour_hi:Int64}, 'UTC')")
 		rawEdges = append(rawEdges, "Timestamp >= toDateTime({hour_hi:Int64}, 'UTC')")
 	}
 	dims := f
 	dims.Since, dims.Until = time.Time{}, time.Time{}
+	// Whole UTC days of the whole hours: [dlo, dhi).
+	var dailyPart string
+	if daily != nil {
+		var dayConds []string
+		var dlo, dhi time.Time
+		if !lo.IsZero() {
+			dlo = lo.Truncate(24 * time.Hour)
+			if !dlo.Equal(lo) {
+				dlo = dlo.Add(24 * time.Hour)
+			}
+			p.Int64("day_lo", dlo.Unix())
+			dayConds = append(dayConds, "Day >= toDateTime({day_lo:Int64}, 'UTC')")
+		}
+		if !hi.IsZero() {
+			dhi = hi.Truncate(24 * time.Hour)
+			p.Int64("day_hi", dhi.Unix())
+			dayConds = append(dayConds, "Day < toDateTime({day_hi:Int64}, 'UTC')")
+		}
+		if dlo.IsZero() || dhi.IsZero() || dlo.Before(dhi) {
+			dirtyDays := "(SELECT DISTINCT toStartOfDay(" + hourExpr + ", 'UTC') FROM " + decisions + " WHERE InsertedAt > fromUnixTimestamp64Nano({rolled:Int64}))"
+			dayConds = append(dayConds, "Day"+s.cfg.notIn()+dirtyDays)
+			where := dims.where(p)
+			if where == "" {
+				where = "\nWHERE " + strings.Join(dayConds, "\n  AND ")
+			} else {
+				where += "\n  AND " + strings.Join(dayConds, "\n  AND ")
+			}
+			var cols []string
+			for _, n := range names {
+				if daily.has(n) {
+					cols = append(cols, n)
+				} else {
+					cols = append(cols, "'' AS "+n)
+				}
+			}
+			dailyPart = "SELECT Day AS T, " + strings.Join(cols, ", ") +
+				", Calls AS cCalls, Denied AS cDenied, Waited AS cWaited, WaitSumMs AS cWaitSum, WaitMaxMs AS cWaitMax\n" +
+				"FROM " + s.cfg.read(daily.table) + where + "\nUNION ALL\n"
+			// The hourly roll-up: only hours outside those days.
+			notDaily := []string{"toStartOfDay(Hour, 'UTC')" + s.cfg.in() + dirtyDays}
+			if !dlo.IsZero() {
+				notDaily = append(notDaily, "Hour < toDateTime({day_lo:Int64}, 'UTC')")
+			}
+			if !dhi.IsZero() {
+				notDaily = append(notDaily, "Hour >= toDateTime({day_hi:Int64}, 'UTC')")
+			}
+			hourConds = append(hourConds, "("+strings.Join(notDaily, " OR ")+")")
+		}
+	}
 	rolled := dims.where(p)
 	hourConds = append(hourConds, "Hour"+s.cfg.notIn()+dirty)
 	if rolled == "" {
@@ -298,7 +354,7 @@ func (s *Store) rollupSource(f Filter, w int64, p *Params) string {
 	for _, n := range names {
 		renamed = append(renamed, "k"+n+" AS "+n)
 	}
-	return "(\n" +
+	return "(\n" + dailyPart +
 		"SELECT Hour AS T, " + strings.Join(names, ", ") +
 		", Calls AS cCalls, Denied AS cDenied, Waited AS cWaited, WaitSumMs AS cWaitSum, WaitMaxMs AS cWaitMax\n" +
 		"FROM " + s.cfg.read(HourlyTable) + " FINAL" + rolled + "\n" +
