@@ -262,9 +262,19 @@ func (s *Store) stats(ctx context.Context, q StatsQuery, rolled int64, daily *da
 		group = append(group, col(d))
 	}
 	var from string
+	var dirty []int64
+	if rolled != 0 {
+		var ok bool
+		var err error
+		if dirty, ok, err = s.dirtyHours(ctx, rolled); err != nil {
+			return out, err
+		} else if !ok {
+			return s.stats(ctx, q, 0, nil) // too many hours to exclude: the trail answers
+		}
+	}
 	if rolled != 0 {
 		sel = append(sel, "sum(cCalls) AS Count", "sum(cDenied) AS Denied", "sum(cWaited) AS Waited", "sum(cWaitSum) AS WaitSum", "max(cWaitMax) AS WaitMax")
-		from = s.rollupSource(q.Filter, rolled, &p, daily)
+		from = s.rollupSource(q.Filter, dirty, &p, daily)
 	} else {
 		sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied",
 			"countIf(ApprovalWaitMs > 0) AS Waited", "sum(ApprovalWaitMs) AS WaitSum", "max(ApprovalWaitMs) AS WaitMax")
