@@ -20,29 +20,35 @@ func TestClusterReadsDistributedTables(t *testing.T) {
 	require.NoError(t, err)
 	s := &Store{cfg: c}
 	var p Params
-	src := s.rollupSource(Filter{Since: time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC), Agent: "a"}, 1, &p)
+	src := s.rollupSource(Filter{Since: time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC), Agent: "a"}, []int64{1764554400}, &p, &dailyRollups()[0])
+	assert.Contains(t, src, "FROM `otel`.`gate_decisions_daily_rule_all`")
 	assert.Contains(t, src, "FROM `otel`.`gate_decisions_hourly_all` FINAL")
 	assert.Contains(t, src, "FROM `otel`.`gate_decisions_all` FINAL")
-	assert.Contains(t, src, "Hour GLOBAL NOT IN (SELECT DISTINCT")
-	assert.Contains(t, src, " GLOBAL IN (SELECT DISTINCT")
-	assert.NotContains(t, strings.ReplaceAll(strings.ReplaceAll(src, "GLOBAL NOT IN", ""), "GLOBAL IN", ""), " IN (SELECT", "every subquery is GLOBAL")
+	// The dirty hours are a list read before the query: no subquery at
+	// all, so none that a Distributed table would need GLOBAL for.
+	assert.Contains(t, src, "Hour NOT IN (toDateTime(1764554400, 'UTC'))")
+	assert.Contains(t, src, "Day NOT IN (toDateTime(1764547200, 'UTC'))")
+	assert.Contains(t, src, "(Timestamp >= toDateTime(1764554400, 'UTC') AND Timestamp < toDateTime(1764558000, 'UTC'))")
+	assert.NotContains(t, src, "SELECT DISTINCT")
 
 	ms := c.migrations()
-	last := ms[len(ms)-1]
-	require.Equal(t, 10, last.Version)
-	ddl := strings.Join(last.Statements, ";\n")
+	require.Equal(t, 10, ms[len(ms)-2].Version)
+	require.Equal(t, 11, ms[len(ms)-1].Version)
+	ddl := strings.Join(append(ms[len(ms)-2].Statements, ms[len(ms)-1].Statements...), ";\n")
 	for _, want := range []string{
 		"CREATE TABLE IF NOT EXISTS `otel`.`otel_traces_all` ON CLUSTER `audit` AS `otel`.`otel_traces`\nENGINE = Distributed(`audit`, `otel`, `otel_traces`, cityHash64(TraceId))",
 		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_all` ON CLUSTER `audit` AS `otel`.`gate_decisions`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions`, cityHash64(TraceId))",
 		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_hourly_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_hourly`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions_hourly`)",
 		"ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', RolledThrough)",
 		"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_hourly_mv` ON CLUSTER `audit`\nREFRESH EVERY 1 MINUTE APPEND TO `otel`.`gate_decisions_hourly`",
+		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_tool_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_daily_tool`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions_daily_tool`)",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_daily_rule_mv` ON CLUSTER `audit`\nREFRESH EVERY 1 MINUTE TO `otel`.`gate_decisions_daily_rule`",
 	} {
 		assert.Contains(t, ddl, want)
 	}
 	// Without a cluster: local tables, plain IN, no Distributed tables.
 	one := &Store{cfg: config{database: "otel", tracesTable: DefaultTracesTable}}
-	src = one.rollupSource(Filter{}, 1, &p)
+	src = one.rollupSource(Filter{}, nil, &p, nil)
 	assert.NotContains(t, src, "_all")
 	assert.NotContains(t, src, "GLOBAL")
 }

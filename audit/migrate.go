@@ -79,6 +79,7 @@ func (c config) migrations() []Migration {
 		c.chainIndexes(c.upgrade(8, "chain")),
 		c.approvalIndex(c.upgrade(9, "approvals")),
 		c.rollup(),
+		c.daily(),
 	}
 }
 

@@ -114,24 +114,6 @@ func (c config) read(t string) string {
 	return c.table(t)
 }
 
-// in and notIn are the IN operators of a query's subqueries over read
-// tables: GLOBAL on a cluster, so that a subquery over a Distributed
-// table runs once, on the node asked, over every shard (the default,
-// distributed_product_mode = deny, refuses the plain form).
-func (c config) in() string {
-	if c.cluster != "" {
-		return " GLOBAL IN "
-	}
-	return " IN "
-}
-
-func (c config) notIn() string {
-	if c.cluster != "" {
-		return " GLOBAL NOT IN "
-	}
-	return " NOT IN "
-}
-
 // onCluster is the ON CLUSTER clause, or "".
 func (c config) onCluster() string {
 	if c.cluster == "" {

@@ -169,8 +169,9 @@ func (c config) distributedDDL() []string {
 }
 
 // Roll recounts now, into the roll-up, every hour that decisions reached
-// since its last run: what HourlyView does every minute, for tests and
-// for servers whose refreshable views are stopped. conn must be allowed
+// since its last run, then refreshes the daily roll-ups from it (schema
+// version 11): what HourlyView and the daily views do every minute, for
+// tests and for servers whose refreshable views are stopped. conn must be allowed
 // to insert (the writer). Options as for Migrate (WithRollupDelay).
 func Roll(ctx context.Context, conn driver.Conn, opts ...Option) error {
 	c, err := newConfig(opts)
@@ -180,7 +181,7 @@ func Roll(ctx context.Context, conn driver.Conn, opts ...Option) error {
 	if err := conn.Exec(ctx, "INSERT INTO "+c.table(HourlyTable)+"\n"+c.rollSelect()); err != nil {
 		return fmt.Errorf("audit: roll up: %w", err)
 	}
-	return nil
+	return c.rollDaily(ctx, conn)
 }
 
 // rolledThrough is the roll-up's watermark: every decision inserted
@@ -244,47 +245,174 @@ func wholeHourZone(loc *time.Location, since, until time.Time) bool {
 	return true
 }
 
+// maxDirtyHours is how many hours touched after the watermark a roll-up
+// query takes; past it (a large late upload not yet rolled up) Stats reads
+// gate_decisions alone.
+const maxDirtyHours = 2000
+
+// dirtyHours lists the UTC hours (Unix seconds) that a decision inserted
+// after the watermark w reached (InsertedAt > w, read through the minmax
+// index on InsertedAt): the hours the roll-ups may not hold completely.
+// ok is false past maxDirtyHours.
+func (s *Store) dirtyHours(ctx context.Context, w int64) (hours []int64, ok bool, err error) {
+	var p Params
+	p.Int64("rolled", w)
+	rows, err := s.query(ctx, "stats", "SELECT DISTINCT toInt64(toUnixTimestamp("+hourExpr+")) AS h FROM "+s.cfg.read(DecisionsTable)+
+		" WHERE InsertedAt > fromUnixTimestamp64Nano({rolled:Int64}) ORDER BY h LIMIT "+fmt.Sprint(maxDirtyHours+1), &p)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h int64
+		if err := rows.Scan(&h); err != nil {
+			return nil, false, s.wrap("stats", err)
+		}
+		hours = append(hours, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, s.wrap("stats", err)
+	}
+	return hours, len(hours) <= maxDirtyHours, nil
+}
+
+// timeList renders Unix seconds as a ClickHouse tuple of UTC DateTimes
+// for IN (values this package computed, not input).
+func timeList(secs []int64) string {
+	parts := make([]string, len(secs))
+	for i, v := range secs {
+		parts[i] = fmt.Sprintf("toDateTime(%d, 'UTC')", v)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
 // rollupSource is the FROM source of a stats query served by the roll-up:
-// the roll-up's rows of the whole hours in [Since, Until) that nothing was
-// inserted into after w, and gate_decisions' rows of every other hour of
-// the range (its partial first and last hours, the hours decisions reached
-// after w), in the roll-up's columns, time T. p receives the parameters.
-func (s *Store) rollupSource(f Filter, w int64, p *Params) string {
+// the roll-up's rows of the whole hours in [Since, Until) outside dirty
+// (dirtyHours of the watermark), and gate_decisions' rows of every other
+// hour of the range (its partial first and last hours, the dirty hours),
+// in the roll-up's columns, time T. p receives the parameters. The dirty
+// hours are a list, read once before the query, so that every source
+// excludes or includes the same hours, and gate_decisions is read only
+// for the ranges of its edges and dirty hours (the primary key prunes
+// the rest).
+//
+// With daily (a narrow daily roll-up whose watermark the dirty hours are
+// of), the whole UTC days of the range with no dirty hour are read from
+// daily instead, and the hourly roll-up serves only the other whole
+// hours: each hour of the range comes from exactly one of the three
+// sources.
+func (s *Store) rollupSource(f Filter, dirty []int64, p *Params, daily *dailyRollup) string {
 	var names []string
 	for _, d := range rollupDims() {
 		names = append(names, d.name)
 	}
 	decisions := s.cfg.read(DecisionsTable)
-	dirty := "(SELECT DISTINCT " + hourExpr + " FROM " + decisions + " WHERE InsertedAt > fromUnixTimestamp64Nano({rolled:Int64}))"
-	p.Int64("rolled", w)
 	// Whole hours of the range: [lo, hi).
 	var hourConds, rawEdges []string
+	var lo, hi time.Time
 	if !f.Since.IsZero() {
-		lo := f.Since.UTC().Truncate(time.Hour)
+		lo = f.Since.UTC().Truncate(time.Hour)
 		if !lo.Equal(f.Since) {
 			lo = lo.Add(time.Hour)
 		}
 		p.Int64("hour_lo", lo.Unix())
 		hourConds = append(hourConds, "Hour >= toDateTime({hour_lo:Int64}, 'UTC')")
-		rawEdges = append(rawEdges, hourExpr+" < toDateTime({hour_lo:Int64}, 'UTC')")
+		rawEdges = append(rawEdges, "Timestamp < toDateTime({hour_lo:Int64}, 'UTC')")
 	}
 	if !f.Until.IsZero() {
-		hi := f.Until.UTC().Truncate(time.Hour)
+		hi = f.Until.UTC().Truncate(time.Hour)
 		p.Int64("hour_hi", hi.Unix())
 		hourConds = append(hourConds, "Hour < toDateTime({hour_hi:Int64}, 'UTC')")
 		rawEdges = append(rawEdges, "Timestamp >= toDateTime({hour_hi:Int64}, 'UTC')")
 	}
+	for _, h := range dirty {
+		rawEdges = append(rawEdges, fmt.Sprintf("(Timestamp >= toDateTime(%d, 'UTC') AND Timestamp < toDateTime(%d, 'UTC'))", h, h+3600))
+	}
 	dims := f
 	dims.Since, dims.Until = time.Time{}, time.Time{}
+	// Whole UTC days of the whole hours: [dlo, dhi).
+	var dailyPart string
+	if daily != nil {
+		var dayConds []string
+		var dlo, dhi time.Time
+		if !lo.IsZero() {
+			dlo = lo.Truncate(24 * time.Hour)
+			if !dlo.Equal(lo) {
+				dlo = dlo.Add(24 * time.Hour)
+			}
+			p.Int64("day_lo", dlo.Unix())
+			dayConds = append(dayConds, "Day >= toDateTime({day_lo:Int64}, 'UTC')")
+		}
+		if !hi.IsZero() {
+			dhi = hi.Truncate(24 * time.Hour)
+			p.Int64("day_hi", dhi.Unix())
+			dayConds = append(dayConds, "Day < toDateTime({day_hi:Int64}, 'UTC')")
+		}
+		if dlo.IsZero() || dhi.IsZero() || dlo.Before(dhi) {
+			var days []int64
+			seen := map[int64]bool{}
+			for _, h := range dirty {
+				if d := h - h%86400; !seen[d] {
+					seen[d] = true
+					days = append(days, d)
+				}
+			}
+			if len(days) > 0 {
+				dayConds = append(dayConds, "Day NOT IN "+timeList(days))
+			}
+			where := dims.where(p)
+			if len(dayConds) > 0 {
+				if where == "" {
+					where = "\nWHERE " + strings.Join(dayConds, "\n  AND ")
+				} else {
+					where += "\n  AND " + strings.Join(dayConds, "\n  AND ")
+				}
+			}
+			var cols []string
+			for _, n := range names {
+				if daily.has(n) {
+					cols = append(cols, n)
+				} else {
+					cols = append(cols, "'' AS "+n)
+				}
+			}
+			dailyPart = "SELECT Day AS T, " + strings.Join(cols, ", ") +
+				", Calls AS cCalls, Denied AS cDenied, Waited AS cWaited, WaitSumMs AS cWaitSum, WaitMaxMs AS cWaitMax\n" +
+				"FROM " + s.cfg.read(daily.table) + where + "\nUNION ALL\n"
+			// The hourly roll-up: only hours outside those days.
+			var notDaily []string
+			if len(days) > 0 {
+				notDaily = append(notDaily, "toStartOfDay(Hour, 'UTC') IN "+timeList(days))
+			}
+			if !dlo.IsZero() {
+				notDaily = append(notDaily, "Hour < toDateTime({day_lo:Int64}, 'UTC')")
+			}
+			if !dhi.IsZero() {
+				notDaily = append(notDaily, "Hour >= toDateTime({day_hi:Int64}, 'UTC')")
+			}
+			if len(notDaily) == 0 {
+				notDaily = []string{"0"} // every hour is in a daily row
+			}
+			hourConds = append(hourConds, "("+strings.Join(notDaily, " OR ")+")")
+		}
+	}
 	rolled := dims.where(p)
-	hourConds = append(hourConds, "Hour"+s.cfg.notIn()+dirty)
+	if len(dirty) > 0 {
+		hourConds = append(hourConds, "Hour NOT IN "+timeList(dirty))
+	}
+	if len(hourConds) == 0 {
+		hourConds = []string{"1"}
+	}
 	if rolled == "" {
 		rolled = "\nWHERE " + strings.Join(hourConds, "\n  AND ")
 	} else {
 		rolled += "\n  AND " + strings.Join(hourConds, "\n  AND ")
 	}
 	raw := f.where(p)
-	edge := "(" + strings.Join(append(rawEdges, hourExpr+s.cfg.in()+dirty), " OR ") + ")"
+	if len(rawEdges) == 0 {
+		rawEdges = []string{"0"} // no edges, nothing dirty: the roll-ups hold every hour
+	}
+	edge := "(" + strings.Join(rawEdges, " OR ") + ")"
 	if raw == "" {
 		raw = "\nWHERE " + edge
 	} else {
@@ -298,7 +426,7 @@ func (s *Store) rollupSource(f Filter, w int64, p *Params) string {
 	for _, n := range names {
 		renamed = append(renamed, "k"+n+" AS "+n)
 	}
-	return "(\n" +
+	return "(\n" + dailyPart +
 		"SELECT Hour AS T, " + strings.Join(names, ", ") +
 		", Calls AS cCalls, Denied AS cDenied, Waited AS cWaited, WaitSumMs AS cWaitSum, WaitMaxMs AS cWaitMax\n" +
 		"FROM " + s.cfg.read(HourlyTable) + " FINAL" + rolled + "\n" +

@@ -191,18 +191,30 @@ type Stats struct {
 // reached since the roll-up last ran — from gate_decisions: the answer is
 // the same, and its cost grows with the hours of the range, not with the
 // decisions. Otherwise, or without a roll-up, gate_decisions answers.
+//
+// When the question also fits a narrow daily roll-up (schema version 11:
+// grouped and filtered only by action, agent and tool, or action, agent
+// and rule; no buckets or buckets of whole UTC days), the narrowest one
+// serves the whole days of the range, and the hourly roll-up only the
+// other whole hours (see dailyRollup).
 func (s *Store) Stats(ctx context.Context, q StatsQuery) (Stats, error) {
-	if q.rollupFits() {
-		if w, ok := s.rolledThrough(ctx); ok {
-			return s.stats(ctx, q, w)
+	if r, ok := q.dailyFor(); ok {
+		if w, ok := s.dailyRolledThrough(ctx, r); ok {
+			return s.stats(ctx, q, w, &r)
 		}
 	}
-	return s.stats(ctx, q, 0)
+	if q.rollupFits() {
+		if w, ok := s.rolledThrough(ctx); ok {
+			return s.stats(ctx, q, w, nil)
+		}
+	}
+	return s.stats(ctx, q, 0, nil)
 }
 
-// stats runs q over gate_decisions (rolled = 0) or over the roll-up and
-// gate_decisions (rolled: the roll-up's watermark).
-func (s *Store) stats(ctx context.Context, q StatsQuery, rolled int64) (Stats, error) {
+// stats runs q over gate_decisions (rolled = 0) or over the roll-ups and
+// gate_decisions (rolled: the watermark of the hourly roll-up, or of
+// daily when it is not nil).
+func (s *Store) stats(ctx context.Context, q StatsQuery, rolled int64, daily *dailyRollup) (Stats, error) {
 	out := Stats{By: q.By, Every: q.Every}
 	var p Params
 	var sel, group []string
@@ -250,9 +262,19 @@ func (s *Store) stats(ctx context.Context, q StatsQuery, rolled int64) (Stats, e
 		group = append(group, col(d))
 	}
 	var from string
+	var dirty []int64
+	if rolled != 0 {
+		var ok bool
+		var err error
+		if dirty, ok, err = s.dirtyHours(ctx, rolled); err != nil {
+			return out, err
+		} else if !ok {
+			return s.stats(ctx, q, 0, nil) // too many hours to exclude: the trail answers
+		}
+	}
 	if rolled != 0 {
 		sel = append(sel, "sum(cCalls) AS Count", "sum(cDenied) AS Denied", "sum(cWaited) AS Waited", "sum(cWaitSum) AS WaitSum", "max(cWaitMax) AS WaitMax")
-		from = s.rollupSource(q.Filter, rolled, &p)
+		from = s.rollupSource(q.Filter, dirty, &p, daily)
 	} else {
 		sel = append(sel, "sum(Calls) AS Count", "sumIf(Calls, Action = "+quoteString(string(gate.ActionDeny))+") AS Denied",
 			"countIf(ApprovalWaitMs > 0) AS Waited", "sum(ApprovalWaitMs) AS WaitSum", "max(ApprovalWaitMs) AS WaitMax")

@@ -119,7 +119,7 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 	assert.EqualValues(t, 47, ex.Code) // UNKNOWN_IDENTIFIER
 	sts, err := audit.Status(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	require.Len(t, sts, 10)
+	require.Len(t, sts, 11)
 	for _, s := range sts {
 		assert.Equal(t, s.Version <= 3, s.Applied, s.Name)
 		assert.False(t, s.Changed, s.Name)
@@ -127,8 +127,8 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, []int{4, 5, 6, 7, 8, 9, 10}, res.Applied)
-	assert.Equal(t, 10, res.Current)
+	assert.Equal(t, []int{4, 5, 6, 7, 8, 9, 10, 11}, res.Applied)
+	assert.Equal(t, 11, res.Current)
 
 	t.Run("same schema as a fresh install", func(t *testing.T) {
 		freshCols, freshView := schemaOf(t, ctx, env.Writer, env.Database)
@@ -219,5 +219,50 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 	for _, s := range sts {
 		assert.True(t, s.Applied, s.Name)
 		assert.False(t, s.Changed, s.Name)
+	}
+}
+
+// TestMigrateUpgradesVersion10: a store at schema version 10 (the hourly
+// roll-up alone) with rolled-up decisions, and duplicates of some, is
+// upgraded to 11: the daily roll-ups are backfilled from the hourly one,
+// and the common questions they answer (by tool and action, by agent and
+// rule per day) equal the answers from gate_decisions alone.
+func TestMigrateUpgradesVersion10(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	const db = "upgrade10"
+	opts := []audit.Option{audit.WithDatabase(db), audit.WithRollupDelay(0)}
+	require.NoError(t, audittest.CreateAtVersion(ctx, env.Writer, db, 10))
+	require.NoError(t, env.Writer.Exec(ctx, "SYSTEM STOP VIEW "+db+".gate_decisions_hourly_mv"))
+	end := time.Now()
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, db, 5000, end, audittest.ShapedOptions{Batch: 1000}))
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, db, 500, end, audittest.ShapedOptions{Offset: 2000, Total: 5000}))
+	require.NoError(t, audit.Roll(ctx, env.Writer, opts...)) // hourly only: no daily views at version 10
+
+	res, err := audit.Migrate(ctx, env.Writer, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, []int{11}, res.Applied)
+	assert.Equal(t, 11, res.Current)
+	require.NoError(t, audit.Roll(ctx, env.Writer, opts...))
+
+	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
+	require.NoError(t, err)
+	defer st.Close()
+	since := end.Add(-720 * time.Hour)
+	all, err := st.Stats(ctx, audit.StatsQuery{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByAction}})
+	require.NoError(t, err)
+	assert.EqualValues(t, 5000, all.Total, "each span once, its retried copies not counted")
+	for _, q := range []audit.StatsQuery{
+		{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByTool, audit.ByAction}},
+		{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByAgent, audit.ByRule}, Every: 24 * time.Hour},
+		{Filter: audit.Filter{Agent: "agent-07"}, By: []audit.Dimension{audit.ByTool}},
+	} {
+		assert.Contains(t, audit.StatsSource(ctx, st, q), "daily:", "the upgraded store answers %v from a daily roll-up", q.By)
+		raw, _, err := audit.StatsFrom(ctx, st, q, false)
+		require.NoError(t, err)
+		got, err := st.Stats(ctx, q)
+		require.NoError(t, err)
+		assert.Equal(t, statsMap(raw), statsMap(got), "%v", q.By)
+		assert.Positive(t, got.Total)
 	}
 }

@@ -14,7 +14,11 @@
 // chdb_connect, chdb_close_conn, chdb_query_n, chdb_query_with_params_n,
 // chdb_destroy_query_result, chdb_result_buffer, chdb_result_length,
 // chdb_result_elapsed, chdb_result_rows_read, chdb_result_bytes_read,
-// chdb_result_rows_written, chdb_result_bytes_written and chdb_result_error.
+// chdb_result_rows_written, chdb_result_bytes_written and chdb_result_error;
+// and, looked up lazily so that a library without them still loads, the
+// streaming entry points chdb_stream_query_with_params_n,
+// chdb_stream_fetch_result and chdb_stream_cancel_query ([Conn.Stream],
+// [Library.CanStream]).
 //
 // A [Conn] is one chDB session (settings, current database and temporary
 // tables persist between queries on it). The engine keeps one data path per

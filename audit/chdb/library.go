@@ -39,6 +39,11 @@ type Library struct {
 	resultError        func(res unsafe.Pointer) unsafe.Pointer
 	setSignalHandlers  func(enabled int32)
 
+	// stream binds the streaming entry points, or is nil when the library
+	// lacks them (they are looked up after the required ones, so an old
+	// library still loads; see [Library.CanStream]).
+	stream *streamFuncs
+
 	// connMu serializes chdb_connect/chdb_close_conn: the engine boots on
 	// the first connect and keeps one data path per process.
 	connMu sync.Mutex
@@ -86,6 +91,7 @@ func Open(path string) (lib *Library, err error) {
 	purego.RegisterLibFunc(&lib.resultBytesWritten, h, "chdb_result_bytes_written")
 	purego.RegisterLibFunc(&lib.resultError, h, "chdb_result_error")
 	purego.RegisterLibFunc(&lib.setSignalHandlers, h, "chdb_set_signal_handlers_enabled")
+	lib.stream = bindStream(h)
 	return lib, nil
 }
 

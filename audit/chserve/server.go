@@ -116,6 +116,24 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		s.opts.logger.Info("client went away before its query ran", "remote", r.RemoteAddr, "err", err)
 		return
 	}
+	outFormat := req.st.Format
+	if outFormat == "" || req.st.Kind == KindInsert {
+		outFormat = format
+	}
+	if req.streamable(r, outFormat) {
+		err := func() error {
+			// The stream holds the session until it ends, also when a
+			// failure mid-stream aborts the handler.
+			defer s.pool.release(sess)
+			return s.stream(ctx, w, r, sess, req, sql, format, outFormat, start)
+		}()
+		if !errors.Is(err, errFallback) {
+			return
+		}
+		if sess, err = s.pool.acquire(ctx); err != nil {
+			return
+		}
+	}
 	res, err := s.execute(ctx, sess, req, sql, format)
 	s.pool.release(sess)
 	if err != nil {
@@ -125,10 +143,6 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		}
 		s.fail(w, r, asException(err).forUser(req))
 		return
-	}
-	outFormat := req.st.Format
-	if outFormat == "" || req.st.Kind == KindInsert {
-		outFormat = format
 	}
 	data := res.Data
 	if strings.EqualFold(outFormat, "Native") && req.p.revision > 0 && req.st.Kind != KindInsert {

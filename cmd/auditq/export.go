@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -15,8 +16,9 @@ import (
 	"github.com/toolgate/toolgate/audit"
 )
 
-// exportPage is how many decisions export reads per query.
-const exportPage = 10000
+// exportProgress is how many decisions export writes between progress bar
+// updates.
+const exportProgress = 10000
 
 func newExportCmd(io stdio) *cobra.Command {
 	var (
@@ -31,7 +33,8 @@ func newExportCmd(io stdio) *cobra.Command {
 		Short: "Write decisions to a CSV or JSON Lines file",
 		Long: `export writes every decision matching the filters, newest first, to a CSV
 or JSON Lines file (the same fields as decisions --format csv|jsonl; see
-docs/auditq.md). It reads the store page by page, so any range fits; on a
+docs/auditq.md). It reads the store in one streamed query, so any range fits
+in bounded memory at the same rows/s from start to end; on a
 terminal it shows a progress bar on stderr. The file is written under a
 temporary name and renamed when complete, so a failed export leaves no
 partial file. --output - writes to stdout.`,
@@ -93,42 +96,43 @@ func runExport(ctx context.Context, st *audit.Store, f audit.Filter, o outFlags,
 		}
 		total = s.Total
 	}
-	page := audit.Page{Limit: exportPage}
 	var written uint64
 	header := true
-	for {
-		res, err := st.Decisions(ctx, f, page)
-		if err != nil {
-			return err
-		}
-		for _, d := range res.Decisions {
-			if o.format == formatCSV {
-				cw := newCSV(bw)
-				if header {
-					header = false
-					if err := cw.Write(structRecord(audit.Decision{}, o.location()).keys); err != nil {
-						return err
-					}
-				}
-				if err := cw.Write(structRecord(d, o.location()).csvRow()); err != nil {
+	var cw *csv.Writer
+	if o.format == formatCSV {
+		cw = newCSV(bw)
+	}
+	err = st.Export(ctx, f, nil, func(d audit.Decision) error {
+		if cw != nil {
+			if header {
+				header = false
+				if err := cw.Write(structRecord(audit.Decision{}, o.location()).keys); err != nil {
 					return err
 				}
-				cw.Flush()
-				if err := cw.Error(); err != nil {
-					return err
-				}
-			} else if err := writeJSONL(bw, structRecord(d, o.location())); err != nil {
+			}
+			if err := cw.Write(structRecord(d, o.location()).csvRow()); err != nil {
 				return err
 			}
+		} else if err := writeJSONL(bw, structRecord(d, o.location())); err != nil {
+			return err
 		}
-		written += uint64(len(res.Decisions))
-		if progress.tty {
+		written++
+		if progress.tty && written%exportProgress == 0 {
 			fmt.Fprintf(sio.err, "\r%s", progressBar(written, total, 30))
 		}
-		if res.Next == nil {
-			break
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if cw != nil {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return fmt.Errorf("export: %w", err)
 		}
-		page.After = res.Next
+	}
+	if progress.tty {
+		fmt.Fprintf(sio.err, "\r%s", progressBar(written, total, 30))
 	}
 	if header && o.format == formatCSV {
 		cw := newCSV(bw)

@@ -316,6 +316,18 @@ func writeJSON(w io.Writer, v any) error {
 
 // writeJSONL writes v as one line of JSON.
 func writeJSONL(w io.Writer, v any) error {
+	if r, ok := v.(record); ok {
+		// A record's MarshalJSON is already compact, unescaped JSON: what
+		// the encoder would write after re-checking it.
+		b, err := r.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+		return nil
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)

@@ -21,9 +21,13 @@ func (r *record) set(k string, v any) {
 	r.values = append(r.values, v)
 }
 
-// MarshalJSON keeps the field order.
+// MarshalJSON keeps the field order. One encoder writes every value into
+// the output (its trailing newline cut), so a record costs no encoder or
+// buffer per field.
 func (r record) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
 	b.WriteByte('{')
 	for i, k := range r.keys {
 		if i > 0 {
@@ -32,13 +36,10 @@ func (r record) MarshalJSON() ([]byte, error) {
 		kb, _ := json.Marshal(k)
 		b.Write(kb)
 		b.WriteByte(':')
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
 		if err := enc.Encode(r.values[i]); err != nil {
 			return nil, err
 		}
-		b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+		b.Truncate(b.Len() - 1) // Encode's newline
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

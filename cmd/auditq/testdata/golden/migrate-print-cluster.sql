@@ -766,3 +766,74 @@ ENGINE = Distributed(`audit`, `otel`, `gate_decisions`, cityHash64(TraceId));
 CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_hourly_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_hourly`
 ENGINE = Distributed(`audit`, `otel`, `gate_decisions_hourly`);
 
+-- migration 11: daily_rollups
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_rule` ON CLUSTER `audit` (
+    Day DateTime('UTC'),
+    Action LowCardinality(String),
+    Agent LowCardinality(String),
+    Rule LowCardinality(String),
+    Calls UInt64,
+    Denied UInt64,
+    Waited UInt64,
+    WaitSumMs UInt64,
+    WaitMaxMs UInt64,
+    RolledThrough DateTime64(9)
+) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+ORDER BY (Day, Action, Agent, Rule)
+TTL toDateTime(Day) + toIntervalDay(365);
+
+INSERT INTO `otel`.`gate_decisions_daily_rule`
+SELECT toStartOfDay(Hour, 'UTC') AS Day, Action, Agent, Rule,
+    sum(Calls) AS Calls, sum(Denied) AS Denied, sum(Waited) AS Waited, sum(WaitSumMs) AS WaitSumMs, max(WaitMaxMs) AS WaitMaxMs,
+    max(max(RolledThrough)) OVER () AS RolledThrough
+FROM `otel`.`gate_decisions_hourly` FINAL
+GROUP BY Day, Action, Agent, Rule
+SETTINGS do_not_merge_across_partitions_select_final = 1;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_daily_rule_mv` ON CLUSTER `audit`
+REFRESH EVERY 1 MINUTE TO `otel`.`gate_decisions_daily_rule` AS
+SELECT toStartOfDay(Hour, 'UTC') AS Day, Action, Agent, Rule,
+    sum(Calls) AS Calls, sum(Denied) AS Denied, sum(Waited) AS Waited, sum(WaitSumMs) AS WaitSumMs, max(WaitMaxMs) AS WaitMaxMs,
+    max(max(RolledThrough)) OVER () AS RolledThrough
+FROM `otel`.`gate_decisions_hourly` FINAL
+GROUP BY Day, Action, Agent, Rule
+SETTINGS do_not_merge_across_partitions_select_final = 1;
+
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_rule_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_daily_rule`
+ENGINE = Distributed(`audit`, `otel`, `gate_decisions_daily_rule`);
+
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_tool` ON CLUSTER `audit` (
+    Day DateTime('UTC'),
+    Action LowCardinality(String),
+    Agent LowCardinality(String),
+    ToolName LowCardinality(String),
+    Calls UInt64,
+    Denied UInt64,
+    Waited UInt64,
+    WaitSumMs UInt64,
+    WaitMaxMs UInt64,
+    RolledThrough DateTime64(9)
+) ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')
+ORDER BY (Day, Action, Agent, ToolName)
+TTL toDateTime(Day) + toIntervalDay(365);
+
+INSERT INTO `otel`.`gate_decisions_daily_tool`
+SELECT toStartOfDay(Hour, 'UTC') AS Day, Action, Agent, ToolName,
+    sum(Calls) AS Calls, sum(Denied) AS Denied, sum(Waited) AS Waited, sum(WaitSumMs) AS WaitSumMs, max(WaitMaxMs) AS WaitMaxMs,
+    max(max(RolledThrough)) OVER () AS RolledThrough
+FROM `otel`.`gate_decisions_hourly` FINAL
+GROUP BY Day, Action, Agent, ToolName
+SETTINGS do_not_merge_across_partitions_select_final = 1;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_daily_tool_mv` ON CLUSTER `audit`
+REFRESH EVERY 1 MINUTE TO `otel`.`gate_decisions_daily_tool` AS
+SELECT toStartOfDay(Hour, 'UTC') AS Day, Action, Agent, ToolName,
+    sum(Calls) AS Calls, sum(Denied) AS Denied, sum(Waited) AS Waited, sum(WaitSumMs) AS WaitSumMs, max(WaitMaxMs) AS WaitMaxMs,
+    max(max(RolledThrough)) OVER () AS RolledThrough
+FROM `otel`.`gate_decisions_hourly` FINAL
+GROUP BY Day, Action, Agent, ToolName
+SETTINGS do_not_merge_across_partitions_select_final = 1;
+
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_tool_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_daily_tool`
+ENGINE = Distributed(`audit`, `otel`, `gate_decisions_daily_tool`);
+
