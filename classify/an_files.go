@@ -583,17 +583,23 @@ func (r *run) anChmod(a *actx) traits {
 			r.add(a.cx, high, "chmod.setuid", "sets a setuid or setgid bit")
 		}
 	}
-	for _, f := range targets {
+	// Every operand is judged as a target: "chmod -x FILE" reads as a
+	// flag and one operand, and a mode ("755", "a-x") names no sensitive
+	// path.
+	for i, f := range ops {
 		if f.dyn {
 			continue
 		}
 		rp := r.c.res.resolve(r.cwd, f.s)
 		w := r.c.res.where(rp)
-		if recursive && (w == locRoot || w == locHome || w == locParent || w == locOutside || w == locHomeSub) {
+		if recursive && i >= len(ops)-len(targets) && (w == locRoot || w == locHome || w == locParent || w == locOutside || w == locHomeSub) {
 			r.add(a.cx, high, "chmod.recursive-outside", a.key+" -R outside the workspace ("+clip(f.s, 40)+")")
 			continue
 		}
-		if v := r.matchPath(rp, true); v.level == high && (v.id == "path.etc" || v.id == "path.system" || v.id == "path.device" || v.id == "path.shadow" || v.id == "path.sudoers") {
+		// System files, and the gate's own files and the agents' hook
+		// settings: a hook made unreadable or not executable crashes,
+		// and the agents then run the call (chmod 000 ~/bin/toolgate).
+		if v := r.matchPath(rp, true); v.level == high && (v.id == "path.etc" || v.id == "path.system" || v.id == "path.device" || v.id == "path.shadow" || v.id == "path.sudoers" || v.id == "path.toolgate-self" || v.id == "path.agent-config") {
 			r.add(a.cx, high, v.id, a.key+" changes "+v.reason)
 		}
 	}

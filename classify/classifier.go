@@ -29,9 +29,10 @@ type config struct {
 	maxBytes     int
 	maxDepth     int
 	maxCommands  int
-	profile      string // WithProfile
-	interactive  bool   // WithInteractiveInput
-	err          error  // an invalid option
+	profile      string   // WithProfile
+	interactive  bool     // WithInteractiveInput
+	protect      []string // WithProtectedPaths (absolute, clean)
+	err          error    // an invalid option
 }
 
 // Option configures a Classifier (and Bash, Path, BashGate, PathGate).
@@ -120,6 +121,9 @@ type compiled struct {
 	// is a few hundred bytes, copied out of the map on every lookup and
 	// on every call that took it by value.
 	commands map[string]*CommandRule
+	// protect holds the write rules of WithProtectedPaths, matched
+	// besides these for every write (nil: none).
+	protect *compiled
 }
 
 func compileRules(r *Rules) (*compiled, error) {
@@ -223,6 +227,18 @@ func New(opts ...Option) (*Classifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("classify: %w", err)
 	}
+	if len(cfg.protect) > 0 {
+		// The shared rule set plus a small one of this Classifier's own,
+		// consulted for writes (compiled.protect): compiling the whole
+		// set again would cost milliseconds per New.
+		pr, err := compileRules(&Rules{Paths: protectedRules(cfg.protect, cfg.home), Unknown: review})
+		if err != nil {
+			return nil, fmt.Errorf("classify: protected paths: %w", err)
+		}
+		own := *cr
+		own.protect = pr
+		cr = &own
+	}
 	temp := make([]string, 0, len(cr.TempDirs))
 	for _, t := range cr.TempDirs {
 		temp = append(temp, path.Clean(t))
@@ -249,4 +265,38 @@ func (cr *compiled) systemDir(dir string) bool {
 		}
 	}
 	return false
+}
+
+// WithProtectedPaths names files and directories (absolute paths) that no
+// command and no file tool may write, create, move or delete, nor anything
+// below a directory: toolgate's own policy file, its executable, spool
+// and approvals inbox, whose change would stop the gate or the audit.
+// Writing one is high (path.toolgate-self), in every spelling the path
+// rules see through (tilde forms, /proc aliases, letter case, ..). Other
+// paths are ignored. Each Classifier with protected paths compiles its own
+// rule set (about a millisecond).
+func WithProtectedPaths(paths ...string) Option {
+	return func(c *config) {
+		for _, p := range paths {
+			if path.IsAbs(p) {
+				c.protect = append(c.protect, path.Clean(p))
+			}
+		}
+	}
+}
+
+// protectedRules are the write rules for WithProtectedPaths, in the form
+// the rules match (a path below home as "~/…"), glob characters escaped.
+func protectedRules(paths []string, home string) []PathRule {
+	res := resolver{home: home}
+	esc := strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`)
+	var out []PathRule
+	for _, p := range paths {
+		pat := esc.Replace(res.resolve("", p))
+		for _, q := range []string{pat, strings.TrimSuffix(pat, "/") + "/**"} {
+			out = append(out, PathRule{Pattern: q, Write: high, ID: "path.toolgate-self",
+				Reason: "toolgate's own files (its policy, executable, spool or approvals inbox): changing them would stop the gate or the audit"})
+		}
+	}
+	return out
 }

@@ -331,6 +331,17 @@ type pathVerdict struct {
 // containers /home/NAME is often a project directory. A path with glob characters is judged by what it
 // could match (see matchGlob).
 func (cr *compiled) matchPath(p string, write bool) pathVerdict {
+	v := cr.matchRules(p, write)
+	if write && cr.protect != nil {
+		if pv := cr.protect.matchRules(p, true); pv.level.Rank() > v.level.Rank() {
+			v = pv
+		}
+	}
+	return v
+}
+
+// matchRules is matchPath with cr's own rules only (not protect's).
+func (cr *compiled) matchRules(p string, write bool) pathVerdict {
 	p = foldCase(p)
 	if rest, ok := unknownRest(p); ok {
 		return cr.matchAnyBase(rest, write)

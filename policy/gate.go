@@ -82,7 +82,19 @@ func (p *Policy) GateAt(workspace, cwd string, protect ...string) (gate.Gate, er
 		}
 		ws = abs
 	}
-	copts := p.ClassifierOptions(ws)
+	var self []string
+	if p.source != "" {
+		self = append(self, p.source)
+	}
+	for _, q := range protect {
+		if filepath.IsAbs(q) {
+			self = append(self, filepath.Clean(q))
+		}
+	}
+	// The classifier rates every write there high too, in any spelling
+	// and from a shell command (the check below is the file tools' fixed
+	// denial).
+	copts := append(p.ClassifierOptions(ws), classify.WithProtectedPaths(self...))
 	gopts := p.GateOptions()
 	bash, err := classify.BashGate(append(gopts, classify.WithClassifierOptions(copts...))...)
 	if err != nil {
@@ -96,15 +108,7 @@ func (p *Policy) GateAt(workspace, cwd string, protect ...string) (gate.Gate, er
 	if p.Profile == classify.ProfileReadOnly {
 		review = gate.ActionDeny
 	}
-	g := &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review}
-	if p.source != "" {
-		g.protect = append(g.protect, p.source)
-	}
-	for _, q := range protect {
-		if filepath.IsAbs(q) {
-			g.protect = append(g.protect, filepath.Clean(q))
-		}
-	}
+	g := &policyGate{p: p, workspace: ws, bash: bash, files: files, reviewAction: review, protect: self}
 	if cwd != "" && filepath.Clean(cwd) != filepath.Clean(ws) {
 		g.cwd = filepath.Clean(cwd)
 	}

@@ -339,6 +339,13 @@ func TestHookProtectsItsOwnFiles(t *testing.T) {
 			require.Contains(t, out, "cannot be changed through the gate", "%s %s", c.tool, target)
 		}
 	}
+	// A shell command is judged high by the classifier, in any spelling.
+	for _, cmd := range []string{"cp /bin/true " + exe, "chmod 000 " + exe, ": > " + spoolDir + "/slot-00/seg-000001.log",
+		"rm -r spool", "mv " + box + " /tmp/x", "echo x > ~+/spool/y"} {
+		out, stderr, code := inProcess(t, dir, ev("Bash", `{"command":"`+cmd+`"}`), "claude", "--policy", pol)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, `"decision":"block"`, cmd)
+	}
 	out, _, _ := inProcess(t, dir, ev("Write", `{"file_path":"`+dir+`/notes.txt","content":"x"}`), "claude", "--policy", pol)
 	require.Contains(t, out, `"permissionDecision":"allow"`, "an ordinary workspace file")
 }

@@ -155,7 +155,9 @@ func gatewayOptions(pol *policy.Policy, target exportTarget, tel *telemetry, log
 		}
 		ws = wd
 	}
-	copts, gopts := pol.ClassifierOptions(ws), pol.GateOptions()
+	self := append([]string{pol.Source()}, selfPaths(pol, target)...)
+	copts := append(pol.ClassifierOptions(ws), classify.WithProtectedPaths(self...))
+	gopts := pol.GateOptions()
 	agent := pol.Export.Agent
 	if agent == "" {
 		agent = mcpgate.DefaultAgentName
@@ -169,7 +171,7 @@ func gatewayOptions(pol *policy.Policy, target exportTarget, tel *telemetry, log
 		mcpgate.WithExecutorOptions(executor.WithWriteAhead(tel.p), executor.WithRecordContent(true)),
 		mcpgate.WithCallTimeout(timeout),
 		mcpgate.WithLogger(logger),
-		mcpgate.WithProtected(ws, append([]string{pol.Source()}, selfPaths(pol, target)...)...), // the gate cannot be changed through the gate
+		mcpgate.WithProtected(ws, self...), // the gate cannot be changed through the gate
 	}
 	if pol.Approver.Kind == policy.ApproverInbox {
 		// Asks a client cannot answer (no elicitation) wait in the
