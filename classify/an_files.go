@@ -491,6 +491,12 @@ func (r *run) anTar(a *actx) traits {
 
 func (r *run) anCopy(a *actx) traits {
 	args := a.args[1:]
+	if a.key == "cp" && hasFlag(args, "-s", "-l", "--symbolic-link", "--link") {
+		// cp -s / cp -l make links, not copies: ln's rules (a link to a
+		// file that is high to write lets a later ordinary write land there).
+		r.add(a.cx, review, "cp.link", "cp makes links to its sources")
+		return r.anLn(a)
+	}
 	vf := []string{"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"}
 	ops := operands(args, vf...)
 	dest, hasDest := flagValue(args, "-t", "--target-directory")
@@ -553,6 +559,15 @@ func (r *run) anLn(a *actx) traits {
 	for _, s := range ops[:max(1, len(ops)-1)] {
 		if r.readPath(s, a.cx) == high {
 			r.add(a.cx, high, "ln.secret", "links a secret file to where it can be read")
+		}
+		if s.dyn {
+			continue
+		}
+		// A link to a file that is high to write (a shell rc file, an
+		// agent's settings, toolgate's own files) turns a later ordinary
+		// write of the link into a write of that file.
+		if v := r.matchPath(r.c.res.resolve(r.cwd, s.s), true); v.level == high {
+			r.add(a.cx, high, "ln.protected", "links "+v.reason+" ("+clip(s.s, 60)+") to where an ordinary write changes it")
 		}
 	}
 	if len(ops) >= 2 || a.cx.stdinArg {

@@ -160,6 +160,21 @@ func TestRecursiveReads(t *testing.T) {
 		{"cat ~/.ssh/ID_RSA", H, "path.ssh-private-key"},
 		{"cat /ETC/SHADOW", H, "path.shadow"},
 		{"mytool ~/.ssh/+(i)d_rsa", H, ""},
+		// Links: cp -s / cp -l are ln; a link to a file that is high to
+		// write is high (a later ordinary write lands there).
+		{"cp -s ~/.claude/settings.json cs.json", H, "ln.protected"},
+		{"cp -s ~/.bashrc rc", H, "ln.protected"},
+		{"cp -l ~/.bashrc rc", H, "ln.protected"},
+		{"cp -as ~/.ssh/authorized_keys ak", H, ""},
+		{"cp --symbolic-link ~/.gitconfig g", H, ""},
+		{"cp --sym ~/.gitconfig g", H, ""},
+		{"env cp -s ~/.bashrc rc", H, ""},
+		{"command cp -l ~/.bashrc rc", H, ""},
+		{"ln -s ~/.bashrc rc", H, "ln.protected"},
+		{"ln ~/.profile p", H, "ln.protected"},
+		{"cp -s /etc/passwd p", H, ""},
+		{"cp -s ~/.ssh/id_rsa k", H, "ln.secret"},
+		{"cp -s src/a.go b.go", R, "cp.link"},
 		{"mytool --key=~/.ssh/@(id_rsa)", H, ""},
 		// Not recursive, hidden entries skipped, or nothing anchored below.
 		{"grep x ~/.config/app.conf", S, ""},
