@@ -629,6 +629,20 @@ func (r *run) decl(d *syntax.DeclClause, s *syntax.Stmt) {
 		}
 	}()
 	nameref, intAttr := r.declArgs(d)
+	named := false
+	for _, a := range d.Args {
+		if a.Name != nil {
+			named = true
+		} else if a.Value != nil && !strings.HasPrefix(a.Value.Lit(), "-") && !strings.HasPrefix(a.Value.Lit(), "+") {
+			named = true // a name without "=", or a word known only at run time
+		}
+	}
+	if !named {
+		// declare, typeset, export, local, readonly with no names (or only
+		// -p, -x, …) print the variables, with the tokens exported to the
+		// agent: as env and set do.
+		r.add(&callCtx{stmt: s, pos: s.Pos(), end: s.End()}, review, "env.dump", d.Variant.Value+" dumps shell variables, which may hold tokens")
+	}
 	for _, a := range d.Args {
 		if a.Name == nil {
 			if a.Value != nil {

@@ -613,6 +613,11 @@ func defaultPaths() []PathRule {
 	return []PathRule{
 		// Secrets: reading is high, and so is overwriting or deleting.
 		sec("~/.ssh/id_*", "path.ssh-private-key", "SSH private key", "~/.ssh/id_*.pub"),
+		// Keys under their own names (deploy_key, github): every file in
+		// ~/.ssh but public keys, known hosts, the client configuration
+		// and authorized_keys (a write target, below).
+		sec("~/.ssh/*", "path.ssh-private-key", "SSH private key (a file in ~/.ssh)",
+			"~/.ssh/*.pub", "~/.ssh/known_hosts*", "~/.ssh/config", "~/.ssh/authorized_keys*", "~/.ssh/environment"),
 		sec("**/id_rsa", "path.private-key", "private key"),
 		sec("**/id_dsa", "path.private-key", "private key"),
 		sec("**/id_ecdsa", "path.private-key", "private key"),

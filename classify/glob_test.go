@@ -16,7 +16,7 @@ func TestGlobPaths(t *testing.T) {
 		// The literal directory is a secrets directory.
 		{"cat ~/.ssh/*", H, "path.ssh-private-key"},
 		{"cat ~/.ssh/id*", H, ""},
-		{"cat ~/.ssh/gh*", H, "path.ssh-dir"},
+		{"cat ~/.ssh/gh*", H, "path.ssh-private-key"}, // any file in ~/.ssh but public keys, known hosts and config
 		{"cat ~/.ssh/*/*", H, ""},
 		{"head -n 50 ~/.ssh/*", H, ""},
 		{"base64 ~/.ssh/*", H, ""},
@@ -47,7 +47,7 @@ func TestGlobPaths(t *testing.T) {
 		{"cat ~/.ssh/id_[a-z]sa", H, ""},
 		{"cat ~/.s*h/id_rsa", H, ""},
 		{"cat ~/.[s]sh/id_rsa", H, ""},
-		{"cat ~/.[s]sh/config", S, ""}, // ~/.ssh/config itself is not secret
+		{"cat ~/.[s]sh/config", H, ""}, // stricter than needed: a glob over ~/.ssh keeps the key rule; ~/.ssh/config named literally is not secret
 		// Extended globs count as "*".
 		{"cat ~/.ssh/!(*.pub)", H, ""},
 		{"cat ~/.ssh/@(id_rsa|config)", H, ""},
@@ -175,6 +175,16 @@ func TestRecursiveReads(t *testing.T) {
 		{"cp -s /etc/passwd p", H, ""},
 		{"cp -s ~/.ssh/id_rsa k", H, "ln.secret"},
 		{"cp -s src/a.go b.go", R, "cp.link"},
+		// Keys under their own names; variable dumps by the declaration builtins.
+		{"cat ~/.ssh/deploy_key", H, "path.ssh-private-key"},
+		{"base64 ~/.ssh/github", H, ""},
+		{"cat ~/.ssh/config", S, ""},
+		{"cat ~/.ssh/known_hosts", S, ""},
+		{"declare -p", R, "env.dump"},
+		{"typeset -p", R, "env.dump"},
+		{"export -p", R, "env.dump"},
+		{"export", R, "env.dump"},
+		{"export FOO=1", S, ""},
 		{"mytool --key=~/.ssh/@(id_rsa)", H, ""},
 		// Not recursive, hidden entries skipped, or nothing anchored below.
 		{"grep x ~/.config/app.conf", S, ""},

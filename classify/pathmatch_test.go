@@ -116,10 +116,15 @@ func TestPathMatcherReferenceExamples(t *testing.T) {
 	}
 }
 
-// refResolve is resolver.resolve as it was before home paths that are
-// already clean skipped the round trip through homeMark.
+// refResolve is resolver.resolve without its fast path for home paths
+// that are already clean: every path takes the round trip through
+// homeMark, the /proc walk and the root aliases.
 func refResolve(r *resolver, cwd, p string) string {
-	if u, rest, ok := tildeUser(p); ok {
+	if n, kind := tildeDir(p); kind == tildeCwd {
+		p = "." + p[n:]
+	} else if kind == tildeUnknown {
+		return unknownPath(p[n:])
+	} else if u, rest, ok := tildeUser(p); ok {
 		if u == "root" {
 			p = "/root" + rest
 		} else {
@@ -129,14 +134,26 @@ func refResolve(r *resolver, cwd, p string) string {
 	if !strings.HasPrefix(p, "/") && !(p == "~" || strings.HasPrefix(p, "~/")) && cwd != "" {
 		p = cwd + "/" + p
 	}
+	if rest, ok := unknownRest(p); ok {
+		return unknownPath(rest)
+	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		p = homeMark + strings.TrimPrefix(p, "~")
+	}
+	if q, ok := procWalk(p, r.markHome(cwd)); ok {
+		if _, unk := unknownRest(q); unk {
+			return q
+		}
+		p = q
 	}
 	p = path.Clean(p)
 	if p == homeMark || strings.HasPrefix(p, homeMark+"/") {
 		p = "~" + strings.TrimPrefix(p, homeMark)
 	} else if strings.Contains(p, "\x00") {
 		p = strings.ReplaceAll(p, "\x00", "")
+	}
+	if alt, ok := procRootAlias(p); ok {
+		p = alt
 	}
 	if r.home != "" && (p == r.home || strings.HasPrefix(p, r.home+"/")) {
 		p = "~" + strings.TrimPrefix(p, r.home)
