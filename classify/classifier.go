@@ -291,11 +291,22 @@ func protectedRules(paths []string, home string) []PathRule {
 	res := resolver{home: home}
 	esc := strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`)
 	var out []PathRule
+	const reason = "toolgate's own files (its policy, executable, spool or approvals inbox): changing them would stop the gate or the audit"
 	for _, p := range paths {
-		pat := esc.Replace(res.resolve("", p))
+		rp := res.resolve("", p)
+		pat := esc.Replace(rp)
 		for _, q := range []string{pat, strings.TrimSuffix(pat, "/") + "/**"} {
-			out = append(out, PathRule{Pattern: q, Write: high, ID: "path.toolgate-self",
-				Reason: "toolgate's own files (its policy, executable, spool or approvals inbox): changing them would stop the gate or the audit"})
+			out = append(out, PathRule{Pattern: q, Write: high, ID: "path.toolgate-self", Reason: reason})
+		}
+		// The directories holding it, below a top-level one ("/tmp",
+		// "~/x" stay free): moving ~/.config/toolgate or ~/.config away
+		// removes the policy file as surely as deleting it.
+		for d := path.Dir(rp); strings.Count(strings.TrimPrefix(d, "/"), "/") >= 1 && d != "~"; d = path.Dir(d) {
+			if strings.HasPrefix(d, "~/") && !strings.Contains(d[2:], "/") {
+				out = append(out, PathRule{Pattern: esc.Replace(d), Write: high, ID: "path.toolgate-self", Reason: reason})
+				break
+			}
+			out = append(out, PathRule{Pattern: esc.Replace(d), Write: high, ID: "path.toolgate-self", Reason: reason})
 		}
 	}
 	return out

@@ -23,6 +23,7 @@ func TestProtectedPaths(t *testing.T) {
 		"rm -r ~/.local/state/tg/spool", ": > ~/.local/state/tg/spool/slot-00/seg-000001.log",
 		"truncate -s0 ~/.local/state/tg/spool/slot-00/seg-000001.log", "cd ~/.local/state/tg && rm -r spool",
 		"echo x > '/srv/a*b/toolgate.yaml'", "echo x > ~/BIN/TOOLGATE",
+		"mv ~/.local/state/tg ~/x", "mv ~/.local/state ~/x", "mv ~/.local ~/x", "rm -r ~/.local/state/tg", "mv ~/bin ~/bin2",
 	} {
 		require.Equal(t, gate.RiskHigh, c.Bash(cmd).Level, "%q: %s", cmd, c.Bash(cmd).Reason)
 	}
@@ -34,5 +35,7 @@ func TestProtectedPaths(t *testing.T) {
 	}
 	require.NotEqual(t, gate.RiskHigh, c.Bash("echo x > /srv/aXb/toolgate.yaml").Level, "a protected path's * is literal")
 	require.Equal(t, gate.RiskSafe, c.Bash("ls ~/bin").Level)
+	require.NotEqual(t, gate.RiskHigh, c.Bash("touch /srv/newfile").Level, "a top-level directory's other files stay free")
+	require.NotEqual(t, gate.RiskHigh, c.Bash("mkdir -p ~/.local/share/x").Level, "a sibling of a protected directory")
 	require.NotEqual(t, gate.RiskHigh, c.Bash("cp a ~/bin/other-tool").Level, "a neighbour")
 }

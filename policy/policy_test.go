@@ -295,6 +295,17 @@ func TestPolicyFileIsProtected(t *testing.T) {
 		require.Equal(t, gate.ActionDeny, d.Action, c.tool)
 		require.Equal(t, "policy.self", d.Rule, c.tool)
 	}
+	// Through the spellings the classifier sees through (a /proc link,
+	// letter case, ~+), the write is still denied: the classifier holds
+	// the policy file as a protected path too.
+	at, err := p.GateAt(dir, dir)
+	require.NoError(t, err)
+	for _, q := range []string{"/proc/self/cwd/toolgate.yaml", "/proc/self/root" + f, "/proc/thread-self/cwd/sub/../toolgate.yaml", "TOOLGATE.YAML"} {
+		d := decide(t, at, "Write", map[string]any{"file_path": q, "content": "x"})
+		require.Equal(t, gate.ActionDeny, d.Action, "%s: %s", q, d.Reason)
+		d = decide(t, at, "Bash", map[string]any{"command": "echo x > " + q})
+		require.Equal(t, gate.ActionDeny, d.Action, "shell %s: %s", q, d.Reason)
+	}
 	d := decide(t, g, "Edit", map[string]any{"file_path": filepath.Join(dir, "main.go")})
 	require.Equal(t, gate.ActionAllow, d.Action, "other workspace edits run under the workspace profile: %s", d.Reason)
 	d = decide(t, g, "Read", map[string]any{"file_path": f})
