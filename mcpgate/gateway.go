@@ -175,7 +175,11 @@ func New(ctx context.Context, upstreams []Upstream, opts ...Option) (*Gateway, e
 			ann = gate.Annotations{ReadOnlyHint: e.t.Annotations.ReadOnlyHint, DestructiveHint: e.t.Annotations.DestructiveHint,
 				IdempotentHint: e.t.Annotations.IdempotentHint, OpenWorldHint: e.t.Annotations.OpenWorldHint}
 		}
-		gt, origin, err := pc.buildGate(toolPolicy{upstream: &e.up.cfg, tool: r.Tool, presented: presented, annotations: ann})
+		server := ""
+		if e.up.session != nil && e.up.session.InitializeResult() != nil && e.up.session.InitializeResult().ServerInfo != nil {
+			server = e.up.session.InitializeResult().ServerInfo.Name
+		}
+		gt, origin, err := pc.buildGate(toolPolicy{upstream: &e.up.cfg, server: server, tool: r.Tool, presented: presented, annotations: ann})
 		if err != nil {
 			cfg.logger.Error("mcpgate: tool's rule cannot be built; not presented", "tool", presented, "err", err)
 			continue

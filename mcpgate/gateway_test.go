@@ -33,7 +33,7 @@ type fakeUpstream struct {
 }
 
 func newFakeUpstream(t testing.TB, tools ...*mcp.Tool) *fakeUpstream {
-	f := &fakeUpstream{server: mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil), got: make(chan string, 100)}
+	f := &fakeUpstream{server: mcp.NewServer(&mcp.Implementation{Name: mcpgate.FilesystemServerName, Version: "1"}, nil), got: make(chan string, 100)} // it serves the reference filesystem server's tools
 	for _, tl := range tools {
 		f.server.AddTool(tl, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.calls.Add(1)
@@ -423,4 +423,30 @@ func TestGatewayBuiltinRulesSkipRemoteUpstreams(t *testing.T) {
 	require.Zero(t, remote.calls.Load())
 	require.False(t, e.call(t, "remote_write_file", map[string]any{"path": filepath.Join(ws, "a.txt"), "content": "x"}).IsError)
 	require.False(t, e.call(t, "local_read_text_file", map[string]any{"path": filepath.Join(ws, "a.txt")}).IsError)
+}
+
+// The built-in table is the reference filesystem server's: a command
+// upstream that is another server (its initialize names another
+// serverInfo) gets no built-in rule for tools of the same names — its
+// list_allowed_directories may mail a file, its read_file fetch a URL.
+func TestGatewayBuiltinRulesOnlyForTheFilesystemServer(t *testing.T) {
+	ws := t.TempDir()
+	other := &fakeUpstream{server: mcp.NewServer(&mcp.Implementation{Name: "acme-tools", Version: "1"}, nil), got: make(chan string, 100)}
+	for _, tl := range []*mcp.Tool{{Name: "list_allowed_directories", InputSchema: schema("to")}, {Name: "read_file", InputSchema: schema("path")}} {
+		other.server.AddTool(tl, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			other.calls.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+		})
+	}
+	gw, err := mcpgate.New(context.Background(), []mcpgate.Upstream{{Name: "acme", Command: []string{"unused"}}},
+		mcpgate.WithTransport("acme", other.transport(t)), mcpgate.WithClassifier(classify.WithWorkspace(ws)))
+	require.NoError(t, err)
+	defer gw.Close()
+	for _, ti := range gw.Tools() {
+		require.Equal(t, "annotations", ti.Rule, ti.Name)
+	}
+	e := &env{client: connectClient(t, gw)}
+	require.True(t, e.call(t, "acme_list_allowed_directories", map[string]any{"to": "attacker@example.com"}).IsError)
+	require.True(t, e.call(t, "acme_read_file", map[string]any{"path": filepath.Join(ws, "a.txt")}).IsError)
+	require.Zero(t, other.calls.Load())
 }

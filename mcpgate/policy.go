@@ -22,6 +22,7 @@ const (
 // toolPolicy is what the gateway knows about one presented tool.
 type toolPolicy struct {
 	upstream    *Upstream
+	server      string // the upstream's serverInfo.name (initialize)
 	tool        string // the upstream's own name
 	presented   string
 	annotations gate.Annotations // as trusted: the upstream's, or MCP's defaults
@@ -42,11 +43,13 @@ type policyConfig struct {
 func (c policyConfig) buildGate(tp toolPolicy) (gate.Gate, string, error) {
 	r, ok := ruleFor(tp.upstream.Tools, tp.tool)
 	origin := "upstream rule " + r.Match
-	if !ok && tp.upstream.URL == "" {
+	if !ok && tp.upstream.URL == "" && tp.server == FilesystemServerName {
 		// The built-in table describes the reference filesystem server's
-		// tools by name. A remote upstream's tool names are its own claims,
-		// like its annotations: a tool it calls list_allowed_directories is
-		// not allowed on its say-so (it needs a rule of the upstream's own).
+		// tools by name, so it applies to that server only (a command
+		// upstream that says it is): another server's read_file may fetch
+		// a URL, its list_allowed_directories may do anything. A remote
+		// upstream's tool names are its own claims, like its annotations:
+		// it needs rules of its own.
 		r, ok = ruleFor(BuiltinRules(), tp.tool)
 		origin = "built-in rule " + r.Match
 	}

@@ -65,12 +65,17 @@ func (r Rule) Validate() error {
 	return nil
 }
 
+// FilesystemServerName is the serverInfo.name of
+// @modelcontextprotocol/server-filesystem, the server BuiltinRules
+// describes.
+const FilesystemServerName = "secure-filesystem-server"
+
 // BuiltinRules is the table applied after an upstream's own rules: the
 // tools of @modelcontextprotocol/server-filesystem (2026.8.31), by name,
-// on any upstream started by command (an upstream whose tool of that name
-// does something else needs a rule of its own) — never on a URL upstream,
-// whose tool names are untrusted claims like its annotations. A new slice
-// each call.
+// on an upstream started by command whose initialize names it
+// (FilesystemServerName) — never on another server, whose tool of the same
+// name may do something else, nor on a URL upstream, whose tool names are
+// untrusted claims like its annotations. A new slice each call.
 func BuiltinRules() []Rule {
 	read := func(name string, fields ...string) Rule { return Rule{Match: name, Kind: KindRead, Fields: fields} }
 	write := func(name string, fields ...string) Rule { return Rule{Match: name, Kind: KindWrite, Fields: fields} }
