@@ -236,7 +236,9 @@ func (r *run) script(src string, outer *Finding) {
 		r.addFinding(fnd)
 	}
 	if f != nil {
+		from := len(r.findings)
 		r.stmts(f.Stmts)
+		r.namedSecrets(f, from)
 	}
 }
 
