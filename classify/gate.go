@@ -287,7 +287,7 @@ func DefaultToolOps() map[string]Op { return defaultToolOps() }
 func defaultToolOps() map[string]Op {
 	return map[string]Op{
 		"read_file": OpRead, "read": OpRead, "view": OpRead, "cat": OpRead, "view_file": OpRead, "open_file": OpRead,
-		"list_dir": OpRead, "glob": OpRead, "grep": OpSearch, "search": OpSearch,
+		"list_dir": OpList, "glob": OpList, "grep": OpSearch, "search": OpSearch,
 		"write_file": OpWrite, "write": OpWrite, "create_file": OpWrite, "create": OpWrite, "edit": OpWrite,
 		"edit_file": OpWrite, "str_replace": OpWrite, "str_replace_editor": OpWrite, "apply_patch": OpWrite,
 		"multi_edit": OpWrite, "multiedit": OpWrite, "insert": OpWrite, "append_file": OpWrite,
@@ -434,14 +434,16 @@ func (g *pathGate) Decide(ctx context.Context, call gate.ToolCallContext) (gate.
 // opRank orders file operations by danger.
 func opRank(o Op) int {
 	switch o {
-	case OpRead:
+	case OpList:
 		return 1
-	case OpSearch:
+	case OpRead:
 		return 2
-	case OpWrite:
+	case OpSearch:
 		return 3
-	case OpDelete:
+	case OpWrite:
 		return 4
+	case OpDelete:
+		return 5
 	}
 	return 0
 }

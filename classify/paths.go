@@ -25,6 +25,10 @@ const (
 	// sensitive path is judged as that path ("/" holds /etc/shadow, "~"
 	// holds ~/.ssh/id_*). A file path is read as OpRead.
 	OpSearch Op = "search"
+	// OpList lists the names in a directory (LS, Glob): a directory that
+	// rules name whole for its contents (~, ~/.ssh) is no secret to list;
+	// a secret file's own path still is (its name is asked for by name).
+	OpList   Op = "list"
 	OpWrite  Op = "write"
 	OpDelete Op = "delete"
 )
@@ -1455,7 +1459,7 @@ func (c *Classifier) path(op Op, p string, expand bool) Risk {
 		fs = append(fs, Finding{Level: l, Rule: rule, Reason: reason, Command: string(op) + " " + clip(p, 100), Line: 1, Col: 1})
 	}
 	switch op {
-	case OpRead, OpSearch, OpWrite, OpDelete:
+	case OpList, OpRead, OpSearch, OpWrite, OpDelete:
 	default:
 		add(high, "path.unknown-op", "unknown file operation "+clip(string(op), 20))
 		return summarize(fs, "")
@@ -1487,7 +1491,9 @@ func (c *Classifier) path(op Op, p string, expand bool) Risk {
 	}
 	rp := c.res.resolve(cwd, p)
 	write := op == OpWrite || op == OpDelete
-	if v := c.rules.matchPath(rp, write); v.level != "" && v.level != safe {
+	if v := c.rules.matchPath(rp, write); v.level != "" && v.level != safe && !(op == OpList && v.dir) {
+		// (Listing a directory a rule names whole — ~, ~/.ssh — gives
+		// names, not the secrets in it.)
 		verb := "reads"
 		switch op {
 		case OpWrite:

@@ -22,6 +22,7 @@ const SourcePolicy = "policy"
 // per operation (its default tool map knows them), so that the operation
 // is the rule's and never the call's.
 const (
+	opToolList   = "list_dir"
 	opToolRead   = "read_file"
 	opToolSearch = "grep"
 	opToolWrite  = "write_file"
@@ -294,6 +295,9 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 		case extractSearch:
 			// A listing (Glob, LS): names, not contents; the pattern's
 			// directory is listed too.
+			if op == classify.OpRead {
+				op = classify.OpList
+			}
 			for _, pat := range stringFields(call.Input, "pattern") {
 				ps = append(ps, globDir(ps[0], pat))
 			}
@@ -334,7 +338,7 @@ func (g *policyGate) path(ctx context.Context, call gate.ToolCallContext, r Tool
 	}
 	var best gate.Decision
 	first := true
-	for _, op := range []classify.Op{classify.OpRead, classify.OpSearch, classify.OpWrite, classify.OpDelete} {
+	for _, op := range []classify.Op{classify.OpList, classify.OpRead, classify.OpSearch, classify.OpWrite, classify.OpDelete} {
 		ps := byOp[op]
 		if len(ps) == 0 {
 			continue
@@ -531,6 +535,8 @@ func opOf(k Kind) classify.Op {
 
 func opTool(op classify.Op) string {
 	switch op {
+	case classify.OpList:
+		return opToolList
 	case classify.OpRead:
 		return opToolRead
 	case classify.OpSearch:
@@ -543,14 +549,16 @@ func opTool(op classify.Op) string {
 
 func opRank(o classify.Op) int {
 	switch o {
-	case classify.OpRead:
+	case classify.OpList:
 		return 1
-	case classify.OpSearch:
+	case classify.OpRead:
 		return 2
-	case classify.OpWrite:
+	case classify.OpSearch:
 		return 3
-	case classify.OpDelete:
+	case classify.OpWrite:
 		return 4
+	case classify.OpDelete:
+		return 5
 	}
 	return 0
 }

@@ -168,7 +168,10 @@ func TestGateBuiltinTools(t *testing.T) {
 		{"editor command cannot lower a write", "Write", map[string]any{"file_path": "/etc/passwd", "command": "view"}, gate.ActionDeny, classify.SourcePath},
 		{"notebook", "NotebookEdit", map[string]any{"notebook_path": "/etc/x.ipynb"}, gate.ActionDeny, classify.SourcePath},
 		{"glob in ws", "Glob", map[string]any{"pattern": "**/*.go"}, gate.ActionAllow, classify.SourcePath},
-		{"glob pattern escapes", "Glob", map[string]any{"pattern": "/home/dev/.ssh/*"}, gate.ActionDeny, classify.SourcePath},
+		{"glob lists names, even in ~/.ssh", "Glob", map[string]any{"pattern": "/home/dev/.ssh/*"}, gate.ActionAllow, classify.SourcePath},
+		{"listing the home", "LS", map[string]any{"path": "/home/dev"}, gate.ActionAllow, classify.SourcePath},
+		{"listing a key by its path is naming it", "LS", map[string]any{"path": "/home/dev/.ssh/id_ed25519"}, gate.ActionDeny, classify.SourcePath},
+		{"glob pattern names /etc/shadow", "Glob", map[string]any{"pattern": "/etc/**/shadow"}, gate.ActionAllow, classify.SourcePath},
 		{"grep regex is not a path", "Grep", map[string]any{"pattern": "/etc/passwd"}, gate.ActionAllow, classify.SourcePath},
 		{"gemini read_file absolute_path", "read_file", map[string]any{"absolute_path": "/home/dev/.aws/credentials"}, gate.ActionDeny, classify.SourcePath},
 		{"gemini read_many_files", "read_many_files", map[string]any{"paths": []any{"a.go", "/home/dev/.ssh/id_ed25519"}}, gate.ActionDeny, classify.SourcePath},
@@ -395,7 +398,8 @@ func TestGateAtJudgesWhereTheCallRuns(t *testing.T) {
 		{"relative write from /etc", etc, "write_file", map[string]any{"file_path": "passwd"}, gate.ActionDeny},
 		{"relative write in the workspace", root, "write_file", map[string]any{"file_path": "a.go"}, gate.ActionAllow},
 		{"relative dir_path from /etc", etc, "run_shell_command", map[string]any{"command": "touch x", "dir_path": "cron.d"}, gate.ActionDeny},
-		{"glob without a path searches the cwd", ssh, "Glob", map[string]any{"pattern": "id_*"}, gate.ActionDeny},
+		{"glob without a path lists the cwd (names only)", ssh, "Glob", map[string]any{"pattern": "id_*"}, gate.ActionAllow},
+		{"grep without a path searches the cwd", ssh, "Grep", map[string]any{"pattern": "PRIVATE"}, gate.ActionDeny},
 		{"glob without a path in the workspace", root, "Glob", map[string]any{"pattern": "**/*.go"}, gate.ActionAllow},
 	}
 	for _, tt := range tests {
