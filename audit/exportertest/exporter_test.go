@@ -234,7 +234,7 @@ func TestExporterWritesDecisions(t *testing.T) {
 					want[i] = m.Version
 				}
 				assert.Equal(t, want, res.Applied)
-				assert.Len(t, want, 10, "a new migration: check the exporter still writes what it adds (10, the roll-up, reads no new attribute)")
+				assert.Len(t, want, 11, "a new migration: check the exporter still writes what it adds (10, the hourly roll-up, and 11, the daily roll-ups built from it, read no new attribute)")
 			}
 			require.NoError(t, exp.ConsumeTraces(ctx, second))
 			// The exporter retries a batch it believes failed: the same
