@@ -791,27 +791,34 @@ func dynGlob(s string) string {
 			i++
 			continue
 		}
-		switch {
-		case strings.HasPrefix(s[i:], "$((…))"):
-			i += len("$((…))")
-		case strings.HasPrefix(s[i:], "$(…)"):
-			i += len("$(…)")
-		case i+1 < len(s) && isNameStart(s[i+1]):
-			i++
-			for i < len(s) && isNameChar(s[i]) {
-				i++
-			}
-		case i+1 < len(s):
-			i += 2
-		default:
-			i++
-		}
+		i = dynPartEnd(s, i)
 		sb.WriteByte('*')
 	}
 	if !lit {
 		return ""
 	}
 	return sb.String()
+}
+
+// dynPartEnd is the index after the run-time part of a field's source
+// form that starts at s[i] == '$': "$((…))", "$(…)", "$NAME", "$?" and
+// the like.
+func dynPartEnd(s string, i int) int {
+	switch {
+	case strings.HasPrefix(s[i:], "$((…))"):
+		return i + len("$((…))")
+	case strings.HasPrefix(s[i:], "$(…)"):
+		return i + len("$(…)")
+	case i+1 < len(s) && isNameStart(s[i+1]):
+		i++
+		for i < len(s) && isNameChar(s[i]) {
+			i++
+		}
+		return i
+	case i+1 < len(s):
+		return i + 2
+	}
+	return i + 1
 }
 
 // dynSuffix is the known rest of a field with run-time parts after its
@@ -825,21 +832,7 @@ func dynSuffix(s string) string {
 			i++
 			continue
 		}
-		switch {
-		case strings.HasPrefix(s[i:], "$((…))"):
-			i += len("$((…))")
-		case strings.HasPrefix(s[i:], "$(…)"):
-			i += len("$(…)")
-		case i+1 < len(s) && isNameStart(s[i+1]):
-			i++
-			for i < len(s) && isNameChar(s[i]) {
-				i++
-			}
-		case i+1 < len(s):
-			i += 2
-		default:
-			i++
-		}
+		i = dynPartEnd(s, i)
 		end = i
 	}
 	if end < 0 || end == len(s) {
