@@ -62,13 +62,7 @@ func (c config) dailyDDL(r dailyRollup) string {
 	for _, d := range r.dims {
 		fmt.Fprintf(&b, "    %s %s,\n", d, hourly[d])
 	}
-	b.WriteString(`    Calls UInt64,
-    Denied UInt64,
-    Waited UInt64,
-    WaitSumMs UInt64,
-    WaitMaxMs UInt64,
-    RolledThrough DateTime64(9)
-) ENGINE = ` + c.engine("MergeTree") + `
+	b.WriteString(rollupMeasures + c.engine("MergeTree") + `
 ORDER BY (Day, ` + strings.Join(r.dims, ", ") + ")" + c.ttl("Day"))
 	return b.String()
 }

@@ -75,6 +75,16 @@ const hourExpr = "toStartOfHour(toDateTime(Timestamp, 'UTC'))"
 // hourlyDDL is HourlyTable: one row per hour and group, replaced as a
 // whole when its hour is recounted (ReplacingMergeTree on RolledThrough;
 // readers read FINAL: the table is small).
+// rollupMeasures are the columns every roll-up table sums (after its time
+// bucket and dimensions), up to its ENGINE clause.
+const rollupMeasures = `    Calls UInt64,
+    Denied UInt64,
+    Waited UInt64,
+    WaitSumMs UInt64,
+    WaitMaxMs UInt64,
+    RolledThrough DateTime64(9)
+) ENGINE = `
+
 func (c config) hourlyDDL() string {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE IF NOT EXISTS " + c.table(HourlyTable) + c.onCluster() + " (\n    Hour DateTime('UTC'),\n")
@@ -83,13 +93,7 @@ func (c config) hourlyDDL() string {
 		fmt.Fprintf(&b, "    %s %s,\n", d.name, d.typ)
 		key = append(key, d.name)
 	}
-	b.WriteString(`    Calls UInt64,
-    Denied UInt64,
-    Waited UInt64,
-    WaitSumMs UInt64,
-    WaitMaxMs UInt64,
-    RolledThrough DateTime64(9)
-) ENGINE = ` + c.engine("ReplacingMergeTree", "RolledThrough") + `
+	b.WriteString(rollupMeasures + c.engine("ReplacingMergeTree", "RolledThrough") + `
 PARTITION BY toYYYYMM(Hour)
 ORDER BY (Hour, ` + strings.Join(key, ", ") + ")" + c.ttl("Hour"))
 	return b.String()

@@ -335,18 +335,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, ex *Exception) {
 // as the client asked.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *request, res *chdb.Result, format string, data []byte, elapsed time.Duration) {
 	h := w.Header()
-	queryID := req.p.queryID
-	if queryID == "" {
-		queryID = newQueryID()
-	}
-	h.Set("X-ClickHouse-Query-Id", queryID)
-	h.Set("X-ClickHouse-Format", format)
-	h.Set("X-ClickHouse-Timezone", s.timezone)
-	h.Set("X-ClickHouse-Server-Display-Name", "auditq-serve")
-	h.Set("X-ClickHouse-Summary", fmt.Sprintf(
-		`{"read_rows":"%d","read_bytes":"%d","written_rows":"%d","written_bytes":"%d","total_rows_to_read":"0","result_rows":"%d","result_bytes":"%d","elapsed_ns":"%d"}`,
-		res.RowsRead, res.BytesRead, res.RowsWritten, res.BytesWritten, res.RowsRead, len(data), elapsed.Nanoseconds()))
-	h.Set("Content-Type", contentType(format))
+	s.resultHeaders(h, req, format, res.RowsRead, res.BytesRead, res.RowsWritten, res.BytesWritten, len(data), elapsed)
 	if len(data) > 0 {
 		var err error
 		var enc string
@@ -393,4 +382,22 @@ func newQueryID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:4]) + "-" + hex.EncodeToString(b[4:6]) + "-" + hex.EncodeToString(b[6:8]) + "-" + hex.EncodeToString(b[8:10]) + "-" + hex.EncodeToString(b[10:])
+}
+
+// resultHeaders sets the headers of a result, as ClickHouse's HTTP
+// interface sends them: the query ID (the client's, or a new one), the
+// format, the time zone, the summary of counts and the content type.
+func (s *Server) resultHeaders(h http.Header, req *request, format string, readRows, readBytes, writtenRows, writtenBytes uint64, resultBytes int, elapsed time.Duration) {
+	queryID := req.p.queryID
+	if queryID == "" {
+		queryID = newQueryID()
+	}
+	h.Set("X-ClickHouse-Query-Id", queryID)
+	h.Set("X-ClickHouse-Format", format)
+	h.Set("X-ClickHouse-Timezone", s.timezone)
+	h.Set("X-ClickHouse-Server-Display-Name", "auditq-serve")
+	h.Set("X-ClickHouse-Summary", fmt.Sprintf(
+		`{"read_rows":"%d","read_bytes":"%d","written_rows":"%d","written_bytes":"%d","total_rows_to_read":"0","result_rows":"%d","result_bytes":"%d","elapsed_ns":"%d"}`,
+		readRows, readBytes, writtenRows, writtenBytes, readRows, resultBytes, elapsed.Nanoseconds()))
+	h.Set("Content-Type", contentType(format))
 }

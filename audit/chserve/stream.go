@@ -124,20 +124,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		s.fail(w, r, &Exception{Code: codeNotImplemented, Name: "NOT_IMPLEMENTED", Text: err.Error() + "; use another FORMAT"})
 		return err
 	}
-	queryID := req.p.queryID
-	if queryID == "" {
-		queryID = newQueryID()
-	}
 	h := w.Header()
-	h.Set("X-ClickHouse-Query-Id", queryID)
-	h.Set("X-ClickHouse-Format", outFormat)
-	h.Set("X-ClickHouse-Timezone", s.timezone)
-	h.Set("X-ClickHouse-Server-Display-Name", "auditq-serve")
 	// What is known when the headers go out: the first chunk's counts.
-	h.Set("X-ClickHouse-Summary", fmt.Sprintf(
-		`{"read_rows":"%d","read_bytes":"%d","written_rows":"0","written_bytes":"0","total_rows_to_read":"0","result_rows":"%d","result_bytes":"%d","elapsed_ns":"%d"}`,
-		rs.RowsRead, rs.BytesRead, rs.RowsRead, len(data), time.Since(start).Nanoseconds()))
-	h.Set("Content-Type", contentType(outFormat))
+	s.resultHeaders(h, req, outFormat, rs.RowsRead, rs.BytesRead, 0, 0, len(data), time.Since(start))
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	for {
