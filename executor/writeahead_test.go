@@ -458,7 +458,12 @@ func TestPropertyWriteAhead(t *testing.T) {
 			}
 			gated := res.Gate.Action == gate.ActionAllow || !res.Gate.Gated
 			if res.ErrorType == executor.ErrorTypeAuditUnavailable {
-				if commits != 1 || modes[id] == walOK || res.Gate.ErrorKind != executor.ErrorTypeAuditUnavailable ||
+				// A call whose context ends first is denied without waiting
+				// for Commit, which runs on its own goroutine and may not
+				// have been entered yet (seen under -race on a loaded CI
+				// machine): zero commits is then correct.
+				wantCommits := commits == 1 || commits == 0 && hangs(modes[id])
+				if !wantCommits || modes[id] == walOK || res.Gate.ErrorKind != executor.ErrorTypeAuditUnavailable ||
 					!strings.HasPrefix(res.Gate.Reason, "audit unavailable: ") {
 					t.Fatalf("%s: audit denial %+v after %d commits in mode %d", id, res.Gate, commits, modes[id])
 				}
