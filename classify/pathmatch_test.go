@@ -137,8 +137,14 @@ func refResolve(r *resolver, cwd, p string) string {
 	if rest, ok := unknownRest(p); ok {
 		return unknownPath(rest)
 	}
+	marked := false
 	if p == "~" || strings.HasPrefix(p, "~/") {
-		p = homeMark + strings.TrimPrefix(p, "~")
+		base := homeMark
+		if r.home != "" {
+			base = r.home
+		}
+		p = base + strings.TrimPrefix(p, "~")
+		marked = true
 	}
 	if q, ok := procWalk(p, r.markHome(cwd)); ok {
 		if _, unk := unknownRest(q); unk {
@@ -149,8 +155,10 @@ func refResolve(r *resolver, cwd, p string) string {
 	p = path.Clean(p)
 	if p == homeMark || strings.HasPrefix(p, homeMark+"/") {
 		p = "~" + strings.TrimPrefix(p, homeMark)
-	} else if strings.Contains(p, "\x00") {
+	} else if r.home == "" && strings.Contains(p, "\x00") {
 		p = strings.ReplaceAll(p, "\x00", "")
+	} else if marked && r.home == "" {
+		return unknownPath(strings.TrimPrefix(p, "/"))
 	}
 	if alt, ok := procRootAlias(p); ok {
 		p = alt

@@ -1212,7 +1212,8 @@ type resolver struct {
 	temp      []string
 }
 
-// homeMark stands for "~" while cleaning, so that ".." above home leaves it.
+// homeMark stands for "~" while cleaning when home is not known, so that
+// ".." above home leaves it (see homeBase).
 const homeMark = "/\x00home"
 
 // resolve cleans p against cwd. cwd is "" (start directory), a relative
@@ -1246,8 +1247,10 @@ func (r *resolver) resolve(cwd, p string) string {
 		// give p back (and build two strings on the way). No /proc
 		// link or root alias starts below home.
 	default:
+		marked := false
 		if p == "~" || strings.HasPrefix(p, "~/") {
-			p = homeMark + strings.TrimPrefix(p, "~")
+			p = r.homeBase() + strings.TrimPrefix(p, "~")
+			marked = true
 		}
 		if q, ok := procWalk(p, r.markHome(cwd)); ok {
 			if _, unk := unknownRest(q); unk {
@@ -1258,8 +1261,13 @@ func (r *resolver) resolve(cwd, p string) string {
 		p = path.Clean(p)
 		if p == homeMark || hasPrefixThen(p, homeMark, '/') {
 			p = "~" + strings.TrimPrefix(p, homeMark)
-		} else if strings.Contains(p, "\x00") {
+		} else if r.home == "" && strings.Contains(p, "\x00") {
 			p = strings.ReplaceAll(p, "\x00", "")
+		} else if marked && r.home == "" {
+			// ".." above a home we do not know: below its parent,
+			// which is only known at run time (~/../dev is /home/dev
+			// when home is /home/NAME).
+			return unknownPath(strings.TrimPrefix(p, "/"))
 		}
 		if alt, ok := procRootAlias(p); ok {
 			// /proc/self/root/x, /private/etc/x, /Volumes/NAME/x: the
@@ -1273,10 +1281,20 @@ func (r *resolver) resolve(cwd, p string) string {
 	return p
 }
 
-// markHome is cwd with "~" as homeMark (see procWalk).
+// homeBase is what "~" stands for while cleaning: the home directory
+// when it is known (so ".." above it reaches its real parent: ~/../dev is
+// /home/dev for home /home/NAME), else homeMark.
+func (r *resolver) homeBase() string {
+	if r.home != "" {
+		return r.home
+	}
+	return homeMark
+}
+
+// markHome is cwd with "~" as homeBase (see procWalk).
 func (r *resolver) markHome(cwd string) string {
 	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
-		return homeMark + cwd[1:]
+		return r.homeBase() + cwd[1:]
 	}
 	return cwd
 }
@@ -1667,10 +1685,18 @@ func (cr *compiled) matchAnyBase(suffix string, write bool) pathVerdict {
 	if v := cr.matchPath("~/"+suffix, write); v.level.Rank() > best.level.Rank() {
 		best = v
 	}
+	segs := splitPath(suffix)
+	// Or home's parent, or a directory further above home (/home,
+	// $X/dev/.aws/credentials with X=/home): a home-relative rule may
+	// match below any of suffix's segments.
+	for j := 1; j < len(segs); j++ {
+		if v := cr.matchPath("~/"+strings.Join(segs[j:], "/"), write); v.level.Rank() > best.level.Rank() {
+			best = v
+		}
+	}
 	if best.level.Rank() > safe.Rank() {
 		best.reason += " (below a directory known only at run time)"
 	}
-	segs := splitPath(suffix)
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
