@@ -3,6 +3,7 @@ package classify
 // This file holds the analyzers for commands that run other code: shells, interpreters, debuggers, editors, multiplexers, database clients, aliases and traps.
 
 import (
+	"mvdan.cc/sh/v3/syntax"
 	"slices"
 	"strings"
 )
@@ -45,7 +46,10 @@ func (r *run) anAlias(a *actx) traits {
 	return 0
 }
 
-// anTrap is the "trap" analyzer.
+// anTrap is the "trap" analyzer. The handler runs later, in whatever
+// directory the script is in then: it is judged now, and again after
+// every cd (see rejudgeTraps), so that trap 'cat credentials' EXIT;
+// cd ~/.aws is judged as reading ~/.aws/credentials.
 func (r *run) anTrap(a *actx) traits {
 	ops := operands(a.args[1:])
 	if len(ops) > 0 && !hasFlag(a.args[1:], "-p", "-l") && ops[0].s != "-" && ops[0].s != "" {
@@ -53,6 +57,52 @@ func (r *run) anTrap(a *actx) traits {
 			r.dynamicScript(ops[0], a.cx)
 		} else {
 			r.nested(a.cx, ops[0].s)
+			if len(r.traps) < maxTraps {
+				r.traps = append(r.traps, trapCode{script: ops[0].s, pos: a.cx.pos, end: a.cx.end, stmt: a.cx.stmt})
+			}
+		}
+	}
+	return 0
+}
+
+// maxTraps bounds the trap handlers a run re-judges after each cd (a
+// handler set more often than this is judged where it is set only).
+const maxTraps = 8
+
+// trapCode is a trap handler set earlier in the command, and where.
+type trapCode struct {
+	script   string
+	pos, end syntax.Pos
+	stmt     *syntax.Stmt
+}
+
+// rejudgeTraps judges the trap handlers set so far in the current
+// working directory (called after cd changes it).
+func (r *run) rejudgeTraps() {
+	for _, t := range r.traps {
+		r.nested(&callCtx{stmt: t.stmt, pos: t.pos, end: t.end}, t.script)
+	}
+}
+
+// shoptGlob are the shell options that change what a glob matches:
+// names starting with "." (dotglob), any depth (globstar), case
+// (nocaseglob), extended patterns (extglob is judged already).
+func shoptGlob(name string) bool {
+	return name == "dotglob" || name == "globstar" || name == "nocaseglob"
+}
+
+// anShopt is the "shopt" analyzer: setting a glob option makes later
+// globs match what the classifier judges them not to (cat ~/*/credentials
+// after shopt -s dotglob reads ~/.aws/credentials).
+func (r *run) anShopt(a *actx) traits {
+	args := a.args[1:]
+	if !hasFlag(args, "-s") {
+		return 0
+	}
+	for _, f := range operands(args) {
+		if f.dyn || shoptGlob(f.s) {
+			r.add(a.cx, review, "shopt.glob", "shopt -s "+clip(f.s, 20)+" changes what later globs match (they are judged without it)")
+			return 0
 		}
 	}
 	return 0

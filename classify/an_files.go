@@ -566,8 +566,21 @@ func (r *run) anLn(a *actx) traits {
 		// A link to a file that is high to write (a shell rc file, an
 		// agent's settings, toolgate's own files) turns a later ordinary
 		// write of the link into a write of that file.
-		if v := r.matchPath(r.c.res.resolve(r.cwd, s.s), true); v.level == high {
+		rp := r.c.res.resolve(r.cwd, s.s)
+		if v := r.matchPath(rp, true); v.level == high {
 			r.add(a.cx, high, "ln.protected", "links "+v.reason+" ("+clip(s.s, 60)+") to where an ordinary write changes it")
+			continue
+		}
+		if hasGlob(s.s) {
+			continue // readPath judged what the glob may match
+		}
+		// A link to a directory exposes what lies below it: reads and
+		// writes through the link are of ordinary paths (ln -s ~/.aws a;
+		// cat a/credentials; ln -s .git/hooks h; echo x > h/pre-commit).
+		if v := r.cr.matchTree(rp, false); v.level == high {
+			r.add(a.cx, high, "ln.secret", "links a directory holding "+v.reason+" ("+clip(s.s, 60)+") to where it can be read")
+		} else if v := r.cr.matchTreeWrite(rp); v.level == high {
+			r.add(a.cx, high, "ln.protected", "links a directory holding "+v.reason+" ("+clip(s.s, 60)+") to where an ordinary write changes it")
 		}
 	}
 	if len(ops) >= 2 || a.cx.stdinArg {

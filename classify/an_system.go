@@ -82,6 +82,7 @@ func (r *run) anCd(a *actx) {
 	ops := operands(a.args[1:])
 	if len(ops) == 0 {
 		r.cwd, r.cwdKnown = "~", true
+		r.rejudgeTraps()
 		return
 	}
 	f := ops[0]
@@ -94,6 +95,7 @@ func (r *run) anCd(a *actx) {
 		r.cwd = ""
 	}
 	r.cwdKnown = true
+	r.rejudgeTraps()
 }
 
 func (r *run) anDocker(a *actx) {

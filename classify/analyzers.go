@@ -65,6 +65,7 @@ func builtinAnalyzers() map[string]analyzerFunc {
 		"varname":     func(r *run, a *actx) traits { r.anVarName(a); return 0 },
 		"rebind":      func(r *run, a *actx) traits { r.anRebind(a); return 0 },
 		"trap":        (*run).anTrap,
+		"shopt":       (*run).anShopt,
 		"xxd":         (*run).anXxd,
 		"base64":      (*run).anBase64,
 		"printf":      (*run).anPrintf,

@@ -39,27 +39,30 @@ type scope struct {
 
 // run is the state of one classification.
 type run struct {
-	c        *Classifier
-	cr       *compiled
-	sc       scope
-	findings []Finding
-	commands int
-	depth    int
-	limitHit bool
-	vars     map[string]string
-	ifs      string
-	cwd      string
-	cwdKnown bool
-	fetched  map[string]bool   // files written by a download earlier in the command
-	written  map[string]string // files written earlier in the command with content known statically
-	gitEnv   map[string]string // GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n set by the current statement
-	funcs    map[string]bool
-	arithNum map[string]bool   // variables holding numbers (assigned by arithmetic, static loops)
-	assoc    map[string]bool   // associative arrays (declare -A): subscripts are strings
-	intVars  map[string]bool   // declare -i: assignments are evaluated as arithmetic
-	rebind   map[string]string // hash -p PATH NAME
-	aliases  map[string]string // alias NAME=VALUE
-	substs   map[syntax.Node]traits
+	c         *Classifier
+	cr        *compiled
+	sc        scope
+	findings  []Finding
+	commands  int
+	depth     int
+	limitHit  bool
+	vars      map[string]string
+	ifs       string
+	cwd       string
+	cwdKnown  bool
+	fetched   map[string]bool   // files written by a download earlier in the command
+	written   map[string]string // files written earlier in the command with content known statically
+	gitEnv    map[string]string // GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n set by the current statement
+	funcs     map[string]bool
+	arithNum  map[string]bool   // variables holding numbers (assigned by arithmetic, static loops)
+	assoc     map[string]bool   // associative arrays (declare -A): subscripts are strings
+	intVars   map[string]bool   // declare -i: assignments are evaluated as arithmetic
+	rebind    map[string]string // hash -p PATH NAME
+	aliases   map[string]string // alias NAME=VALUE
+	traps     []trapCode        // trap handlers set so far (see anTrap)
+	loopWalks int               // loop bodies walked once per item (see loopItems)
+	namerefs  map[string]bool   // declare -n NAME: NAME's value is the name of the variable it stands for
+	substs    map[syntax.Node]traits
 	// substPaths: globs over the file names a substitution prints.
 	substPaths map[syntax.Node][]string
 	inGlob     bool
@@ -85,6 +88,37 @@ type run struct {
 	rd     strings.Reader
 }
 
+// maxLoopWalks bounds the loop bodies a run walks once per item: a few
+// short static lists (for f in ~/.ssh/id_rsa ~/.aws/credentials), never
+// a product of nested loops.
+const maxLoopWalks = 16
+
+// loopItems walks a for loop's body once per item of a short static
+// list, the loop variable bound to the item, as the shell runs it (so
+// for f in ~/.aws/credentials; do cat "$f"; done reads what it names);
+// it reports false, walking nothing, when an item is known only at run
+// time or the run's budget (maxLoopWalks) is spent.
+func (r *run) loopItems(name string, items []field, body []*syntax.Stmt, t *traits) bool {
+	if len(items) == 0 || r.loopWalks+len(items) > maxLoopWalks {
+		return false
+	}
+	for _, f := range items {
+		if f.dyn || f.glob {
+			return false
+		}
+	}
+	r.loopWalks += len(items)
+	if r.vars == nil {
+		r.vars = map[string]string{}
+	}
+	for _, f := range items {
+		r.vars[name] = f.s
+		delete(r.arithNum, name)
+		*t |= r.stmts(body)
+	}
+	return true
+}
+
 // parse parses src as bash with the run's parser.
 func (r *run) parse(src string) (*syntax.File, error) {
 	if r.parser == nil {
@@ -105,7 +139,7 @@ func (c *Classifier) newRun(command string) *run {
 	if m != nil {
 		m.n, m.next = 0, 0 // reused, empty (entries past n are never read)
 	}
-	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m, findings: r.findings[:0], frames: r.frames}
+	*r = run{c: c, cr: c.rules, ifs: " \t\n", sc: scope{src: command}, parser: r.parser, pathMemo: m, findings: r.findings[:0], frames: r.frames, traps: r.traps[:0]}
 	return r
 }
 
@@ -434,6 +468,10 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 			items := r.fieldsOf(wi.Items)
 			if wi.Name != nil {
 				r.forget(wi.Name.Value)
+				if r.loopItems(wi.Name.Value, items, x.Do, &t) {
+					r.forget(wi.Name.Value)
+					break
+				}
 				if r.staticItems(items, wi.Items) {
 					r.setNum(wi.Name.Value)
 				}
@@ -655,6 +693,12 @@ func (r *run) decl(d *syntax.DeclClause, s *syntax.Stmt) {
 			continue
 		}
 		r.assign(a, s, true)
+		if nameref {
+			if r.namerefs == nil {
+				r.namerefs = map[string]bool{}
+			}
+			r.namerefs[a.Name.Value] = true
+		}
 		if (nameref || intAttr) && a.Value != nil {
 			cx := &callCtx{stmt: s, pos: s.Pos(), end: s.End()}
 			if _, known := r.vars[a.Name.Value]; !known {

@@ -75,7 +75,7 @@ func DefaultRules() *Rules {
 		"seq", "basename", "dirname", "realpath", "readlink", "ps", "pgrep", "pidof", "free", "uptime", "w", "who",
 		"lsof", "nproc", "lscpu", "lsblk", "locale", "getconf", "tput", "clear", "arch", "logname", "users",
 		"apropos", "whatis", "info", "help", "hash", "jobs", "wait", "exit", "return", "break", "continue",
-		"shift", "read", "set", "shopt", "unalias", "getopts", "let", "pushd", "popd", "dirs",
+		"shift", "read", "set", "unalias", "getopts", "let", "pushd", "popd", "dirs",
 		"times", "fd", "fdfind", "locate", "tldr", "numfmt", "factor",
 		"expr", "bc", "dc", "yes", "top", "htop", "vmstat", "iostat", "ss", "netstat",
 		"sw_vers", "lsb_release", "declare", "typeset", "local", "readonly",
@@ -130,6 +130,7 @@ func DefaultRules() *Rules {
 	c["pushd"] = withAnalyzer(cmdr(safe, "changes directory"), "cd")
 	c["alias"] = withAnalyzer(cmdr(safe, "defines an alias"), "alias")
 	c["trap"] = withAnalyzer(cmdr(safe, "sets a signal handler"), "trap")
+	c["shopt"] = withAnalyzer(cmdr(safe, "sets shell options"), "shopt")
 	c["man"] = withAnalyzer(cmdr(safe, "reads documentation"), "man")
 	c["printenv"] = withAnalyzer(CommandRule{Level: safe, Reason: "prints variables", Traits: []string{"envdump"}}, "printenv")
 	c["set"] = withAnalyzer(cmdr(safe, "sets shell options"), "printenv")
@@ -590,6 +591,12 @@ func defaultEnv() map[string]EnvRule {
 	}
 	for _, n := range []string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "ZDOTDIR", "BASH_FUNC"} {
 		e[n] = EnvRule{Level: high, Reason: "makes the shell run code at startup or prompt", Command: true}
+	}
+	// Variables that change what later words name: ~ and a bare cd
+	// (HOME), cd's search path (CDPATH), globs (GLOBIGNORE also turns
+	// dotglob on): the paths judged after them are not the files used.
+	for _, n := range []string{"HOME", "CDPATH", "GLOBIGNORE"} {
+		e[n] = EnvRule{Level: review, Reason: "changes what later paths, cd or globs name (the classifier judges them as if it were unset)"}
 	}
 	for _, n := range []string{"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL"} {
 		e[n] = EnvRule{Level: review, Reason: "changes or disables shell history (covering tracks)"}

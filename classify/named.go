@@ -3,6 +3,7 @@ package classify
 import (
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -19,16 +20,25 @@ func (r *run) namedSecrets(f *syntax.File, from int) {
 	if r.maxLevel(from) == high {
 		return
 	}
+	checkText := func(s string, w *syntax.Word) bool {
+		if s == "" || !(strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")) || !r.cr.secrets.may(s) {
+			return false
+		}
+		if v := r.matchPath(r.c.res.resolve(r.cwd, s), false); v.level == high && !v.dir {
+			shown := strings.Replace(s, unknownMark+"/", "…/", 1)
+			r.addAt(review, "secret.named", "names "+v.reason+" ("+clip(shown, 60)+") in a word whose use is not followed", w.Pos(), w.End())
+			return true
+		}
+		return false
+	}
 	check := func(w *syntax.Word) {
 		if w == nil {
 			return
 		}
-		s, ok := staticText(w)
-		if !ok || s == "" || !(strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")) || !r.cr.secrets.may(s) {
-			return
-		}
-		if v := r.matchPath(r.c.res.resolve(r.cwd, s), false); v.level == high && !v.dir {
-			r.addAt(review, "secret.named", "names "+v.reason+" ("+clip(s, 60)+") in a word whose use is not followed", w.Pos(), w.End())
+		for _, s := range r.namedTexts(w) {
+			if checkText(s, w) {
+				return
+			}
 		}
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -60,10 +70,85 @@ func (r *run) namedSecrets(f *syntax.File, from int) {
 				for _, w := range x.Args[1:] {
 					check(w)
 				}
+				if name == "printf" {
+					if s, ok := r.printfText(x.Args[1:]); ok {
+						checkText(s, x.Args[len(x.Args)-1])
+					}
+				}
 			}
 		}
 		return true
 	})
+}
+
+// namedTexts are the texts a word may stand for, for namedSecrets: each
+// brace expansion of it (~/.aws/{credentials,config}), expanded with the
+// values the walk knows ($HOME is "~"); a part known only at run time
+// leading the word stands for an unknown directory ($X/.aws/credentials),
+// elsewhere it makes the text unknown. A word that runs a command gives
+// nothing.
+func (r *run) namedTexts(w *syntax.Word) []string {
+	if s, ok := staticText(w); ok && !strings.Contains(s, "{") {
+		return []string{s}
+	}
+	var out []string
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
+	syntax.SplitBraces(cp) // on a copy: the walk's tree stays as parsed
+	for _, bw := range expand.Braces(cp) {
+		env := &knownEnv{r: r, dirs: true}
+		s, err := expand.Literal(&expand.Config{Env: env}, bw)
+		if err != nil {
+			continue
+		}
+		if rest, lead := strings.CutPrefix(s, unknownValue); lead {
+			s = unknownMark + "/" + rest
+		}
+		if strings.Contains(s, unknownValue) {
+			continue
+		}
+		out = append(out, s)
+		if len(out) >= 16 {
+			break
+		}
+	}
+	return out
+}
+
+// printfText is the text printf -v VAR FORMAT ARGS… stores when FORMAT
+// is made of %s directives and literal text only (printf -v f
+// '%s/.aws/credentials' ~).
+func (r *run) printfText(args []*syntax.Word) (string, bool) {
+	if len(args) < 3 {
+		return "", false
+	}
+	if v, _ := staticText(args[0]); v != "-v" {
+		return "", false
+	}
+	args = args[2:]
+	format, ok := staticText(args[0])
+	if !ok || strings.Count(format, "%") != strings.Count(format, "%s") {
+		return "", false
+	}
+	var b strings.Builder
+	vals := args[1:]
+	for {
+		i := strings.Index(format, "%s")
+		if i < 0 {
+			b.WriteString(format)
+			break
+		}
+		b.WriteString(format[:i])
+		format = format[i+2:]
+		if len(vals) > 0 {
+			texts := r.namedTexts(vals[0])
+			if len(texts) != 1 {
+				return "", false
+			}
+			b.WriteString(texts[0])
+			vals = vals[1:]
+		}
+	}
+	return b.String(), true
 }
 
 // staticText is the text of a word made of literals and quotes only.

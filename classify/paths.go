@@ -1121,12 +1121,31 @@ func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
 // segment name may match ("" or "**": any name): only rules whose last
 // segment is compatible with it (nameCompatible) count.
 func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathVerdict {
+	return cr.treeBelow(p, skipHidden, name, false)
+}
+
+// matchTreeWrite is matchTree for writes: the highest level a write of a
+// file below p gets (cr's rules, and the protected paths when cr has
+// them): what a link to p exposes to ordinary writes through it.
+func (cr *compiled) matchTreeWrite(p string) pathVerdict {
+	v := cr.treeBelow(p, false, "", true)
+	if cr.protect != nil {
+		if pv := cr.protect.treeBelow(p, false, "", true); pv.level.Rank() > v.level.Rank() {
+			v = pv
+		}
+	}
+	return v
+}
+
+// treeBelow is matchTreeNamed with the rules' Read levels, or with their
+// Write levels when write is set.
+func (cr *compiled) treeBelow(p string, skipHidden bool, name string, write bool) pathVerdict {
 	p, name = foldCase(p), foldCase(name)
 	if name == "**" {
 		name = ""
 	}
 	if rest, ok := unknownRest(p); ok {
-		return cr.treeAnyBase(rest, skipHidden, name)
+		return cr.treeAnyBase(rest, skipHidden, name, write)
 	}
 	if alt, ok := procRootAlias(p); ok {
 		p = alt
@@ -1137,8 +1156,21 @@ func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathV
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
-		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" || cp.first != "" && cp.first != segs[0] ||
+		if write {
+			l = cp.rule.Write
+		}
+		if l == "" || l.Rank() <= best.level.Rank() || cp.first != "" && cp.first != segs[0] ||
 			name != "" && !nameCompatible(cp.lastSeg, name) {
+			continue
+		}
+		if cp.segs[0] == "**" {
+			// A rule for a name anywhere (**/.git/hooks/**): p holds its
+			// files when p ends in the rule's leading names (.git,
+			// .git/hooks); any other directory may hold them only by
+			// those names, which the rule sees where they are used.
+			if write && starPrefixTail(cp.segs[1:], segs) {
+				best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which lies below it"}
+			}
 			continue
 		}
 		stars := 0
@@ -1158,11 +1190,26 @@ func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathV
 		}
 	}
 	if alt, ok := treeAlias(p); ok {
-		if v := cr.matchTreeNamed(alt, skipHidden, name); v.level.Rank() > best.level.Rank() {
+		if v := cr.treeBelow(alt, skipHidden, name, write); v.level.Rank() > best.level.Rank() {
 			best = v
 		}
 	}
 	return best
+}
+
+// starPrefixTail reports whether segs ends in a leading part of rule
+// (rule[:k], 1 <= k < len(rule), literal or specific segments up to the
+// first "**"): segs names a directory of rule's path.
+func starPrefixTail(rule, segs []string) bool {
+	for k := 1; k < len(rule) && k <= len(segs); k++ {
+		if rule[k-1] == "**" || !specificTail(rule[k-1:k]) {
+			return false
+		}
+		if matchSegs(rule[:k], segs[len(segs)-k:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // treeAlias is the "~" form of a directory p that holds a home's
@@ -1722,16 +1769,19 @@ func (cr *compiled) matchAnyBase(suffix string, write bool) pathVerdict {
 // one (see unknownMark): the unknown directory itself may be "/" (it
 // holds everything); below it, rest holds what a rule names further down
 // past segments that match rest.
-func (cr *compiled) treeAnyBase(rest string, skipHidden bool, name string) pathVerdict {
+func (cr *compiled) treeAnyBase(rest string, skipHidden bool, name string, write bool) pathVerdict {
 	rest = foldCase(path.Clean(rest))
 	if rest == "" || rest == "." {
-		return cr.matchTreeNamed("/", skipHidden, name)
+		return cr.treeBelow("/", skipHidden, name, write)
 	}
 	segs := splitPath(rest)
 	var best pathVerdict
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
+		if write {
+			l = cp.rule.Write
+		}
 		if l == "" || l.Rank() <= best.level.Rank() || l.Rank() <= safe.Rank() ||
 			name != "" && name != "**" && !nameCompatible(cp.lastSeg, name) {
 			continue

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"fmt"
+	"mvdan.cc/sh/v3/expand"
 	"slices"
 	"strconv"
 	"strings"
@@ -408,6 +409,23 @@ func (r *run) expandParam(b *builder, x *syntax.ParamExp, quoted bool) {
 			return
 		}
 	}
+	if !simple && !x.Length && x.Names == 0 {
+		// ${x%…}, ${x/…/…}, ${x,,}, ${x:3}, ${x@Q}, ${!ref}: the
+		// shell's own expansion of the known values.
+		if v, ok := r.evalParam(x); ok {
+			for i, piece := range strings.Split(v, unknownValue) {
+				if i > 0 {
+					b.dynamic("$" + name)
+				}
+				if quoted {
+					b.lit(piece)
+				} else {
+					b.split(piece, r.ifs)
+				}
+			}
+			return
+		}
+	}
 	if x.Length {
 		b.lit("0")
 		b.cur.dyn = true
@@ -416,8 +434,132 @@ func (r *run) expandParam(b *builder, x *syntax.ParamExp, quoted bool) {
 	b.dynamic("$" + name)
 }
 
-// lookup returns a variable's value when it is known statically.
+// evalParam expands x with mvdan.cc/sh's expand package over the values
+// lookup knows. A variable it does not know (and HOME or PWD unless
+// assigned in the command) expands to unknownValue, which the caller turns back
+// into a run-time part: ${HOME/x/y}/shadow is "$HOME/shadow", judged by
+// its known suffix. ok is false when x runs a command, the expansion
+// fails, an unknown value is a pattern, an offset or an index (what it
+// removes or keeps is unknown), or an operator cut an unknown value.
+func (r *run) evalParam(x *syntax.ParamExp) (string, bool) {
+	ok := true
+	syntax.Walk(x, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			ok = false
+		}
+		return ok
+	})
+	if !ok {
+		return "", false
+	}
+	var patterns []syntax.Node
+	if x.Repl != nil && x.Repl.Orig != nil {
+		patterns = append(patterns, x.Repl.Orig)
+	}
+	if x.Exp != nil && x.Exp.Word != nil {
+		switch x.Exp.Op {
+		case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AlternateUnset, syntax.AlternateUnsetOrNull,
+			syntax.AssignUnset, syntax.AssignUnsetOrNull, syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		default:
+			patterns = append(patterns, x.Exp.Word)
+		}
+	}
+	if x.Slice != nil {
+		patterns = append(patterns, x.Slice.Offset, x.Slice.Length)
+	}
+	if x.Index != nil {
+		patterns = append(patterns, x.Index)
+	}
+	env := &knownEnv{r: r}
+	for _, p := range patterns {
+		if p == nil || isNilNode(p) {
+			continue
+		}
+		syntax.Walk(p, func(n syntax.Node) bool {
+			if pe, isParam := n.(*syntax.ParamExp); isParam && pe.Param != nil {
+				env.Get(pe.Param.Value)
+			}
+			return true
+		})
+	}
+	if env.miss {
+		return "", false
+	}
+	v, err := expand.Literal(&expand.Config{Env: env}, &syntax.Word{Parts: []syntax.WordPart{x}})
+	if err != nil {
+		return "", false
+	}
+	if env.miss && strings.Count(v, "\x00") != 2*strings.Count(v, unknownValue) {
+		return "", false // an operator cut an unknown value
+	}
+	return v, true
+}
+
+// isNilNode reports whether n is a typed nil (an absent ArithmExpr).
+func isNilNode(n syntax.Node) bool {
+	switch n := n.(type) {
+	case syntax.ArithmExpr:
+		return n == nil
+	}
+	return false
+}
+
+// unknownValue stands for a variable's value known only at run time in
+// evalParam's expansion: no pattern, case or quoting operator changes
+// it, and it holds no character a path or glob gives.
+const unknownValue = "\x00\x01\x02\x01\x00"
+
+// knownEnv is the expand.Environ of a run's statically known variables
+// (lookup); others are unknownValue, and miss records that one was read.
+type knownEnv struct {
+	r    *run
+	miss bool
+	// dirs: HOME and PWD are lookup's "~" and "." (a path's text, for
+	// namedTexts), not unknown.
+	dirs bool
+}
+
+func (e *knownEnv) Get(name string) expand.Variable {
+	v, ok := e.r.lookup(name)
+	if _, set := e.r.vars[name]; ok && !e.dirs && !set && !e.r.namerefs[name] && (name == "HOME" || name == "PWD") {
+		// lookup's "~" and "." stand for directories, they are not
+		// their text; and an operator over them is a path computed
+		// at run time, judged by what it could produce.
+		ok = false
+	}
+	if !ok {
+		e.miss = true
+		return expand.Variable{Set: true, Kind: expand.String, Str: unknownValue}
+	}
+	return expand.Variable{Set: true, Kind: expand.String, Str: v}
+}
+
+func (e *knownEnv) Each(fn func(name string, vr expand.Variable) bool) {
+	e.miss = true // a listing of names: not every variable is known
+	for n, v := range e.r.vars {
+		if !fn(n, expand.Variable{Set: true, Kind: expand.String, Str: v}) {
+			return
+		}
+	}
+}
+
+// lookup returns a variable's value when it is known statically; a
+// nameref (declare -n) gives the value of the variable it names.
 func (r *run) lookup(name string) (string, bool) {
+	for range 8 {
+		if !r.namerefs[name] {
+			break
+		}
+		target, ok := r.vars[name]
+		if !ok {
+			return "", false
+		}
+		name = target
+	}
+	if r.namerefs[name] {
+		return "", false // a cycle, or too deep
+	}
 	if v, ok := r.vars[name]; ok {
 		return v, true
 	}
