@@ -1117,15 +1117,42 @@ func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
 	return cr.matchTreeNamed(p, skipHidden, "")
 }
 
+// matchWriteTree is matchTree for writes: the highest write rule, of cr's
+// own and of the protected paths', for a file somewhere below the
+// directory p that a command may create or overwrite without naming it
+// (an archive extracted into p: "~" holds "~/.bashrc", "~/.config" holds
+// "~/.config/toolgate/**", "/" holds "/etc/**"). Rules for names found
+// anywhere are left out, as for reads.
+func (cr *compiled) matchWriteTree(p string) pathVerdict {
+	v := cr.treeMatch(p, false, "", true)
+	if cr.protect != nil {
+		if pv := cr.protect.treeMatch(p, false, "", true); pv.level.Rank() > v.level.Rank() {
+			v = pv
+		}
+	}
+	return v
+}
+
 // matchTreeNamed is matchTree for the files below p whose names the glob
 // segment name may match ("" or "**": any name): only rules whose last
 // segment is compatible with it (nameCompatible) count.
 func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathVerdict {
+	return cr.treeMatch(p, skipHidden, name, false)
+}
+
+// treeMatch is matchTreeNamed over the read rules, or with write over the
+// write rules.
+func (cr *compiled) treeMatch(p string, skipHidden bool, name string, write bool) pathVerdict {
 	p, name = foldCase(p), foldCase(name)
 	if name == "**" {
 		name = ""
 	}
 	if rest, ok := unknownRest(p); ok {
+		if write {
+			// Below a directory only known at run time: writePath's
+			// write.dynamic / write.outside already say review.
+			return pathVerdict{}
+		}
 		return cr.treeAnyBase(rest, skipHidden, name)
 	}
 	if alt, ok := procRootAlias(p); ok {
@@ -1137,6 +1164,9 @@ func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathV
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
+		if write {
+			l = cp.rule.Write
+		}
 		if l == "" || l.Rank() <= best.level.Rank() || cp.segs[0] == "**" || cp.first != "" && cp.first != segs[0] ||
 			name != "" && !nameCompatible(cp.lastSeg, name) {
 			continue
@@ -1158,7 +1188,7 @@ func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathV
 		}
 	}
 	if alt, ok := treeAlias(p); ok {
-		if v := cr.matchTreeNamed(alt, skipHidden, name); v.level.Rank() > best.level.Rank() {
+		if v := cr.treeMatch(alt, skipHidden, name, write); v.level.Rank() > best.level.Rank() {
 			best = v
 		}
 	}
