@@ -305,3 +305,74 @@ func (r *run) anUlimit(a *actx) {
 		}
 	}
 }
+
+// psValueOption reports a ps option (procps, BSD, macOS) whose value is
+// the next word: a format, a list of PIDs, users or terminals, a sort key.
+func psValueOption(s string) bool {
+	switch s {
+	case "-o", "-O", "-p", "-q", "-t", "-u", "-U", "-g", "-G", "-C", "-s",
+		"--format", "--pid", "--ppid", "--sid", "--tty", "--user", "--User", "--group", "--Group", "--sort", "--cols", "--columns", "--rows", "--lines", "--width":
+		return true
+	}
+	return false
+}
+
+// anPs: ps with procps's BSD-style "e" (an option word without a dash:
+// "ps e", "ps auxe", "ps eww") or macOS's "-E" prints every listed
+// process's environment after its command: the data of /proc/*/environ
+// (high, ps.environ). "-e" with a dash is procps's "every process". An
+// option word only known at run time may be either (review).
+func (r *run) anPs(a *actx) traits {
+	args := a.args[1:]
+	for i := 0; i < len(args); i++ {
+		f := args[i]
+		s := f.s
+		if f.dyn {
+			switch s {
+			case "$$", "$!", "$PPID", "${PPID}", "$BASHPID", "${BASHPID}":
+				continue
+			}
+			r.add(a.cx, review, "ps.dynamic", "ps with options computed at run time (ps e prints environments)")
+			continue
+		}
+		switch {
+		case s == "--":
+			return 0
+		case strings.HasPrefix(s, "--"):
+			if !strings.Contains(s, "=") && psValueOption(s) {
+				i++
+			}
+		case strings.HasPrefix(s, "-"):
+			// UNIX options: -E (macOS) in any bundle; a value option
+			// ends the bundle ("-eo pid,user": "pid,user" is its value).
+			for k := 1; k < len(s); k++ {
+				if s[k] == 'E' {
+					r.add(a.cx, high, "ps.environ", "ps -E prints processes' environments (tokens), like /proc/*/environ")
+					return tSecret
+				}
+				if psValueOption("-" + s[k:k+1]) {
+					if k == len(s)-1 {
+						i++
+					}
+					break
+				}
+			}
+		default:
+			// BSD options: letters without a dash; p, q, t, U, O, o and
+			// k take a value (the rest of the word or the next word).
+			for k := 0; k < len(s); k++ {
+				if s[k] == 'e' {
+					r.add(a.cx, high, "ps.environ", "ps "+clip(s, 20)+" prints processes' environments (tokens), like /proc/*/environ")
+					return tSecret
+				}
+				if strings.IndexByte("pqtUOok", s[k]) >= 0 {
+					if k == len(s)-1 {
+						i++
+					}
+					break
+				}
+			}
+		}
+	}
+	return 0
+}

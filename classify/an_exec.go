@@ -525,19 +525,46 @@ func (r *run) sqlShellEscapes(text string, a *actx) {
 // ":w !CMD", "call system('CMD')" and emacs's (shell-command "CMD") run
 // shell commands; ":w FILE" writes. Files named on the command line are
 // what the user edits (review).
+// anEditor: vim and its relatives, emacs, nano. Commands given on the
+// command line (-c, +CMD, --cmd, --eval) are classified; script files are
+// review. A file operand is the file the editor edits and may write (a
+// scripted "vim -es FILE", "ex -sc wq FILE" or an interactive session):
+// it is a write target (vim ~/.bashrc is high), except in read-only
+// mode (view, -R, -M) unless a command writes (":w", ":wq", ":x").
 func (r *run) anEditor(a *actx) {
 	args := a.args[1:]
+	var files []field
 	if a.key == "nano" || a.key == "rnano" || a.key == "pico" {
 		// nano's -s/--speller PROGRAM runs a spell-check command.
-		for i, f := range args {
-			if v, ok := strings.CutPrefix(f.s, "--speller="); ok {
-				r.editorSpeller(a, field{s: v, dyn: f.dyn, sub: f.sub})
-			} else if (f.s == "-s" || f.s == "--speller") && i+1 < len(args) {
-				r.editorSpeller(a, args[i+1])
+		for i := 0; i < len(args); i++ {
+			f := args[i]
+			switch {
+			case strings.HasPrefix(f.s, "--speller="):
+				r.editorSpeller(a, field{s: strings.TrimPrefix(f.s, "--speller="), dyn: f.dyn, sub: f.sub})
+			case f.s == "-s" || f.s == "--speller":
+				if i+1 < len(args) {
+					r.editorSpeller(a, args[i+1])
+				}
+				i++
+			case nanoValueFlag(f.s):
+				i++
+			case f.s == "--":
+				files = append(files, args[i+1:]...)
+				i = len(args)
+			case strings.HasPrefix(f.s, "-") && !f.dyn || strings.HasPrefix(f.s, "+"):
+			default:
+				files = append(files, f)
 			}
+		}
+		for _, f := range files {
+			r.writePath(f, a.key, a.cx)
 		}
 		return
 	}
+	// vim's -s is a script to type unless in Ex mode (ex, -e, -E, -es),
+	// where it means silent.
+	exMode := a.key == "ex"
+	readOnly := a.key == "view"
 	var cmds []field
 	for i := 0; i < len(args); i++ {
 		s := args[i].s
@@ -553,15 +580,60 @@ func (r *run) anEditor(a *actx) {
 			f := args[i]
 			f.s = s[1:]
 			cmds = append(cmds, f)
+		case s == "-s" && exMode:
 		case (s == "-S" || s == "-s" || s == "-l" || s == "--load" || s == "-u" || s == "--script" || s == "-x") && i+1 < len(args):
 			r.add(a.cx, review, "editor.script", a.key+" runs a script file")
 			i++
+		case (s == "-w" || s == "-W") && a.key != "emacs" && i+1 < len(args):
+			// vim -w/-W FILE records the typed keys into FILE.
+			r.writePath(args[i+1], a.key+" "+s, a.cx)
+			i++
+		case editorValueFlag(a.key, s):
+			i++
+		case s == "--":
+			files = append(files, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && len(s) > 1 && a.key != "emacs":
+			// A bundle of vim's one-letter flags ("-es", "-Es", "-nR").
+			for _, c := range s[1:] {
+				switch c {
+				case 'e', 'E':
+					exMode = true
+				case 'R', 'M':
+					readOnly = true
+				}
+			}
+			// The bundle's last letter may take the next word.
+			if i+1 >= len(args) {
+				break
+			}
+			switch last := s[len(s)-1]; {
+			case last == 'c':
+				cmds = append(cmds, args[i+1])
+				i++
+			case last == 'w' || last == 'W':
+				r.writePath(args[i+1], a.key+" -"+string(last), a.cx)
+				i++
+			case last == 'S' || last == 'u' || last == 's' && !exMode:
+				r.add(a.cx, review, "editor.script", a.key+" runs a script file")
+				i++
+			case strings.IndexByte("iTtqU", last) >= 0:
+				i++
+			}
+		case strings.HasPrefix(s, "-") && !args[i].dyn:
+		default:
+			files = append(files, args[i])
 		}
 	}
+	writes := !readOnly
 	for _, c := range cmds {
 		if c.dyn {
 			r.dynamicScript(c, a.cx)
+			writes = true
 			continue
+		}
+		if editorWritesBuffer(c.s) {
+			writes = true
 		}
 		if strings.Contains(c.s, "!") {
 			// After ":!" or ":r !" a "|" belongs to the shell command.
@@ -569,9 +641,55 @@ func (r *run) anEditor(a *actx) {
 			continue
 		}
 		for _, part := range strings.Split(c.s, "|") {
+			if editorWritesBuffer(part) {
+				writes = true
+			}
 			r.editorCommand(strings.TrimSpace(part), a)
 		}
 	}
+	if writes {
+		for _, f := range files {
+			r.writePath(f, a.key, a.cx)
+		}
+	}
+}
+
+// editorWritesBuffer reports an Ex command that writes the file being
+// edited (":w", ":w!", ":wq", ":x", ":update", ":wall", …) rather than
+// another file named after it (":w FILE", judged by editorCommand).
+func editorWritesBuffer(c string) bool {
+	c = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(c), ": %"))
+	switch c {
+	case "w", "w!", "wq", "wq!", "x", "x!", "xit", "exit", "up", "update", "wa", "wall", "wqa", "wqall", "xa", "xall", "write", "write!":
+		return true
+	}
+	return false
+}
+
+// editorValueFlag reports an option of vim (and its relatives) or emacs
+// whose value is the next word.
+func editorValueFlag(key, s string) bool {
+	if key == "emacs" {
+		switch s {
+		case "-L", "--directory", "-f", "--funcall", "--file", "--find-file", "--visit", "--insert", "-t", "--terminal", "-d", "--display", "--dump-file", "--chdir", "--user", "--bg", "--fg", "--font", "-fn", "--name", "--title", "-T":
+			return true
+		}
+		return false
+	}
+	switch s {
+	case "-i", "-T", "-t", "-q", "-U", "-r", "--servername", "--remote", "--remote-silent", "--remote-wait", "--remote-tab", "--remote-send", "--remote-expr", "--startuptime", "--log", "--listen", "--server", "--socketid", "--cmd":
+		return true
+	}
+	return false
+}
+
+// nanoValueFlag reports a nano option whose value is the next word.
+func nanoValueFlag(s string) bool {
+	switch s {
+	case "-C", "--backupdir", "-Q", "--quotestr", "-T", "--tabsize", "-X", "--wordchars", "-Y", "--syntax", "-o", "--operatingdir", "-r", "--fill", "-f", "--rcfile", "-J", "--guidestripe":
+		return true
+	}
+	return false
 }
 
 func (r *run) editorSpeller(a *actx, f field) {

@@ -483,10 +483,56 @@ func (r *run) anTar(a *actx) traits {
 		}
 	case 'x':
 		if d, ok := flagValue(args, "-C", "--directory"); ok {
-			r.writePath(d, "tar -x", a.cx)
+			r.extractInto(d, "tar -x", true, a.cx)
+		} else {
+			r.extractInto(field{s: "."}, "tar -x", false, a.cx)
 		}
 	}
 	return 0
+}
+
+// extractInto judges a directory that an archive is extracted into (tar
+// -x -C DIR, unzip -d DIR, 7z x -oDIR, or the working directory): the
+// archive's member names are only known at run time, so every file below
+// DIR may be created or overwritten. A directory holding a file that is
+// high to write (home holds ~/.bashrc, ~/.config holds toolgate's policy,
+// / holds /etc) is high, by that file's rule; otherwise, with named,
+// the directory is an ordinary write target (writePath).
+func (r *run) extractInto(dir field, what string, named bool, cx *callCtx) {
+	if named && r.writePath(dir, what, cx) == high || dir.dyn || dir.proc {
+		return
+	}
+	rp := r.c.res.resolve(r.cwd, dir.s)
+	if v := r.cr.matchWriteTree(rp); v.level == high {
+		name := dir.s
+		if !named {
+			name = rp + " (the working directory)"
+		}
+		r.add(cx, high, v.id, what+" extracts into "+clip(name, 60)+", where it may overwrite "+v.reason)
+	}
+}
+
+// anExtract: unzip and 7z x/e extract into -d DIR / -oDIR or the working
+// directory (see extractInto; OutputFlags makes DIR itself a write
+// target); listing, testing and printing modes write nothing.
+func (r *run) anExtract(a *actx) {
+	args := a.args[1:]
+	dirFlag := "-d"
+	if a.key == "unzip" {
+		if hasFlag(args, "-l", "-t", "-p", "-c", "-v", "-z", "-Z") {
+			return
+		}
+	} else {
+		dirFlag = "-o"
+		if ops := operands(args); len(ops) == 0 || ops[0].dyn || ops[0].s != "x" && ops[0].s != "e" {
+			return
+		}
+	}
+	dir, ok := flagValue(args, dirFlag)
+	if !ok {
+		dir = field{s: "."}
+	}
+	r.extractInto(dir, a.key, false, a.cx)
 }
 
 func (r *run) anCopy(a *actx) traits {
@@ -526,7 +572,13 @@ func (r *run) anCopy(a *actx) traits {
 			if r.readPath(s, a.cx) == high {
 				continue
 			}
-			r.writePath(s, "mv (source)", a.cx)
+			if r.writePath(s, "mv (source)", a.cx) != high && !s.dyn && !s.proc {
+				// Moving a directory away removes what it holds: a
+				// startup file, an agent's settings, toolgate's policy.
+				if v := r.cr.matchWriteTree(r.c.res.resolve(r.cwd, s.s)); v.level == high {
+					r.add(a.cx, high, v.id, "mv moves away "+clip(s.s, 40)+", which holds "+v.reason)
+				}
+			}
 		} else {
 			r.readPath(s, a.cx)
 			if hasFlag(args, "-r", "-R", "--recursive", "-a", "--archive") {
@@ -579,7 +631,7 @@ func (r *run) anLn(a *actx) traits {
 		// cat a/credentials; ln -s .git/hooks h; echo x > h/pre-commit).
 		if v := r.cr.matchTree(rp, false); v.level == high {
 			r.add(a.cx, high, "ln.secret", "links a directory holding "+v.reason+" ("+clip(s.s, 60)+") to where it can be read")
-		} else if v := r.cr.matchTreeWrite(rp); v.level == high {
+		} else if v := r.cr.matchWriteTree(rp); v.level == high {
 			r.add(a.cx, high, "ln.protected", "links a directory holding "+v.reason+" ("+clip(s.s, 60)+") to where an ordinary write changes it")
 		}
 	}
@@ -682,13 +734,24 @@ func (r *run) anDd(a *actx) traits {
 	return 0
 }
 
-// anZip: -TT/--unzip-command CMD runs CMD to test the archive.
+// anZip: -TT/--unzip-command CMD runs CMD to test the archive; -m/--move
+// deletes the files it adds (each source is a delete, as for rm, and
+// recursive with -r).
 func (r *run) anZip(a *actx) {
-	if hasFlag(a.args[1:], "-r", "-R", "--recurse-paths", "--recurse-patterns") {
+	recursive := hasFlag(a.args[1:], "-r", "-R", "--recurse-paths", "--recurse-patterns")
+	if recursive {
 		ops := operands(a.args[1:], a.valueFlags...)
 		for i, f := range ops {
 			if i > 0 {
 				r.readTree(f, false, a.cx)
+			}
+		}
+	}
+	if hasFlag(a.args[1:], "-m", "--move") {
+		ops := operands(a.args[1:], a.valueFlags...)
+		for i, f := range ops {
+			if i > 0 {
+				r.deleteTarget(f, recursive, recursive, "zip -m", a.cx)
 			}
 		}
 	}
@@ -742,4 +805,35 @@ func (r *run) anCompress(a *actx) {
 		r.deleteTarget(f, false, false, a.key, a.cx)
 		r.writePath(f, a.key, a.cx)
 	}
+}
+
+// anSplit: split writes FILE's pieces to PREFIX followed by a generated
+// suffix (aa, ab, … or digits, and --additional-suffix), csplit to
+// -f/--prefix PREFIX (default "xx") followed by digits: each piece is a
+// write of the glob PREFIX*SUFFIX, so that a prefix which a protected or
+// startup file extends (split -a1 f ~/.bashr writes ~/.bashrc) is judged
+// by that file. The default prefix ("x") is in the working directory.
+func (r *run) anSplit(a *actx) {
+	args := a.args[1:]
+	prefix, suffix := field{s: "x"}, ""
+	if a.key == "csplit" {
+		prefix = field{s: "xx"}
+		if v, ok := flagValue(args, "-f", "--prefix"); ok {
+			prefix = v
+		}
+	} else {
+		if ops := operands(args, a.valueFlags...); len(ops) >= 2 {
+			prefix = ops[1]
+		}
+		if v, ok := flagValue(args, "--additional-suffix"); ok && !v.dyn {
+			suffix = v.s
+		}
+	}
+	if prefix.dyn {
+		r.writePath(prefix, a.key, a.cx)
+		return
+	}
+	out := prefix
+	out.s, out.glob = prefix.s+"*"+suffix, true
+	r.writePath(out, a.key, a.cx)
 }

@@ -285,10 +285,15 @@ func (r *run) anCloud(a *actx) {
 		switch w {
 		case "get-secret-value", "get-password-data", "get-session-token", "get-federation-token", "get-authorization-token",
 			"get-login-password", "get-login", "print-access-token", "print-identity-token", "get-access-token", "batch-get-secret-value",
-			"get-credentials-for-identity", "assume-role", "export-credentials", "get-role-credentials":
+			"get-credentials-for-identity", "assume-role", "export-credentials", "get-role-credentials", "get-token", "config-helper":
 			r.add(a.cx, high, "cloud.secret-read", a.key+" "+w+" prints credentials or secret values")
 			return
 		}
+	}
+	if hasFlag(a.args[1:], "--expose-token") {
+		// az acr login --expose-token prints a registry access token.
+		r.add(a.cx, high, "cloud.secret-read", a.key+" --expose-token prints an access token")
+		return
 	}
 	if (words[0] == "ssm" && hasFlag(a.args[1:], "--with-decryption")) || words[0] == "configure" && len(words) > 1 && words[1] == "get" || words[0] == "configure" && len(words) > 1 && words[1] == "export-credentials" {
 		r.add(a.cx, high, "cloud.secret-read", a.key+" prints decrypted parameters or stored credentials")

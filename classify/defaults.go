@@ -94,6 +94,7 @@ func DefaultRules() *Rules {
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
 	c["fd"] = withAnalyzer(cmdr(safe, "lists files"), "fd")
 	c["ls"] = withAnalyzer(cmdr(safe, "read-only"), "ls")
+	c["ps"] = withAnalyzer(cmdr(safe, "lists processes"), "ps")
 	c["fdfind"] = c["fd"]
 	// Builtins that take variable names or arithmetic expressions.
 	for _, n := range []string{"read", "test", "[", "getopts", "wait", "let"} {
@@ -157,8 +158,13 @@ func DefaultRules() *Rules {
 	for _, n := range []string{"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "lz4", "compress", "uncompress", "pigz", "unpigz", "brotli"} {
 		c[n] = withAnalyzer(cmdr(review, "replaces files with their (de)compressed form"), "compress")
 	}
-	c["unzip"] = CommandRule{Level: review, Reason: "writes extracted files", OutputFlags: []string{"-d"}}
-	c["7z"] = CommandRule{Level: review, Reason: "writes archive or extracted files", OutputFlags: []string{"-o"}}
+	c["unzip"] = CommandRule{Level: review, Reason: "writes extracted files", Analyzer: "extract", OutputFlags: []string{"-d"}}
+	for _, n := range []string{"7z", "7za", "7zz", "7zr"} {
+		c[n] = CommandRule{Level: review, Reason: "writes archive or extracted files", Analyzer: "extract", OutputFlags: []string{"-o"}}
+	}
+	c["link"] = withAnalyzer(cmdr(review, "creates a hard link"), "ln")
+	c["split"] = CommandRule{Level: review, Reason: "writes a file's pieces", Analyzer: "split", ValueFlags: []string{"-a", "--suffix-length", "-b", "--bytes", "-C", "--line-bytes", "-l", "--lines", "-n", "--number", "-t", "--separator", "--additional-suffix", "--filter"}}
+	c["csplit"] = CommandRule{Level: review, Reason: "writes a file's pieces", Analyzer: "split", ValueFlags: []string{"-b", "--suffix-format", "-f", "--prefix", "-n", "--digits"}}
 	c["zip"] = CommandRule{Level: review, Reason: "writes an archive", ReadsFiles: true, Analyzer: "zip", ValueFlags: []string{"-x", "-i", "-b", "-n", "-t", "-tt", "-P", "--password", "-TT", "--unzip-command", "-O", "--output-file"}, OutputFlags: []string{"-O", "--output-file"}}
 
 	// File changes.
@@ -366,8 +372,32 @@ func DefaultRules() *Rules {
 	c["bw"] = secretGet("reads a secret from Bitwarden", "get", "export", "list", "unlock", "serve")
 	c["lpass"] = secretGet("reads a secret from LastPass", "show", "export", "login")
 	c["keyring"] = secretGet("reads a secret from the system keyring", "get", "del", "set")
-	c["vault"] = secretGet("reads secrets from Vault", "read", "kv", "token", "login", "write", "delete")
+	c["vault"] = secretGet("reads secrets from Vault", "read", "kv", "token", "login", "write", "delete", "print")
 	c["kwallet-query"] = cmdr(high, "reads a secret from KWallet")
+	// CLIs' own commands that print the token they are logged in with.
+	c["glab"] = CommandRule{Level: review, Reason: "GitLab CLI", Subcommands: map[string]CommandRule{
+		"auth": {Level: review, Reason: "GitLab authentication", Subcommands: map[string]CommandRule{"status": {Level: safe, Reason: "shows login status", Flags: showTokenFlags()}}},
+	}}
+	printsToken := func(reason string) map[string]CommandRule {
+		return map[string]CommandRule{"token": cmdr(high, reason)}
+	}
+	c["heroku"] = CommandRule{Level: review, Reason: "Heroku CLI", Subcommands: map[string]CommandRule{
+		"auth:token": cmdr(high, "prints the Heroku API token"),
+		"auth":       {Level: review, Reason: "Heroku authentication", Subcommands: printsToken("prints the Heroku API token")},
+	}}
+	for _, n := range []string{"fly", "flyctl"} {
+		c[n] = CommandRule{Level: review, Reason: "Fly.io CLI", Subcommands: map[string]CommandRule{
+			"auth": {Level: review, Reason: "Fly.io authentication", Subcommands: printsToken("prints the Fly.io API token")},
+		}}
+	}
+	// Docker credential helpers: "get" prints the secret stored for the
+	// registry named on stdin.
+	for _, n := range []string{"desktop", "osxkeychain", "pass", "secretservice", "wincred", "ecr-login", "gcloud", "gcr", "acr-env"} {
+		c["docker-credential-"+n] = CommandRule{Level: review, Reason: "Docker credential helper", Subcommands: map[string]CommandRule{
+			"get":  cmdr(high, "prints a stored registry credential"),
+			"list": cmdr(review, "lists registries and user names"),
+		}}
+	}
 	c["ssh-add"] = cmdr(review, "loads keys into the agent")
 
 	// Network.
@@ -421,13 +451,25 @@ func gitRule() CommandRule {
 	sub["clone"] = cmdr(review, "downloads a repository")
 	sub["push"] = cmdr(review, "publishes commits")
 	sub["commit"] = cmdr(review, "creates a commit; hooks may run")
+	// git credential fill and the helpers' get print a stored password
+	// (the git analyzer: git.credential-read).
+	for _, s := range []string{"credential", "credential-store", "credential-cache", "credential-osxkeychain", "credential-libsecret", "credential-manager", "credential-manager-core"} {
+		sub[s] = cmdr(review, "runs the credential helper protocol")
+	}
 	for _, s := range []string{"filter-branch", "filter-repo", "update-ref", "replace"} {
 		sub[s] = cmdr(high, "rewrites history or refs")
 	}
 	return CommandRule{Level: review, Reason: "git command", Analyzer: "git", Subcommands: sub}
 }
 
+// showTokenFlags: gh's and glab's auth status -t/--show-token print the
+// token they report on.
+func showTokenFlags() []FlagRule {
+	return []FlagRule{{Flags: []string{"-t", "--show-token"}, Level: high, ID: "auth.show-token", Reason: "prints the stored token"}}
+}
+
 func ghRule() CommandRule {
+	showToken := showTokenFlags()
 	view := func(extra ...string) CommandRule {
 		cr := CommandRule{Level: review, Reason: "changes GitHub state", Subcommands: map[string]CommandRule{}}
 		for _, s := range append([]string{"view", "list", "status", "diff", "checks"}, extra...) {
@@ -441,7 +483,7 @@ func ghRule() CommandRule {
 	return CommandRule{Level: review, Reason: "GitHub CLI", Subcommands: map[string]CommandRule{
 		"pr": view(), "issue": view(), "run": view("watch"), "release": view(), "workflow": view(),
 		"repo":   repo,
-		"auth":   {Level: review, Reason: "GitHub authentication", Subcommands: map[string]CommandRule{"status": cmdr(safe, "shows login status"), "token": cmdr(high, "prints the GitHub token")}},
+		"auth":   {Level: review, Reason: "GitHub authentication", Subcommands: map[string]CommandRule{"status": {Level: safe, Reason: "shows login status", Flags: showToken}, "token": cmdr(high, "prints the GitHub token")}},
 		"secret": {Level: high, Reason: "manages repository secrets", Subcommands: map[string]CommandRule{"list": cmdr(safe, "lists secret names")}},
 		"search": cmdr(safe, "searches GitHub"), "browse": cmdr(safe, "opens a browser"), "--version": cmdr(safe, "prints version"),
 		"api": {Level: safe, Reason: "GitHub API query", Flags: []FlagRule{{Flags: []string{"-X", "--method", "-f", "-F", "--field", "--raw-field", "--input"}, Level: review, ID: "gh.api-write", Reason: "GitHub API call that may change state"}}},
@@ -485,6 +527,9 @@ func kubectlRule() CommandRule {
 		"get-contexts": cmdr(safe, "lists contexts"), "current-context": cmdr(safe, "shows the context"), "get-clusters": cmdr(safe, "lists clusters"),
 	}}
 	sub["delete"] = cmdr(review, "deletes cluster resources")
+	sub["create"] = CommandRule{Level: review, Reason: "creates cluster resources", Subcommands: map[string]CommandRule{
+		"token": cmdr(high, "prints a new service-account token"),
+	}}
 	sub["exec"] = cmdr(review, "runs a command in a pod")
 	return CommandRule{Level: review, Reason: "changes cluster state", Subcommands: sub,
 		ValueFlags: []string{"-n", "--namespace", "--context", "--kubeconfig", "-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container", "--cluster", "--user", "-s", "--server"}}
@@ -705,6 +750,59 @@ func defaultPaths() []PathRule {
 		sec("~/.kube/**", "path.cloud-credentials", "Kubernetes credentials"),
 		sec("~/.minikube/**", "path.cloud-credentials", "cluster client keys"),
 		sec("~/.local/share/keyrings/**", "path.credentials", "desktop keyring"),
+		sec("~/.local/share/kwalletd/**", "path.credentials", "desktop keyring (KWallet)"),
+		// More CLIs' stored logins: git's XDG credential store, age keys,
+		// ML, hosting, payment, data-warehouse and cluster-access tools.
+		sec("~/.config/git/credentials", "path.credentials", "stored git tokens (XDG credential store)"),
+		sec("~/.config/age/keys.txt", "path.private-key", "age private keys"),
+		sec("~/.age/*.txt", "path.private-key", "age private keys"),
+		sec("~/Library/Application Support/sops/age/keys.txt", "path.private-key", "age private keys (SOPS)"),
+		sec("~/.huggingface/token", "path.credentials", "Hugging Face token"),
+		sec("~/.cache/huggingface/token", "path.credentials", "Hugging Face token"),
+		sec("~/.cache/huggingface/stored_tokens", "path.credentials", "Hugging Face tokens"),
+		sec("~/.kaggle/kaggle.json", "path.credentials", "Kaggle API key"),
+		sec("~/.config/kaggle/kaggle.json", "path.credentials", "Kaggle API key"),
+		sec("~/.vercel/auth.json", "path.credentials", "Vercel token"),
+		sec("~/.local/share/com.vercel.cli/auth.json", "path.credentials", "Vercel token"),
+		sec("~/Library/Application Support/com.vercel.cli/auth.json", "path.credentials", "Vercel token"),
+		sec("~/.config/configstore/firebase-tools.json", "path.credentials", "Firebase CLI token"),
+		sec("~/.config/netlify/config.json", "path.credentials", "Netlify token"),
+		sec("~/.netlify/config.json", "path.credentials", "Netlify token"),
+		sec("~/.fly/config.yml", "path.credentials", "Fly.io token"),
+		sec("~/.config/stripe/config.toml", "path.credentials", "Stripe API keys"),
+		sec("~/.config/heroku/credentials", "path.credentials", "Heroku credentials"),
+		sec("~/.railway/config.json", "path.credentials", "Railway token"),
+		sec("~/.supabase/access-token", "path.credentials", "Supabase token"),
+		sec("~/.sentryclirc", "path.credentials", "Sentry token"),
+		sec("~/.circleci/cli.yml", "path.credentials", "CircleCI token"),
+		sec("~/.wrangler/config/default.toml", "path.cloud-credentials", "Cloudflare token (wrangler)"),
+		sec("~/.config/.wrangler/config/default.toml", "path.cloud-credentials", "Cloudflare token (wrangler)"),
+		sec("~/.dbt/profiles.yml", "path.credentials", "dbt warehouse credentials"),
+		sec("~/.snowsql/config", "path.credentials", "Snowflake credentials"),
+		sec("~/.snowflake/connections.toml", "path.credentials", "Snowflake credentials"),
+		sec("~/.snowflake/config.toml", "path.credentials", "Snowflake credentials"),
+		sec("~/.ivy2/.credentials", "path.credentials", "Ivy/sbt repository credentials"),
+		sec("~/.sbt/.credentials", "path.credentials", "sbt repository credentials"),
+		sec("~/.bundle/config", "path.credentials", "Bundler gem source credentials"),
+		sec("~/.pip/pip.conf", "path.credentials", "pip index credentials"),
+		sec("~/.config/pip/pip.conf", "path.credentials", "pip index credentials"),
+		sec("~/.config/helm/registry/config.json", "path.credentials", "Helm registry credentials"),
+		sec("~/.jfrog/jfrog-cli.conf*", "path.credentials", "JFrog CLI tokens"),
+		sec("~/.mc/config.json", "path.cloud-credentials", "MinIO client keys"),
+		sec("~/.config/atuin/key", "path.credentials", "Atuin history encryption key"),
+		sec("~/.local/share/atuin/key", "path.credentials", "Atuin history encryption key"),
+		sec("~/.local/share/atuin/session", "path.credentials", "Atuin sync session"),
+		sec("~/.tsh/keys/**", "path.cloud-credentials", "Teleport keys and certificates"),
+		sec("~/.aws/sso/cache/**", "path.cloud-credentials", "AWS SSO tokens"),
+		sec("~/.aws/cli/cache/**", "path.cloud-credentials", "AWS temporary credentials"),
+		sec("/run/user/*/containers/auth.json", "path.credentials", "container registry credentials"),
+		sec("~/Library/Application Support/doctl/config.yaml", "path.cloud-credentials", "DigitalOcean token"),
+		sec("~/.config/hcloud/cli.toml", "path.cloud-credentials", "Hetzner Cloud token"),
+		sec("~/.config/linode-cli", "path.cloud-credentials", "Linode token"),
+		sec("~/.config/scw/config.yaml", "path.cloud-credentials", "Scaleway keys"),
+		sec("~/.bluemix/config.json", "path.cloud-credentials", "IBM Cloud token"),
+		sec("~/.config/exoscale/exoscale.toml", "path.cloud-credentials", "Exoscale keys"),
+		sec("~/.vultr-cli.yaml", "path.cloud-credentials", "Vultr API key"),
 		// The coding agents' own login tokens.
 		sec("~/.claude/.credentials.json", "path.agent-credentials", "Claude Code login token"),
 		sec("~/.codex/auth.json", "path.agent-credentials", "Codex login token"),
@@ -718,6 +816,8 @@ func defaultPaths() []PathRule {
 		sec("~/.config/google-chrome/*/Cookies", "path.credentials", "browser session cookies"),
 		sec("~/.config/chromium/*/Cookies", "path.credentials", "browser session cookies"),
 		sec("~/.config/Code/User/globalStorage/state.vscdb", "path.credentials", "VS Code state (extension tokens)"),
+		sec("~/.config/Cursor/User/globalStorage/state.vscdb", "path.credentials", "Cursor state (login and extension tokens)"),
+		sec("~/.config/VSCodium/User/globalStorage/state.vscdb", "path.credentials", "VSCodium state (extension tokens)"),
 		sec("/etc/security/opasswd", "path.shadow", "old password hashes"),
 		// In-workspace secrets.
 		sec("**/.envrc", "path.dotenv", "direnv environment file (secrets)"),
@@ -727,6 +827,11 @@ func defaultPaths() []PathRule {
 		sec("~/Library/Keychains/**", "path.credentials", "macOS keychain"),
 		sec("~/.mozilla/firefox/*/logins.json", "path.credentials", "browser saved passwords"),
 		sec("~/.mozilla/firefox/*/key4.db", "path.credentials", "browser password key"),
+		sec("~/.mozilla/firefox/*/cookies.sqlite", "path.credentials", "browser session cookies"),
+		sec("~/.thunderbird/*/logins.json", "path.credentials", "mail client saved passwords"),
+		sec("~/.thunderbird/*/key4.db", "path.credentials", "mail client password key"),
+		sec("~/.config/BraveSoftware/Brave-Browser/*/Login Data", "path.credentials", "browser saved passwords"),
+		sec("~/.config/BraveSoftware/Brave-Browser/*/Cookies", "path.credentials", "browser session cookies"),
 		sec("~/.config/google-chrome/*/Login Data", "path.credentials", "browser saved passwords"),
 		sec("~/.config/chromium/*/Login Data", "path.credentials", "browser saved passwords"),
 		sec("**/*.kdbx", "path.credentials", "KeePass password database"),
@@ -751,6 +856,22 @@ func defaultPaths() []PathRule {
 		{Pattern: "~/.bash_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
 		{Pattern: "~/.zsh_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
 		{Pattern: "~/.*_history", Read: review, Write: high, ID: "path.shell-history", Reason: "history file"},
+		// Histories under other names: fish, zsh's other defaults, vim's
+		// and neovim's command/register history, R, Julia, IPython, less
+		// and atuin's history database.
+		{Pattern: "~/.local/share/fish/fish_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
+		{Pattern: "~/.config/fish/fish_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
+		{Pattern: "~/.histfile", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
+		{Pattern: "~/.zhistory", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
+		{Pattern: "~/.config/zsh/.zsh_history", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history (often holds pasted secrets)"},
+		{Pattern: "~/.local/share/atuin/history.db", Read: review, Write: high, ID: "path.shell-history", Reason: "shell history database (atuin)"},
+		{Pattern: "~/.viminfo", Read: review, Write: high, ID: "path.shell-history", Reason: "vim command, search and register history"},
+		{Pattern: "~/.local/state/nvim/shada/*", Read: review, Write: high, ID: "path.shell-history", Reason: "neovim command, search and register history"},
+		{Pattern: "~/.local/share/nvim/shada/*", Read: review, Write: high, ID: "path.shell-history", Reason: "neovim command, search and register history"},
+		{Pattern: "~/.lesshst", Read: review, Write: high, ID: "path.shell-history", Reason: "less search and command history"},
+		{Pattern: "~/.Rhistory", Read: review, Write: high, ID: "path.shell-history", Reason: "R console history"},
+		{Pattern: "~/.julia/logs/repl_history.jl", Read: review, Write: high, ID: "path.shell-history", Reason: "Julia REPL history"},
+		{Pattern: "~/.ipython/profile_*/history.sqlite", Read: review, Write: high, ID: "path.shell-history", Reason: "IPython history"},
 		// Persistence and tampering: writing is high.
 		persist("~/.ssh/**", "path.ssh", "SSH configuration or authorized keys"),
 		persist("~/.ssh", "path.ssh", "SSH configuration directory"),
@@ -787,6 +908,11 @@ func defaultPaths() []PathRule {
 		persist("**/.codex/hooks.json", "path.agent-config", "coding agent hooks"),
 		persist("~/.codex/config.toml", "path.agent-config", "coding agent settings (MCP servers, sandbox)"),
 		persist("~/.codex/hooks.json", "path.agent-config", "coding agent hooks"),
+		persist("**/.cursor/mcp.json", "path.agent-config", "MCP servers the agent starts"),
+		persist("~/.cursor/mcp.json", "path.agent-config", "MCP servers the agent starts"),
+		persist("~/.codeium/windsurf/mcp_config.json", "path.agent-config", "MCP servers the agent starts"),
+		persist("~/.config/Claude/claude_desktop_config.json", "path.agent-config", "MCP servers the agent starts"),
+		persist("~/Library/Application Support/Claude/claude_desktop_config.json", "path.agent-config", "MCP servers the agent starts"),
 		persist("~/.config/toolgate/**", "path.agent-config", "toolgate's own policy"),
 		persist("~/.local/state/toolgate/**", "path.agent-config", "toolgate's own state (spool of decisions, approval inbox)"),
 		persist("~/.claude/hooks/**", "path.agent-config", "coding agent hook scripts"),

@@ -341,6 +341,12 @@ func (r *run) anGit(a *actx) traits {
 		}
 	case "config":
 		r.anGitConfig(a, rest)
+	case "credential", "credential-store", "credential-cache", "credential-osxkeychain", "credential-libsecret", "credential-manager", "credential-manager-core":
+		// "git credential fill" and a helper's "get" print the stored
+		// password for the host named on stdin.
+		if len(ops) > 0 && (ops[0].s == "fill" || ops[0].s == "get") {
+			hi("git.credential-read", "prints a stored password or token")
+		}
 	}
 	if a.level == safe && r.c.cfg.untrusted {
 		a.level, a.reason, a.id = review, "repository config in an untrusted workspace can make git run programs", "git.untrusted-workspace"

@@ -137,9 +137,18 @@ func gotoCommand(c string, less bool) bool {
 // anEd handles ed and red: a file operand starting with "!" reads the
 // output of a shell command, and a script fed on stdin may run "!cmd",
 // "r !cmd", "w !cmd" or "e !cmd" (ED(1) "COMMANDS").
+//
+// A file operand is the file ed edits: its "w" writes it, so it is a
+// write target (ed -s ~/.bashrc is high); -p/--prompt takes a value.
 func (r *run) anEd(a *actx) {
 	var files []field
-	for _, f := range a.args[1:] {
+	args := a.args[1:]
+	for i := 0; i < len(args); i++ {
+		f := args[i]
+		if f.s == "-p" || f.s == "--prompt" {
+			i++
+			continue
+		}
 		if strings.HasPrefix(f.s, "!") && len(f.s) > 1 {
 			r.add(a.cx, review, "ed.shell", a.key+" "+clip(f.s, 40)+" reads the output of a shell command")
 			r.nested(a.cx, f.s[1:])
@@ -150,6 +159,9 @@ func (r *run) anEd(a *actx) {
 		}
 	}
 	a.files, a.filesSet = files, true
+	for _, f := range files {
+		r.writePath(f, a.key, a.cx)
+	}
 	text, ok := "", false
 	if a.cx.stmt != nil {
 		text, ok = r.stdinText(a.cx.stmt)

@@ -1117,17 +1117,15 @@ func (cr *compiled) matchTree(p string, skipHidden bool) pathVerdict {
 	return cr.matchTreeNamed(p, skipHidden, "")
 }
 
-// matchTreeNamed is matchTree for the files below p whose names the glob
-// segment name may match ("" or "**": any name): only rules whose last
-// segment is compatible with it (nameCompatible) count.
-func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathVerdict {
-	return cr.treeBelow(p, skipHidden, name, false)
-}
-
-// matchTreeWrite is matchTree for writes: the highest level a write of a
-// file below p gets (cr's rules, and the protected paths when cr has
-// them): what a link to p exposes to ordinary writes through it.
-func (cr *compiled) matchTreeWrite(p string) pathVerdict {
+// matchWriteTree is matchTree for writes: the highest write rule, of cr's
+// own and of the protected paths', for a file somewhere below the
+// directory p that a command may create or overwrite without naming it
+// (an archive extracted into p: "~" holds "~/.bashrc", "~/.config" holds
+// "~/.config/toolgate/**", "/" holds "/etc/**"). Rules for names found
+// anywhere ("**/.git/hooks/**") count only for a directory p that ends in
+// their leading names (.git, .git/hooks): any other directory holds
+// such files only under those names, which the rule sees where used.
+func (cr *compiled) matchWriteTree(p string) pathVerdict {
 	v := cr.treeBelow(p, false, "", true)
 	if cr.protect != nil {
 		if pv := cr.protect.treeBelow(p, false, "", true); pv.level.Rank() > v.level.Rank() {
@@ -1137,15 +1135,27 @@ func (cr *compiled) matchTreeWrite(p string) pathVerdict {
 	return v
 }
 
-// treeBelow is matchTreeNamed with the rules' Read levels, or with their
-// Write levels when write is set.
+// matchTreeNamed is matchTree for the files below p whose names the glob
+// segment name may match ("" or "**": any name): only rules whose last
+// segment is compatible with it (nameCompatible) count.
+func (cr *compiled) matchTreeNamed(p string, skipHidden bool, name string) pathVerdict {
+	return cr.treeBelow(p, skipHidden, name, false)
+}
+
+// treeBelow is matchTreeNamed over the read rules, or with write over the
+// write rules (see matchWriteTree).
 func (cr *compiled) treeBelow(p string, skipHidden bool, name string, write bool) pathVerdict {
 	p, name = foldCase(p), foldCase(name)
 	if name == "**" {
 		name = ""
 	}
 	if rest, ok := unknownRest(p); ok {
-		return cr.treeAnyBase(rest, skipHidden, name, write)
+		if write {
+			// Below a directory only known at run time: writePath's
+			// write.dynamic / write.outside already say review.
+			return pathVerdict{}
+		}
+		return cr.treeAnyBase(rest, skipHidden, name)
 	}
 	if alt, ok := procRootAlias(p); ok {
 		p = alt
@@ -1769,19 +1779,16 @@ func (cr *compiled) matchAnyBase(suffix string, write bool) pathVerdict {
 // one (see unknownMark): the unknown directory itself may be "/" (it
 // holds everything); below it, rest holds what a rule names further down
 // past segments that match rest.
-func (cr *compiled) treeAnyBase(rest string, skipHidden bool, name string, write bool) pathVerdict {
+func (cr *compiled) treeAnyBase(rest string, skipHidden bool, name string) pathVerdict {
 	rest = foldCase(path.Clean(rest))
 	if rest == "" || rest == "." {
-		return cr.treeBelow("/", skipHidden, name, write)
+		return cr.matchTreeNamed("/", skipHidden, name)
 	}
 	segs := splitPath(rest)
 	var best pathVerdict
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
-		if write {
-			l = cp.rule.Write
-		}
 		if l == "" || l.Rank() <= best.level.Rank() || l.Rank() <= safe.Rank() ||
 			name != "" && name != "**" && !nameCompatible(cp.lastSeg, name) {
 			continue
