@@ -476,7 +476,11 @@ func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *cal
 	for _, g := range f.globs() {
 		// Names listed at run time: a whole-tree listing of / or a
 		// home directory (find ~ | xargs rm -rf) deletes it all.
-		if dir, ok := strings.CutSuffix(g, "/**"); ok && severe && !hasGlob(dir) {
+		dir, ok := strings.CutSuffix(g.glob, "/**")
+		if !ok && !hasGlob(g.glob) {
+			dir, ok = g.glob, true // a listed path itself (find ~ -maxdepth 0)
+		}
+		if ok && severe && !hasGlob(dir) {
 			rp := r.c.res.resolve(r.cwd, dir)
 			if w := r.c.res.where(rp); w == locRoot || w == locHome || otherHome(rp) {
 				r.add(cx, high, "delete.root-home", what+" deletes everything below "+clip(dir, 40)+", listed at run time")

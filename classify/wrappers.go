@@ -361,7 +361,7 @@ func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
 				// (ls ~/.ssh | xargs -I% cat ~/.ssh/%), and any
 				// name the listing stage prints.
 				g := strings.ReplaceAll(f.s, repl, "*")
-				f.addGlobs(append([]string{g}, in.globs()...)...)
+				f.addGlobs(append([]listing{{glob: g}}, in.globs()...)...)
 			}
 		}
 		out[k] = f
