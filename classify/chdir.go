@@ -6,6 +6,7 @@ package classify
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -178,3 +179,157 @@ func (r *run) tarListed(ta tarArgs, recursive bool, cx *callCtx) {
 		}
 	}
 }
+
+// chdirSpec is how a command spells an option that sets its working
+// directory: short letters (-C DIR, -CDIR, in a bundle), long names
+// (--directory=DIR, --directory DIR, getopt_long abbreviations of at
+// least three letters), single-dash long names (terraform -chdir=DIR),
+// and whether only the options before the first operand count (git -C,
+// go -C, and the wrappers, whose operands are the command they run).
+type chdirSpec struct {
+	short   string
+	values  string // other short options that take a value (the rest of a bundle)
+	long    []string
+	single  []string
+	leading bool
+}
+
+// chdirOptions returns the working-directory options of a command or
+// wrapper (ok false: it has none).
+func chdirOptions(key string) (chdirSpec, bool) {
+	switch key {
+	case "git":
+		return chdirSpec{short: "C", leading: true}, true
+	case "make", "gmake", "remake":
+		return chdirSpec{short: "C", values: "fIjloWE", long: []string{"--directory"}}, true
+	case "ninja", "samu":
+		return chdirSpec{short: "C"}, true
+	case "go":
+		return chdirSpec{short: "C", leading: true}, true
+	case "terraform", "tofu":
+		return chdirSpec{single: []string{"-chdir"}, leading: true}, true
+	case "npm":
+		return chdirSpec{long: []string{"--prefix"}}, true
+	case "pnpm":
+		return chdirSpec{short: "C", long: []string{"--dir"}}, true
+	case "yarn":
+		return chdirSpec{long: []string{"--cwd"}}, true
+	case "uv":
+		return chdirSpec{long: []string{"--directory"}}, true
+	case "poetry":
+		return chdirSpec{short: "C", long: []string{"--directory"}}, true
+	case "just":
+		return chdirSpec{short: "d", long: []string{"--working-directory"}}, true
+	case "env":
+		return chdirSpec{short: "C", values: "uSP", long: []string{"--chdir"}, leading: true}, true
+	case "sudo":
+		return chdirSpec{short: "D", long: []string{"--chdir"}, leading: true}, true
+	case "systemd-run":
+		return chdirSpec{long: []string{"--working-directory"}, leading: true}, true
+	case "unshare", "nsenter":
+		return chdirSpec{short: "w", long: []string{"--wd"}, leading: true}, true
+	}
+	return chdirSpec{}, false
+}
+
+// chdirOf returns the directory a command's working-directory options
+// set (several: each relative to the one before), with the other options
+// that take a value (valueFlags) skipped. An option with no directory
+// (nsenter -w: the target's) gives a directory only known at run time.
+func chdirOf(key string, args []field, valueFlags []string) (field, bool) {
+	spec, ok := chdirOptions(key)
+	if !ok {
+		return field{}, false
+	}
+	var dir field
+	has := false
+	set := func(v field) { dir, has = chdirTo(dir, has, v), true }
+	longName := func(name string) bool {
+		for _, l := range spec.long {
+			if name == l || len(name) >= 5 && strings.HasPrefix(l, name) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 1; i < len(args); i++ {
+		f := args[i]
+		s := f.s
+		if s == "--" {
+			break
+		}
+		if f.dyn || len(s) < 2 || s[0] != '-' {
+			if spec.leading {
+				break
+			}
+			continue
+		}
+		name, val, eq := strings.Cut(s, "=")
+		switch {
+		case slices.Contains(spec.single, name):
+			if eq {
+				v := f
+				v.s = val
+				set(v)
+			} else if i+1 < len(args) {
+				i++
+				set(args[i])
+			}
+			continue
+		case strings.HasPrefix(s, "--") && longName(name):
+			switch {
+			case eq:
+				v := f
+				v.s = val
+				set(v)
+			case key == "nsenter":
+				set(field{s: "$WD", dyn: true})
+			case i+1 < len(args):
+				i++
+				set(args[i])
+			}
+			continue
+		case strings.HasPrefix(s, "--"):
+			i = skipFlag(args, i, valueFlags) - 1
+			continue
+		}
+		k := 1
+		for k < len(s) && strings.IndexByte(spec.short, s[k]) < 0 && strings.IndexByte(spec.values, s[k]) < 0 && !slices.Contains(valueFlags, "-"+s[k:k+1]) {
+			k++
+		}
+		if k < len(s) && strings.IndexByte(spec.short, s[k]) >= 0 {
+			v := f
+			v.s = s[k+1:]
+			switch {
+			case v.s != "":
+				set(v)
+			case key == "nsenter":
+				set(field{s: "$WD", dyn: true}) // -w alone: the target's directory
+			case i+1 < len(args):
+				i++
+				set(args[i])
+			}
+			continue
+		}
+		i = skipFlag(args, i, valueFlags) - 1
+	}
+	return dir, has
+}
+
+// enterDir makes d the working directory (as cd does) and returns what
+// leaveDir needs to restore the previous one.
+func (r *run) enterDir(d field) (string, bool) {
+	cwd, known := r.cwd, r.cwdKnown
+	if d.dyn || d.s == "-" {
+		r.cwd, r.cwdKnown = unknownMark, false
+		return cwd, known
+	}
+	r.cwd = r.c.res.resolve(r.cwd, d.s)
+	if r.cwd == "." {
+		r.cwd = ""
+	}
+	r.cwdKnown = true
+	return cwd, known
+}
+
+func (r *run) leaveDir(cwd string, known bool) { r.cwd, r.cwdKnown = cwd, known }

@@ -235,6 +235,10 @@ func (r *run) command(key string, rule *CommandRule, args []field, cx *callCtx) 
 	if rule.Abbrev {
 		args = r.cr.expandAbbrev(key, args)
 	}
+	if d, ok := chdirOf(key, args, rule.ValueFlags); ok {
+		// make -C DIR, git -C DIR: the operands name files in DIR.
+		defer r.leaveDir(r.enterDir(d))
+	}
 	a := r.pushActx()
 	defer r.popActx()
 	*a = actx{key: key, valueFlags: rule.ValueFlags, analyzer: rule.Analyzer, subcommands: rule.Subcommands, args: args, cx: cx}
