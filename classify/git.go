@@ -394,7 +394,7 @@ func (r *run) anGitConfig(a *actx, rest []field) {
 
 // gitGrepReads judges the files git grep searches as a recursive read:
 // its pathspecs, or the working directory (git -C ~/.aws grep
-// --no-index '' prints every file there; a home kept in git has its
+// --no-index -h "" prints every file there; a home kept in git has its
 // secrets tracked). The pattern is the first operand unless -e or -f
 // gives it; with "--", the operands before it are revisions.
 func (r *run) gitGrepReads(rest []field, cx *callCtx) {
