@@ -26,11 +26,12 @@ type findCond []findConj
 // past it the condition is any file.
 const maxFindConj = 16
 
-var anyFile = findCond{nil}
+// anyFile is the condition that takes every file.
+func anyFile() findCond { return findCond{nil} }
 
 func (c findCond) and(d findCond) findCond {
 	if len(c)*len(d) > maxFindConj {
-		return anyFile
+		return anyFile()
 	}
 	out := make(findCond, 0, len(c)*len(d))
 	for _, x := range c {
@@ -43,7 +44,7 @@ func (c findCond) and(d findCond) findCond {
 
 func (c findCond) or(d findCond) findCond {
 	if len(c)+len(d) > maxFindConj {
-		return anyFile
+		return anyFile()
 	}
 	return append(c[:len(c):len(c)], d...)
 }
@@ -92,7 +93,7 @@ func findArgs(p string) int {
 func parseFind(expr []field) findExpr {
 	p := findParser{expr: expr}
 	for p.i < len(p.expr) {
-		p.comma(anyFile)
+		p.comma(anyFile())
 		if p.i < len(p.expr) {
 			p.i++ // an unmatched ")"
 		}
@@ -155,16 +156,16 @@ func (p *findParser) and(ctx findCond) findCond {
 
 func (p *findParser) unary(ctx findCond) findCond {
 	if p.i >= len(p.expr) {
-		return anyFile
+		return anyFile()
 	}
 	f := p.expr[p.i]
 	p.i++
 	switch s := f.s; {
 	case f.dyn:
-		return anyFile
+		return anyFile()
 	case s == "!" || s == "-not":
 		p.unary(ctx)
-		return anyFile
+		return anyFile()
 	case s == "(" || s == "\\(":
 		c := p.comma(ctx)
 		if s := p.peek(); s == ")" || s == "\\)" {
@@ -179,11 +180,11 @@ func (p *findParser) unary(ctx findCond) findCond {
 		p.fx.actions = append(p.fx.actions, findAction{op: s, argv: p.expr[p.i:k], cond: ctx})
 		p.acted = true
 		p.i = min(k+1, len(p.expr))
-		return anyFile
+		return anyFile()
 	case s == "-name" || s == "-iname" || s == "-path" || s == "-ipath" || s == "-wholename" || s == "-iwholename" || s == "-regex" || s == "-iregex":
 		if p.i >= len(p.expr) || p.expr[p.i].dyn {
 			p.i++
-			return anyFile
+			return anyFile()
 		}
 		p.i++
 		return findCond{{{op: s, pat: p.expr[p.i-1].s}}}
@@ -199,7 +200,7 @@ func (p *findParser) unary(ctx findCond) findCond {
 		p.acted = true
 	}
 	p.i += findArgs(f.s)
-	return anyFile
+	return anyFile()
 }
 
 // findGlob is a glob (its "**" spanning hidden directories) over the
