@@ -15,7 +15,7 @@ func (r *run) anLs(a *actx) traits {
 	}
 	for _, o := range operands(a.args[1:], "-I", "--ignore", "-w", "--width", "-T", "--tabsize", "--sort", "--format", "--time-style", "--color", "--block-size") {
 		if o.glob && !o.dyn {
-			r.produce(o.s)
+			r.produce(listing{glob: o.s})
 		}
 	}
 	return 0
@@ -90,16 +90,19 @@ func (r *run) anFind(a *actx) traits {
 		starts = []field{{s: "."}}
 	}
 	var t traits
-	expr := args[i:]
-	nameLeaf := ""
-	if v, ok := flagValue(expr, "-name", "-iname"); ok && !v.dyn && !strings.Contains(v.s, "/") {
-		nameLeaf = v.s
-	}
-	if !hasFlag(expr, "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-fls", "-fprint0", "-quit") {
-		for _, s := range starts {
-			r.produce(treeGlob(s, nameLeaf))
+	fx := parseFind(args[i:])
+	if fx.print != nil {
+		if fx.depth0 {
+			for _, s := range starts {
+				if !s.dyn {
+					r.produce(listing{glob: s.s})
+				}
+			}
+		} else {
+			r.produce(r.findFiles(starts, fx.print)...)
 		}
 	}
+	expr := args[i:]
 	for j := 0; j < len(expr); j++ {
 		switch p := expr[j].s; p {
 		case "-delete":
@@ -108,45 +111,27 @@ func (r *run) anFind(a *actx) traits {
 				r.findDelete(s, a)
 			}
 		case "-exec", "-execdir", "-ok", "-okdir":
-			k := j + 1
-			for k < len(expr) && expr[k].s != ";" && expr[k].s != "+" {
-				k++
+			for j < len(expr) && expr[j].s != ";" && expr[j].s != "+" {
+				j++
 			}
-			sub := make([]field, 0, k-j-1)
-			leaf := "{}"
-			if v, ok := flagValue(expr[:j], "-name", "-iname"); ok && !strings.Contains(v.s, "/") && v.s != "" {
-				leaf = v.s
-			}
-			for _, f := range expr[j+1 : k] {
-				if strings.Contains(f.s, "{}") {
-					whole := f.s == "{}"
-					f.s = strings.ReplaceAll(f.s, "{}", strings.TrimSuffix(starts[0].s, "/")+"/"+leaf)
-					f.dyn = f.dyn || starts[0].dyn
-					if whole && !isDeleter(expr[j+1].s) {
-						// What the command reads is any name below
-						// the start points (find ~/.aws -exec cat {} +).
-						for _, s := range starts {
-							f.addGlobs(treeGlob(s, nameLeaf))
-						}
-					}
-				}
-				sub = append(sub, f)
-			}
-			if len(sub) > 0 {
-				if isDeleter(sub[0].s) {
-					for _, s := range starts {
-						r.findDelete(s, a)
-					}
-				}
-				t |= r.argv(sub, a.cx)
-			}
-			j = k
 		case "-fprint", "-fprint0", "-fprintf", "-fls":
 			if j+1 < len(expr) {
 				r.writePath(expr[j+1], "find "+p, a.cx)
 			}
 			j++
 		}
+	}
+	for _, act := range fx.actions {
+		if len(act.argv) == 0 {
+			continue
+		}
+		sub := r.findCommand(act, starts, r.findFiles(starts, act.cond), fx.depth0)
+		if isDeleter(sub[0].s) {
+			for _, s := range starts {
+				r.findDelete(s, a)
+			}
+		}
+		t |= r.argv(sub, a.cx)
 	}
 	return t
 }
@@ -449,7 +434,11 @@ func (r *run) anTar(a *actx) traits {
 				r.nested(a.cx, args[i+1].s)
 			}
 		case strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--"):
-			setMode(s[1:])
+			b := s[1:]
+			if k := strings.IndexAny(b, tarShortValue); k >= 0 {
+				b = b[:k] // the rest is the option's value (-C/home/dev)
+			}
+			setMode(b)
 		}
 	}
 	arch, hasArch := flagValue(args, "-f", "--file")
@@ -467,23 +456,24 @@ func (r *run) anTar(a *actx) traits {
 	case 't':
 		a.level = safe
 	case 'c':
-		for _, src := range operands(args, "-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from", "-I", "-F", "-b", "-N", "--newer", "-g", "--exclude", "--transform", "--owner", "--group", "--mode") {
-			if src.s == arch.s || !strings.HasPrefix(args[0].s, "-") && src.s == args[0].s {
-				continue
-			}
+		ta := parseTar(args)
+		recursive := !hasFlag(args, "--no-recursion")
+		for _, src := range ta.members {
 			r.readPath(src, a.cx)
-			if !hasFlag(args, "--no-recursion") {
+			if recursive {
 				r.readTree(src, false, a.cx)
 			}
 		}
+		r.tarListed(ta, recursive, a.cx)
 		if hasArch && !arch.dyn && (arch.s == "-" || harmlessTarget(arch.s)) {
 			a.level = safe
 		} else if hasArch {
 			r.writePath(arch, "tar", a.cx)
 		}
 	case 'x':
-		if d, ok := flagValue(args, "-C", "--directory"); ok {
-			r.extractInto(d, "tar -x", true, a.cx)
+		if ta := parseTar(args); ta.hasDir {
+			// The last -C in effect (each relative to the one before).
+			r.extractInto(ta.dir, "tar -x", true, a.cx)
 		} else {
 			r.extractInto(field{s: "."}, "tar -x", false, a.cx)
 		}

@@ -64,12 +64,12 @@ type run struct {
 	namerefs  map[string]bool   // declare -n NAME: NAME's value is the name of the variable it stands for
 	substs    map[syntax.Node]traits
 	// substPaths: globs over the file names a substitution prints.
-	substPaths map[syntax.Node][]string
+	substPaths map[syntax.Node][]listing
 	inGlob     bool
 	// pathsOut are globs over the file names the current stage prints
 	// (find, fd, ls, locate); pathsIn are those of the stage feeding
 	// the current one through a pipe.
-	pathsOut, pathsIn []string
+	pathsOut, pathsIn []listing
 	pathMemo          *pathMemo // globs only, allocated on first use
 	frames            *frames   // analyzer and call contexts (see pushActx), kept across runs
 	nActx, nCx        int
@@ -396,7 +396,7 @@ func (r *run) subst(n syntax.Node, ss []*syntax.Stmt) traits {
 	t := r.stmts(ss)
 	if r.pathsOut != nil {
 		if r.substPaths == nil {
-			r.substPaths = map[syntax.Node][]string{}
+			r.substPaths = map[syntax.Node][]listing{}
 		}
 		r.substPaths[n] = r.pathsOut
 		r.pathsOut = nil
@@ -546,7 +546,7 @@ func (r *run) binary(b *syntax.BinaryCmd) traits {
 	var up traits // what flows into the current stage
 	var all traits
 	prevText, hasText := "", false
-	var prevPaths []string
+	var prevPaths []listing
 	for i, s := range stages {
 		r.pipeIn, r.hasPipeIn = prevText, hasText
 		r.pathsIn = prevPaths

@@ -235,6 +235,10 @@ func (r *run) command(key string, rule *CommandRule, args []field, cx *callCtx) 
 	if rule.Abbrev {
 		args = r.cr.expandAbbrev(key, args)
 	}
+	if d, ok := chdirOf(key, args, rule.ValueFlags); ok {
+		// make -C DIR, git -C DIR: the operands name files in DIR.
+		defer r.leaveDir(r.enterDir(d))
+	}
 	a := r.pushActx()
 	defer r.popActx()
 	*a = actx{key: key, valueFlags: rule.ValueFlags, analyzer: rule.Analyzer, subcommands: rule.Subcommands, args: args, cx: cx}
@@ -476,7 +480,11 @@ func (r *run) deleteTarget(f field, severe, recursive bool, what string, cx *cal
 	for _, g := range f.globs() {
 		// Names listed at run time: a whole-tree listing of / or a
 		// home directory (find ~ | xargs rm -rf) deletes it all.
-		if dir, ok := strings.CutSuffix(g, "/**"); ok && severe && !hasGlob(dir) {
+		dir, ok := strings.CutSuffix(g.glob, "/**")
+		if !ok && !hasGlob(g.glob) {
+			dir, ok = g.glob, true // a listed path itself (find ~ -maxdepth 0)
+		}
+		if ok && severe && !hasGlob(dir) {
 			rp := r.c.res.resolve(r.cwd, dir)
 			if w := r.c.res.where(rp); w == locRoot || w == locHome || otherHome(rp) {
 				r.add(cx, high, "delete.root-home", what+" deletes everything below "+clip(dir, 40)+", listed at run time")

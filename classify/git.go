@@ -347,6 +347,8 @@ func (r *run) anGit(a *actx) traits {
 		if len(ops) > 0 && (ops[0].s == "fill" || ops[0].s == "get") {
 			hi("git.credential-read", "prints a stored password or token")
 		}
+	case "grep":
+		r.gitGrepReads(rest, a.cx)
 	}
 	if a.level == safe && r.c.cfg.untrusted {
 		a.level, a.reason, a.id = review, "repository config in an untrusted workspace can make git run programs", "git.untrusted-workspace"
@@ -393,5 +395,32 @@ func (r *run) anGitConfig(a *actx, rest []field) {
 	a.level, a.reason = review, "writes git config"
 	if scoped == "--system" {
 		r.add(a.cx, high, "git.config-system", "writes system-wide git config")
+	}
+}
+
+// gitGrepReads judges the files git grep searches as a recursive read:
+// its pathspecs, or the working directory (git -C ~/.aws grep
+// --no-index -h "" prints every file there; a home kept in git has its
+// secrets tracked). The pattern is the first operand unless -e or -f
+// gives it; with "--", the operands before it are revisions.
+func (r *run) gitGrepReads(rest []field, cx *callCtx) {
+	vf := []string{"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--max-depth", "--threads", "--context", "--after-context", "--before-context", "--color", "--column", "--open-files-in-pager"}
+	ops := operands(rest, vf...)
+	if !hasFlag(rest, "-e", "-f") && len(ops) > 0 {
+		ops = ops[1:]
+	}
+	for k, f := range rest {
+		if f.s == "--" && !f.dyn {
+			ops = rest[k+1:]
+			break
+		}
+	}
+	if len(ops) == 0 {
+		ops = []field{{s: "."}}
+	}
+	for _, f := range ops {
+		if r.readPath(f, cx) != high {
+			r.readTree(f, false, cx)
+		}
 	}
 }

@@ -10,7 +10,8 @@ import (
 // namedSecrets rates review every static path to a file whose read is
 // high (a secret) that stands where the walk does not follow it to a use:
 // a for list, `set --`, an array element, a parameter expansion's
-// default, a here-string, `printf -v`, a shell function's argument — when
+// default, a here-string, `printf -v`, echo's operands written to a file
+// (a list a later step reads: xargs -a l cat), a shell function's argument — when
 // no finding of the script already rates it high. The walk follows
 // values into operands through plain assignments only; these other ways
 // carry a path the model wrote out into a read the walk judges as nothing
@@ -59,6 +60,16 @@ func (r *run) namedSecrets(f *syntax.File, from int) {
 			if x.Op == syntax.WordHdoc {
 				check(x.Word)
 			}
+		case *syntax.Stmt: // echo WORDS > list: a file list a later step reads (xargs -a list cat)
+			call, ok := x.Cmd.(*syntax.CallExpr)
+			if !ok || len(call.Args) < 2 || !writesFile(x.Redirs) {
+				break
+			}
+			if name, _ := staticText(call.Args[0]); name == "echo" {
+				for _, w := range call.Args[1:] {
+					check(w)
+				}
+			}
 		case *syntax.CallExpr:
 			if len(x.Args) < 2 {
 				break
@@ -79,6 +90,17 @@ func (r *run) namedSecrets(f *syntax.File, from int) {
 		}
 		return true
 	})
+}
+
+// writesFile reports whether redirs send standard output to a file.
+func writesFile(redirs []*syntax.Redirect) bool {
+	for _, rd := range redirs {
+		switch rd.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+			return true
+		}
+	}
+	return false
 }
 
 // namedTexts are the texts a word may stand for, for namedSecrets: each

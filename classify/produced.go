@@ -3,6 +3,8 @@ package classify
 import (
 	"path"
 	"strings"
+
+	"github.com/toolgate/toolgate/gate"
 )
 
 // Paths produced at run time: a stage that lists files (find, fd, ls,
@@ -10,21 +12,62 @@ import (
 // xargs or through a command substitution. They are judged by globs over
 // what the listing can print: find ~ -name id_rsa prints "~/**/id_rsa".
 
+// listing is a glob over the names a listing stage prints. With hidden,
+// its "**" segments span hidden directories too, as find's walk does
+// (find ~ -name credentials reaches ~/.aws/credentials); without it they
+// are bash's (ls ~/**/x, fd without -H), which skip hidden names.
+type listing struct {
+	glob   string
+	hidden bool
+}
+
 // producedSecret applies the read rules to the names a field's
 // substitutions may print and reports whether one is a secret.
 func (r *run) producedSecret(f field, cx *callCtx) bool {
 	for _, g := range f.globs() {
-		if r.readSecret(field{s: g, glob: true}, cx) {
+		if r.readSecret(field{s: g.glob, glob: true}, cx) {
+			return true
+		}
+		if v, ok := r.listedTree(g); ok {
+			r.add(cx, high, v.id, "reads "+v.reason+" ("+clip(g.glob, 60)+")")
 			return true
 		}
 	}
 	return false
 }
 
+// listedTree judges a listing whose "**" spans hidden directories as
+// the file tools' globs are (Classifier.Path): as the tree below its
+// literal directory, for the names its last segment takes. It reports a
+// high read rule that such a name may match.
+func (r *run) listedTree(g listing) (pathVerdict, bool) {
+	if !g.hidden {
+		return pathVerdict{}, false
+	}
+	rp := r.c.res.resolve(r.cwd, g.glob)
+	if !hasStarStar(rp) {
+		return pathVerdict{}, false
+	}
+	v := r.cr.matchTreeNamed(globRoot(rp), false, rp[strings.LastIndexByte(rp, '/')+1:])
+	return v, v.level == high && !v.dir
+}
+
+// listingLevel is the read level of the names a listing may print
+// (what producedSecret would report), without adding findings.
+func (r *run) listingLevel(g listing) gate.RiskLevel {
+	if v, ok := r.listedTree(g); ok {
+		return v.level
+	}
+	if v := r.matchPath(r.c.res.resolve(r.cwd, g.glob), false); v.level == high && !v.dir {
+		return high
+	}
+	return safe
+}
+
 // produce records the globs the current command prints as file names.
-func (r *run) produce(globs ...string) {
+func (r *run) produce(globs ...listing) {
 	for _, g := range globs {
-		if g != "" {
+		if g.glob != "" {
 			r.pathsOut = append(r.pathsOut, g)
 		}
 	}
@@ -107,8 +150,9 @@ func (r *run) anFd(a *actx) traits {
 		leaf = "*"
 	}
 	var t traits
+	hidden := hasFlag(args, "-H", "--hidden", "-u", "--unrestricted")
 	for _, s := range starts {
-		r.produce(treeGlob(s, leaf))
+		r.produce(listing{glob: treeGlob(s, leaf), hidden: hidden})
 	}
 	one := leaf
 	if one == "" {

@@ -52,7 +52,7 @@ func TestFourthRedTeamKinds(t *testing.T) {
 			"IFS= read -r f <<< \"$HOME/.aws/credentials\"; cat \"$f\"", "mapfile -t a <<< \"$HOME/.aws/credentials\"",
 			"printf -v f '%s' \"$HOME/.aws/credentials\"", "printf -v f '%s/.aws/credentials' ~",
 			"printf -v f %s/credentials ~/.aws; cat $f", "set -- $X/.aws/credentials", "a=(~/.aws/{credentials,y})",
-			"printf -v f '%s/%s' ~ .ssh/id_rsa",
+			"printf -v f '%s/%s' ~ .ssh/id_rsa", "echo ~/.aws/credentials > l", "echo $HOME/.ssh/id_rsa >> list.txt",
 		}},
 	} {
 		for _, cmd := range tc.cmds {

@@ -24,11 +24,11 @@ type field struct {
 	// paths are globs over the file names a substitution in the field
 	// prints ($(find ~ -name id_rsa): "~/**/id_rsa"), judged like the
 	// names themselves.
-	paths *[]string
+	paths *[]listing
 }
 
 // globs returns the field's produced-name globs (see field.paths).
-func (f *field) globs() []string {
+func (f *field) globs() []listing {
 	if f.paths == nil {
 		return nil
 	}
@@ -37,7 +37,7 @@ func (f *field) globs() []string {
 
 // addGlobs adds produced-name globs to the field (a new list: fields are
 // copied, their lists shared).
-func (f *field) addGlobs(gs ...string) {
+func (f *field) addGlobs(gs ...listing) {
 	if len(gs) == 0 {
 		return
 	}

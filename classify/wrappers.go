@@ -37,6 +37,10 @@ func (r *run) wrapper(key string, w WrapperRule, args []field, cx *callCtx) trai
 			r.writePath(v, key+" "+of, cx)
 		}
 	}
+	if d, ok := chdirOf(key, args, w.ValueFlags); ok {
+		// env -C DIR CMD, sudo -D DIR CMD: CMD runs in DIR.
+		defer r.leaveDir(r.enterDir(d))
+	}
 	if f, ok := r.cr.wrappers[w.Analyzer]; ok && w.Analyzer != "" {
 		if t, done := f(r, args, cx); done {
 			return t
@@ -361,7 +365,7 @@ func (r *run) xargsInput(opts, sub []field, cx *callCtx) []field {
 				// (ls ~/.ssh | xargs -I% cat ~/.ssh/%), and any
 				// name the listing stage prints.
 				g := strings.ReplaceAll(f.s, repl, "*")
-				f.addGlobs(append([]string{g}, in.globs()...)...)
+				f.addGlobs(append([]listing{{glob: g}}, in.globs()...)...)
 			}
 		}
 		out[k] = f
