@@ -16,59 +16,114 @@ const exportSortBytes = 256 << 20
 // (Timestamp DESC, SpanId DESC): Export from it resumes right after d.
 func (d Decision) Cursor() Cursor { return Cursor{Timestamp: d.Timestamp, SpanID: d.SpanID} }
 
+// exportWindowRows is about how many decisions one export query sorts:
+// the hours of the range are grouped, newest first, into windows of at
+// least this many decisions (counted before the filter's de-duplication,
+// so never fewer), each window one query. Small enough that the first
+// rows arrive after a sort of some milliseconds, large enough that the
+// per-query cost (a few ms) stays a few percent of the export.
+const exportWindowRows = 20000
+
 // Export calls fn for every decision matching f, newest first (Timestamp
 // DESC, then SpanId DESC), starting right after the cursor after when it
 // is not nil (what [Decision.Cursor] of the last decision handled returns:
 // an export that stopped resumes there, and no decision is skipped or
-// read twice). Unlike paging with [Store.Decisions], it runs one query
-// per UTC day of the range, whose result the server streams: rows/s stay
-// the same however deep the export goes, the first rows arrive after one
-// day's sort, and no result is held whole: the server hands it over block
-// by block, and the engine's sort of a day spills to disk past
-// [exportSortBytes].
+// read twice). Unlike paging with [Store.Decisions], it first counts the
+// matching decisions per UTC hour, then runs one query per window of
+// whole hours holding about [WithExportWindow] decisions (20,000), whose result
+// the server streams: rows/s stay the same however deep the export goes
+// and however many decisions a day holds, the first rows arrive after one
+// window's sort, and no result is held whole: the server hands it over
+// block by block, and the engine's sort of a window spills to disk past
+// [exportSortBytes]. The newest window has no upper bound, so decisions
+// that arrive during the export in or after its newest hour are read;
+// decisions that arrive older than the oldest hour counted are not.
 //
 // fn's error stops the export and is returned as is. Other errors: the
 // store's ([ErrNotMigrated], [*UnreachableError], the driver's), wrapped;
 // a connection lost mid-export is an error, never a short export.
 func (s *Store) Export(ctx context.Context, f Filter, after *Cursor, fn func(Decision) error) error {
-	// One streamed query per UTC day, newest first: the engine sorts a day
-	// at a time (the first rows arrive after one day's sort, not the whole
-	// range's), and each query prunes to its day's partition.
-	anchor := time.Now().UTC()
-	if after != nil {
-		anchor = after.Timestamp.UTC()
-	} else if !f.Until.IsZero() {
-		anchor = f.Until.UTC()
-	}
-	oldest, ok, err := s.oldest(ctx, f)
-	if err != nil || !ok {
+	hours, err := s.hourCounts(ctx, f, after)
+	if err != nil {
 		return err
 	}
-	hi := time.Time{} // the newest window has no upper bound but the filter's
-	lo := anchor.Truncate(24 * time.Hour)
-	for {
-		if !f.Since.IsZero() && lo.Before(f.Since) {
-			lo = f.Since
-		}
-		if err := s.exportWindow(ctx, f, lo, hi, after, fn); err != nil {
+	rows := s.cfg.exportWindow
+	if rows == 0 {
+		rows = exportWindowRows
+	}
+	for _, w := range exportWindows(hours, rows) {
+		if err := s.exportWindow(ctx, f, w.lo, w.hi, after, fn); err != nil {
 			return err
 		}
-		if !lo.After(oldest) || (!f.Since.IsZero() && !lo.After(f.Since)) {
-			return nil
-		}
-		hi, lo = lo, lo.Add(-24*time.Hour)
 	}
+	return nil
 }
 
-// oldest is the Timestamp of the oldest decision matching f (ok false:
-// none).
-func (s *Store) oldest(ctx context.Context, f Filter) (t time.Time, ok bool, err error) {
-	var p Params
-	sql := "SELECT min(Timestamp), count() > 0 FROM " + s.cfg.read(DecisionsTable) + f.where(&p)
-	if err := s.conn.QueryRow(p.Context(ctx), sql).Scan(&t, &ok); err != nil {
-		return time.Time{}, false, s.wrap("export", err)
+// hourCount is how many decisions (duplicates included) an hour holds:
+// hour is its start, UTC, in seconds since the Unix epoch.
+type hourCount struct {
+	hour int64
+	n    uint64
+}
+
+// window is one export query's range [lo, hi); hi zero: no upper bound.
+type window struct{ lo, hi time.Time }
+
+// exportWindows groups hours (newest first) into windows of at least rows
+// decisions each (the oldest may hold fewer), newest first; the first
+// window has no upper bound. Together they cover every hour listed and
+// the gaps between them.
+func exportWindows(hours []hourCount, rows uint64) []window {
+	var ws []window
+	hi := time.Time{}
+	var acc uint64
+	for i, h := range hours {
+		acc += h.n
+		if acc < rows && i < len(hours)-1 {
+			continue
+		}
+		lo := time.Unix(h.hour, 0).UTC()
+		ws = append(ws, window{lo: lo, hi: hi})
+		hi, acc = lo, 0
 	}
-	return t, ok, nil
+	return ws
+}
+
+// hourCounts counts the decisions matching f (at or before after when it
+// is not nil) per UTC hour, newest first. It reads no FINAL: a count that
+// includes duplicates only makes a window smaller.
+func (s *Store) hourCounts(ctx context.Context, f Filter, after *Cursor) ([]hourCount, error) {
+	var p Params
+	where := f.where(&p)
+	if after != nil {
+		cond := "Timestamp <= fromUnixTimestamp64Nano({after_ts:Int64})"
+		p.Int64("after_ts", after.Timestamp.UnixNano())
+		if where == "" {
+			where = "\nWHERE " + cond
+		} else {
+			where += "\n  AND " + cond
+		}
+	}
+	sql := "SELECT toUnixTimestamp(" + hourExpr + ") AS h, count() FROM " + s.cfg.read(DecisionsTable) + where +
+		"\nGROUP BY h ORDER BY h DESC"
+	rows, err := s.query(ctx, "export", sql, &p)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hours []hourCount
+	for rows.Next() {
+		var h uint32
+		var n uint64
+		if err := rows.Scan(&h, &n); err != nil {
+			return nil, s.wrap("export", err)
+		}
+		hours = append(hours, hourCount{hour: int64(h), n: n})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("export", err)
+	}
+	return hours, nil
 }
 
 // exportWindow streams the decisions of f in [lo, hi) (hi zero: no upper

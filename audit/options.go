@@ -27,6 +27,8 @@ type config struct {
 	retention   time.Duration
 	// rollupDelay: see WithRollupDelay.
 	rollupDelay time.Duration
+	// exportWindow: see WithExportWindow (0: exportWindowRows).
+	exportWindow uint64
 }
 
 // Option configures Open, Migrate and Migrations.
@@ -56,6 +58,15 @@ func WithCluster(name string) Option { return func(c *config) { c.cluster = name
 // default, keeps decisions forever: retention of an audit trail is a policy
 // choice, so it is never implied.
 func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
+
+// WithExportWindow sets about how many decisions (rows) one query of
+// [Store.Export] sorts: the export groups whole UTC hours, newest first,
+// into windows of at least rows decisions (one hour may hold more).
+// Default, and for rows <= 0: 20,000. Smaller windows bring the first rows
+// sooner and cost a query (some milliseconds) per window.
+func WithExportWindow(rows int) Option {
+	return func(c *config) { c.exportWindow = uint64(max(rows, 0)) }
+}
 
 // WithRollupDelay sets how long after a decision's InsertedAt the
 // roll-up (HourlyView, Roll) treats its insert as finished (default
