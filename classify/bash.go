@@ -61,8 +61,14 @@ type run struct {
 	aliases   map[string]string // alias NAME=VALUE
 	traps     []trapCode        // trap handlers set so far (see anTrap)
 	loopWalks int               // loop bodies walked once per item (see loopItems)
-	namerefs  map[string]bool   // declare -n NAME: NAME's value is the name of the variable it stands for
-	substs    map[syntax.Node]traits
+	// treeMemo: the rules below the last start listedTree looked at.
+	treeMemo struct {
+		root string
+		ok   bool
+		hits []treeHit
+	}
+	namerefs map[string]bool // declare -n NAME: NAME's value is the name of the variable it stands for
+	substs   map[syntax.Node]traits
 	// substPaths: globs over the file names a substitution prints.
 	substPaths map[syntax.Node][]listing
 	inGlob     bool

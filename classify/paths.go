@@ -1157,20 +1157,47 @@ func (cr *compiled) treeBelow(p string, skipHidden bool, name string, write bool
 		}
 		return cr.treeAnyBase(rest, skipHidden, name)
 	}
+	var hbuf [16]treeHit
+	return cr.pickTree(cr.treeHits(hbuf[:0], p, skipHidden, write), name)
+}
+
+// treeHit is a rule whose files may lie below a directory (treeHits),
+// with the level it gives.
+type treeHit struct {
+	cp    *compiledPath
+	level gate.RiskLevel
+}
+
+// pickTree is the highest of hits whose last segment the glob segment
+// name may match ("" any name).
+func (cr *compiled) pickTree(hits []treeHit, name string) pathVerdict {
+	var best pathVerdict
+	for _, h := range hits {
+		if h.level.Rank() <= best.level.Rank() || name != "" && !nameCompatible(h.cp.lastSeg, name) {
+			continue
+		}
+		best = pathVerdict{level: h.level, id: h.cp.rule.ID, reason: h.cp.rule.Reason + ", which lies below it"}
+	}
+	return best
+}
+
+// treeHits appends to hits every rule (above safe, read or with write
+// its write level) whose files may lie below the directory p, a known
+// path (not below unknownMark), and those of p's treeAlias.
+func (cr *compiled) treeHits(hits []treeHit, p string, skipHidden, write bool) []treeHit {
+	p = foldCase(p)
 	if alt, ok := procRootAlias(p); ok {
 		p = alt
 	}
 	var sbuf [16]string
 	segs := appendSegs(sbuf[:0], p)
-	var best pathVerdict
 	for i := range cr.paths {
 		cp := &cr.paths[i]
 		l := cp.rule.Read
 		if write {
 			l = cp.rule.Write
 		}
-		if l == "" || l.Rank() <= best.level.Rank() || cp.first != "" && cp.first != segs[0] ||
-			name != "" && !nameCompatible(cp.lastSeg, name) {
+		if l == "" || l.Rank() <= safe.Rank() || cp.first != "" && cp.first != segs[0] {
 			continue
 		}
 		if cp.segs[0] == "**" {
@@ -1179,7 +1206,7 @@ func (cr *compiled) treeBelow(p string, skipHidden bool, name string, write bool
 			// .git/hooks); any other directory may hold them only by
 			// those names, which the rule sees where they are used.
 			if write && starPrefixTail(cp.segs[1:], segs) {
-				best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which lies below it"}
+				hits = append(hits, treeHit{cp, l})
 			}
 			continue
 		}
@@ -1194,17 +1221,15 @@ func (cr *compiled) treeBelow(p string, skipHidden bool, name string, write bool
 				continue
 			}
 			if matchSegs(cp.segs[:k], segs) && !(skipHidden && hiddenSeg(cp.segs[k:])) {
-				best = pathVerdict{level: l, id: cp.rule.ID, reason: cp.rule.Reason + ", which lies below it"}
+				hits = append(hits, treeHit{cp, l})
 				break
 			}
 		}
 	}
 	if alt, ok := treeAlias(p); ok {
-		if v := cr.treeBelow(alt, skipHidden, name, write); v.level.Rank() > best.level.Rank() {
-			best = v
-		}
+		hits = cr.treeHits(hits, alt, skipHidden, write)
 	}
-	return best
+	return hits
 }
 
 // starPrefixTail reports whether segs ends in a leading part of rule

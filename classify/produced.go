@@ -48,7 +48,20 @@ func (r *run) listedTree(g listing) (pathVerdict, bool) {
 	if !hasStarStar(rp) {
 		return pathVerdict{}, false
 	}
-	v := r.cr.matchTreeNamed(globRoot(rp), false, rp[strings.LastIndexByte(rp, '/')+1:])
+	root, name := globRoot(rp), rp[strings.LastIndexByte(rp, '/')+1:]
+	var v pathVerdict
+	if _, unk := unknownRest(foldCase(root)); unk || name == "**" {
+		v = r.cr.matchTreeNamed(root, false, name)
+	} else {
+		// find's -o lists one glob per name below the same start: the
+		// rules below it are found once (treeMemo), each name only
+		// filters them.
+		if !r.treeMemo.ok || r.treeMemo.root != root {
+			r.treeMemo.hits = r.cr.treeHits(r.treeMemo.hits[:0], root, false, false)
+			r.treeMemo.root, r.treeMemo.ok = root, true
+		}
+		v = r.cr.pickTree(r.treeMemo.hits, foldCase(name))
+	}
 	return v, v.level == high && !v.dir
 }
 
