@@ -94,6 +94,10 @@ type run struct {
 	rd     strings.Reader
 }
 
+// maxKnownValue bounds the bytes of a variable's value the walk tracks
+// (a longer value is one known only at run time).
+const maxKnownValue = 16 << 10
+
 // maxLoopWalks bounds the loop bodies a run walks once per item: a few
 // short static lists (for f in ~/.ssh/id_rsa ~/.aws/credentials), never
 // a product of nested loops.
@@ -746,6 +750,12 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 			parts = append(parts, f.s)
 		}
 		val = strings.Join(parts, " ")
+		if len(val) > maxKnownValue {
+			// a=$a$a doubling (or operators growing a value): past the
+			// bound the value is known only at run time, so that a
+			// command cannot make the walk build gigabytes.
+			known, val = false, ""
+		}
 		if known {
 			r.subscriptCode(val, a.Pos(), a.End())
 		}

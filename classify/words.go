@@ -265,6 +265,24 @@ type builder struct {
 	cur     field
 	started bool
 	sb      strings.Builder
+	// expanded counts the bytes variable values added (see
+	// maxWordExpansion).
+	expanded int
+}
+
+// maxWordExpansion bounds the bytes of known variable values one word's
+// expansion takes ($a$a$a… with a 16 KiB value): past it a value is a
+// part known only at run time.
+const maxWordExpansion = 64 << 10
+
+// fits reports whether a value of n bytes may still be expanded, and
+// counts it.
+func (b *builder) fits(n int) bool {
+	if b.expanded+n > maxWordExpansion {
+		return false
+	}
+	b.expanded += n
+	return true
 }
 
 func (b *builder) lit(s string) {
@@ -400,7 +418,7 @@ func (r *run) expandParam(b *builder, x *syntax.ParamExp, quoted bool) {
 	}
 	simple := x.Exp == nil && x.Repl == nil && x.Slice == nil && x.Index == nil && !x.Length && !x.Excl && x.Names == 0 && x.NestedParam == nil
 	if simple {
-		if v, ok := r.lookup(name); ok {
+		if v, ok := r.lookup(name); ok && b.fits(len(v)) {
 			if quoted {
 				b.lit(v)
 			} else {
@@ -412,7 +430,7 @@ func (r *run) expandParam(b *builder, x *syntax.ParamExp, quoted bool) {
 	if !simple && !x.Length && x.Names == 0 {
 		// ${x%…}, ${x/…/…}, ${x,,}, ${x:3}, ${x@Q}, ${!ref}: the
 		// shell's own expansion of the known values.
-		if v, ok := r.evalParam(x); ok {
+		if v, ok := r.evalParam(x); ok && b.fits(len(v)) {
 			for i, piece := range strings.Split(v, unknownValue) {
 				if i > 0 {
 					b.dynamic("$" + name)
@@ -472,6 +490,20 @@ func (r *run) evalParam(x *syntax.ParamExp) (string, bool) {
 		patterns = append(patterns, x.Index)
 	}
 	env := &knownEnv{r: r}
+	// The expansion's size is bounded by the values it reads (a
+	// replacement repeats its text once per match): small values only.
+	size := 0
+	syntax.Walk(x, func(n syntax.Node) bool {
+		if pe, isParam := n.(*syntax.ParamExp); isParam && pe.Param != nil {
+			if v, known := r.lookup(pe.Param.Value); known {
+				size += len(v)
+			}
+		}
+		return true
+	})
+	if size > maxEvalInput {
+		return "", false
+	}
 	for _, p := range patterns {
 		if p == nil || isNilNode(p) {
 			continue
@@ -487,7 +519,7 @@ func (r *run) evalParam(x *syntax.ParamExp) (string, bool) {
 		return "", false
 	}
 	v, err := expand.Literal(&expand.Config{Env: env}, &syntax.Word{Parts: []syntax.WordPart{x}})
-	if err != nil {
+	if err != nil || len(v) > maxKnownValue {
 		return "", false
 	}
 	if env.miss && strings.Count(v, "\x00") != 2*strings.Count(v, unknownValue) {
@@ -495,6 +527,11 @@ func (r *run) evalParam(x *syntax.ParamExp) (string, bool) {
 	}
 	return v, true
 }
+
+// maxEvalInput bounds the bytes of the known values one evalParam
+// expansion reads: its result is then at most about maxEvalInput squared
+// (${a//x/$a$a}), and a chain of such assignments stays small.
+const maxEvalInput = 1 << 10
 
 // isNilNode reports whether n is a typed nil (an absent ArithmExpr).
 func isNilNode(n syntax.Node) bool {
