@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -102,18 +103,19 @@ func runExport(ctx context.Context, st *audit.Store, f audit.Filter, o outFlags,
 	if o.format == formatCSV {
 		cw = newCSV(bw)
 	}
+	ew := newExportWriter(reflect.TypeFor[audit.Decision](), o.location())
 	err = st.Export(ctx, f, nil, func(d audit.Decision) error {
 		if cw != nil {
 			if header {
 				header = false
-				if err := cw.Write(structRecord(audit.Decision{}, o.location()).keys); err != nil {
+				if err := cw.Write(ew.header()); err != nil {
 					return err
 				}
 			}
-			if err := cw.Write(structRecord(d, o.location()).csvRow()); err != nil {
+			if err := ew.csvRow(cw, d); err != nil {
 				return err
 			}
-		} else if err := writeJSONL(bw, structRecord(d, o.location())); err != nil {
+		} else if err := ew.jsonl(bw, d); err != nil {
 			return err
 		}
 		written++
