@@ -3,6 +3,7 @@ package classify
 // This file holds the analyzers for commands that run other code: shells, interpreters, debuggers, editors, multiplexers, database clients, aliases and traps.
 
 import (
+	"fmt"
 	"mvdan.cc/sh/v3/syntax"
 	"slices"
 	"strings"
@@ -59,6 +60,8 @@ func (r *run) anTrap(a *actx) traits {
 			r.nested(a.cx, ops[0].s)
 			if len(r.traps) < maxTraps {
 				r.traps = append(r.traps, trapCode{script: ops[0].s, pos: a.cx.pos, end: a.cx.end, stmt: a.cx.stmt})
+			} else {
+				r.add(a.cx, review, "trap.many", fmt.Sprintf("more than %d trap handlers: the later ones are judged only where they are set", maxTraps))
 			}
 		}
 	}
@@ -77,8 +80,17 @@ type trapCode struct {
 }
 
 // rejudgeTraps judges the trap handlers set so far in the current
-// working directory (called after cd changes it).
+// working directory and with the variables known now (called after cd
+// changes it, and at the end of the command, where EXIT handlers run). A
+// handler's own cd does not re-judge the handlers again, nor move the
+// command's working directory.
 func (r *run) rejudgeTraps() {
+	if r.inTraps {
+		return
+	}
+	r.inTraps = true
+	cwd, known := r.cwd, r.cwdKnown // a handler's cd is the handler's, when it runs
+	defer func() { r.inTraps, r.cwd, r.cwdKnown = false, cwd, known }()
 	for _, t := range r.traps {
 		r.nested(&callCtx{stmt: t.stmt, pos: t.pos, end: t.end}, t.script)
 	}

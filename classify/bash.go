@@ -2,6 +2,7 @@ package classify
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -39,28 +40,35 @@ type scope struct {
 
 // run is the state of one classification.
 type run struct {
-	c         *Classifier
-	cr        *compiled
-	sc        scope
-	findings  []Finding
-	commands  int
-	depth     int
-	limitHit  bool
-	vars      map[string]string
-	ifs       string
-	cwd       string
-	cwdKnown  bool
-	fetched   map[string]bool   // files written by a download earlier in the command
-	written   map[string]string // files written earlier in the command with content known statically
-	gitEnv    map[string]string // GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n set by the current statement
-	funcs     map[string]bool
-	arithNum  map[string]bool   // variables holding numbers (assigned by arithmetic, static loops)
-	assoc     map[string]bool   // associative arrays (declare -A): subscripts are strings
-	intVars   map[string]bool   // declare -i: assignments are evaluated as arithmetic
-	rebind    map[string]string // hash -p PATH NAME
-	aliases   map[string]string // alias NAME=VALUE
-	traps     []trapCode        // trap handlers set so far (see anTrap)
-	loopWalks int               // loop bodies walked once per item (see loopItems)
+	c        *Classifier
+	cr       *compiled
+	sc       scope
+	findings []Finding
+	commands int
+	depth    int
+	limitHit bool
+	vars     map[string]string
+	ifs      string
+	cwd      string
+	cwdKnown bool
+	fetched  map[string]bool   // files written by a download earlier in the command
+	written  map[string]string // files written earlier in the command with content known statically
+	gitEnv   map[string]string // GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n set by the current statement
+	funcs    map[string]bool
+	arithNum map[string]bool   // variables holding numbers (assigned by arithmetic, static loops)
+	assoc    map[string]bool   // associative arrays (declare -A): subscripts are strings
+	intVars  map[string]bool   // declare -i: assignments are evaluated as arithmetic
+	rebind   map[string]string // hash -p PATH NAME
+	aliases  map[string]string // alias NAME=VALUE
+	traps    []trapCode        // trap handlers set so far (see anTrap)
+	inTraps  bool              // rejudgeTraps is running
+	// history: every value a variable was assigned in the command
+	// (rememberValue), for the uses a value may still reach (a branch
+	// not taken, a subshell, a function not called: see historyUses).
+	history    map[string][]string
+	funcBodies map[string]*syntax.Stmt // function bodies, walked again where called
+	inFunc     map[string]bool         // function bodies being walked at a call
+	loopWalks  int                     // loop bodies walked once per item (see loopItems)
 	// treeMemo: the rules below the last start listedTree looked at.
 	treeMemo struct {
 		root string
@@ -282,6 +290,9 @@ func (r *run) script(src string, outer *Finding) {
 	if f != nil {
 		from := len(r.findings)
 		r.stmts(f.Stmts)
+		if r.depth == 1 {
+			r.rejudgeTraps() // EXIT handlers run at the end, with the end's state
+		}
 		r.namedSecrets(f, from)
 	}
 }
@@ -482,6 +493,11 @@ func (r *run) stmt(s *syntax.Stmt) traits {
 					r.forget(wi.Name.Value)
 					break
 				}
+				for _, it := range items {
+					if !it.dyn {
+						r.rememberValue(wi.Name.Value, it.s)
+					}
+				}
 				if r.staticItems(items, wi.Items) {
 					r.setNum(wi.Name.Value)
 				}
@@ -664,8 +680,36 @@ func (r *run) funcDecl(fd *syntax.FuncDecl) {
 	if self && fork {
 		r.addAt(high, "fork-bomb", "function spawns copies of itself without bound", fd.Pos(), fd.End())
 	}
+	if r.funcBodies == nil {
+		r.funcBodies = map[string]*syntax.Stmt{}
+	}
+	r.funcBodies[name] = fd.Body
+	// Judged where defined; the variables it sets are set where it is
+	// called (callFunc), not here.
+	saved := maps.Clone(r.vars)
 	r.depth++
 	r.stmt(fd.Body)
+	r.depth--
+	r.vars = saved
+}
+
+// callFunc walks a function's body again where it is called, in the
+// working directory and with the variables of the call (f() { cat
+// config; }; cd ~/.kube; f), within the run's loop budget and not into
+// itself.
+func (r *run) callFunc(name string) {
+	body := r.funcBodies[name]
+	if body == nil || r.inFunc[name] || r.loopWalks >= maxLoopWalks {
+		return
+	}
+	r.loopWalks++
+	if r.inFunc == nil {
+		r.inFunc = map[string]bool{}
+	}
+	r.inFunc[name] = true
+	defer delete(r.inFunc, name)
+	r.depth++
+	r.stmt(body)
 	r.depth--
 }
 
@@ -760,6 +804,14 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 			r.subscriptCode(val, a.Pos(), a.End())
 		}
 	}
+	if a.Naked {
+		// export x, declare x, readonly x: the value stays.
+		r.envRule(name, "", false, s)
+		return
+	}
+	if known {
+		r.rememberValue(name, val)
+	}
 	r.envRule(name, val, known, s)
 	if known && (strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")) {
 		if r.gitEnv == nil {
@@ -781,6 +833,8 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 		r.addAt(review, "eval.arith-dynamic", name+" is an integer variable: a value only known at run time is evaluated as arithmetic", a.Pos(), a.End())
 	}
 	switch {
+	case a.Index != nil && !zeroIndex(a.Index):
+		// x[1]=v: $x is x[0], unchanged.
 	case name == "IFS" && known:
 		r.ifs = val
 	case known:
@@ -788,6 +842,35 @@ func (r *run) assign(a *syntax.Assign, s *syntax.Stmt, persist bool) {
 	default:
 		delete(r.vars, name)
 	}
+}
+
+// zeroIndex reports whether an array subscript is the literal 0.
+func zeroIndex(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	return ok && w.Lit() == "0"
+}
+
+// maxHistory bounds the values rememberValue keeps per variable.
+const maxHistory = 8
+
+// rememberValue records that name was assigned val (see run.history).
+func (r *run) rememberValue(name, val string) {
+	if val == "" || len(val) > 4096 {
+		return
+	}
+	h := r.history[name]
+	for _, v := range h {
+		if v == val {
+			return
+		}
+	}
+	if len(h) >= maxHistory {
+		return
+	}
+	if r.history == nil {
+		r.history = map[string][]string{}
+	}
+	r.history[name] = append(h, val)
 }
 
 // envRule applies Rules.Env to setting name=val.
@@ -1060,6 +1143,7 @@ func (r *run) argv(args []field, cx *callCtx) traits {
 	}
 	key := strings.ToLower(base)
 	if r.funcs[base] {
+		r.callFunc(base)
 		return 0
 	}
 	if t, ok := r.rebound(n, args, cx); ok {

@@ -21,6 +21,7 @@ func (r *run) namedSecrets(f *syntax.File, from int) {
 	if r.maxLevel(from) == high {
 		return
 	}
+	r.historyUses(f)
 	checkText := func(s string, w *syntax.Word) bool {
 		if s == "" || !(strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")) || !r.cr.secrets.may(s) {
 			return false
@@ -113,11 +114,16 @@ func (r *run) namedTexts(w *syntax.Word) []string {
 	if s, ok := staticText(w); ok && !strings.Contains(s, "{") {
 		return []string{s}
 	}
+	return r.namedTextsWith(w, "", "")
+}
+
+// namedTextsWith is namedTexts with the variable name reading as val.
+func (r *run) namedTextsWith(w *syntax.Word, name, val string) []string {
 	var out []string
 	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
 	syntax.SplitBraces(cp) // on a copy: the walk's tree stays as parsed
 	for _, bw := range expand.Braces(cp) {
-		env := &knownEnv{r: r, dirs: true}
+		env := &knownEnv{r: r, dirs: true, name: name, val: val}
 		s, err := expand.Literal(&expand.Config{Env: env}, bw)
 		if err != nil {
 			continue
@@ -200,4 +206,95 @@ func staticText(w *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// historyUses rates review every word that expands a variable which was
+// assigned, somewhere in the command, a value that makes the word a
+// secret's path, when the walk's own value for it at that point is
+// another: the walk tracks one value per variable and takes every
+// assignment as run, so a value kept by a branch not taken, a subshell, a
+// pipeline stage, a function not called, readonly, or an earlier loop
+// (x=~/.ssh/id_rsa; (x=README.md); cat $x) would otherwise be judged as
+// the other value. A here-string read into a variable (read f <<< PATH)
+// is one of its values.
+func (r *run) historyUses(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok || st.Cmd == nil {
+			return true
+		}
+		for _, rd := range st.Redirs {
+			if rd.Op != syntax.WordHdoc {
+				continue
+			}
+			text, ok := staticText(rd.Word)
+			if !ok {
+				continue
+			}
+			// read VAR <<< TEXT, and while read VAR; do …; done <<< TEXT.
+			syntax.Walk(st.Cmd, func(m syntax.Node) bool {
+				call, ok := m.(*syntax.CallExpr)
+				if !ok || len(call.Args) < 2 {
+					return true
+				}
+				if name, _ := staticText(call.Args[0]); name == "read" {
+					for _, a := range call.Args[1:] {
+						if v, ok := staticText(a); ok && v != "" && v[0] != '-' {
+							r.rememberValue(v, strings.TrimSpace(text))
+						}
+					}
+				}
+				return true
+			})
+		}
+		return true
+	})
+	if len(r.history) == 0 {
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		w, ok := n.(*syntax.Word)
+		if !ok {
+			return true
+		}
+		for _, name := range paramNames(w) {
+			cur, known := r.vars[name]
+			for _, v := range r.history[name] {
+				if known && v == cur {
+					continue
+				}
+				for _, s := range r.namedTextsWith(w, name, v) {
+					if s == "" || !(strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")) || !r.cr.secrets.may(s) {
+						continue
+					}
+					if pv := r.matchPath(r.c.res.resolve(r.cwd, s), false); pv.level == high && !pv.dir {
+						r.addAt(review, "secret.maybe", "$"+name+" may hold "+clip(v, 40)+" (assigned earlier in the command): then this names "+pv.reason, w.Pos(), w.End())
+						return false
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+// paramNames are the variables a word expands plainly ($x, ${x}, "$x"),
+// at most four.
+func paramNames(w *syntax.Word) []string {
+	var out []string
+	var visit func(parts []syntax.WordPart)
+	visit = func(parts []syntax.WordPart) {
+		for _, p := range parts {
+			switch x := p.(type) {
+			case *syntax.ParamExp:
+				if x.Param != nil && len(out) < 4 {
+					out = append(out, x.Param.Value)
+				}
+			case *syntax.DblQuoted:
+				visit(x.Parts)
+			}
+		}
+	}
+	visit(w.Parts)
+	return out
 }

@@ -552,12 +552,17 @@ const unknownValue = "\x00\x01\x02\x01\x00"
 type knownEnv struct {
 	r    *run
 	miss bool
+	// name, when set, reads as val (historyUses).
+	name, val string
 	// dirs: HOME and PWD are lookup's "~" and "." (a path's text, for
 	// namedTexts), not unknown.
 	dirs bool
 }
 
 func (e *knownEnv) Get(name string) expand.Variable {
+	if e.name != "" && name == e.name {
+		return expand.Variable{Set: true, Kind: expand.String, Str: e.val}
+	}
 	v, ok := e.r.lookup(name)
 	if _, set := e.r.vars[name]; ok && !e.dirs && !set && !e.r.namerefs[name] && (name == "HOME" || name == "PWD") {
 		// lookup's "~" and "." stand for directories, they are not
