@@ -96,11 +96,12 @@ func (r *run) rejudgeTraps() {
 	}
 }
 
-// shoptGlob are the shell options that change what a glob matches:
-// names starting with "." (dotglob), any depth (globstar), case
-// (nocaseglob), extended patterns (extglob is judged already).
+// shoptGlob are the shell options that change what a glob or a
+// parameter pattern matches: names starting with "." (dotglob), any
+// depth (globstar), case (nocaseglob; nocasematch for ${x/pat/…}),
+// extended patterns (extglob).
 func shoptGlob(name string) bool {
-	return name == "dotglob" || name == "globstar" || name == "nocaseglob"
+	return name == "dotglob" || name == "globstar" || name == "nocaseglob" || name == "nocasematch" || name == "extglob"
 }
 
 // anShopt is the "shopt" analyzer: setting a glob option makes later

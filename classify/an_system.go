@@ -108,12 +108,47 @@ func (r *run) anDocker(a *actx) {
 		} else {
 			continue
 		}
-		src, _, _ := strings.Cut(strings.TrimPrefix(v, "type=bind,source="), ":")
-		src = strings.TrimPrefix(src, "src=")
+		src := mountSource(v)
 		if src == "/" || src == "/etc" || strings.HasSuffix(src, "docker.sock") || src == "~" || src == "$HOME" || src == "/root" {
 			r.add(a.cx, high, "docker.host-mount", "container mounts a sensitive host path ("+clip(src, 40)+")")
+			continue
+		}
+		if src == "" || strings.HasPrefix(src, "$") && !strings.HasPrefix(src, "$HOME/") {
+			continue
+		}
+		// A bind mount exposes what lies below its source (and a write
+		// in the container is a write there): judged as a link to it.
+		if strings.HasPrefix(src, "$HOME/") {
+			src = "~" + src[len("$HOME"):]
+		}
+		rp := r.c.res.resolve(r.cwd, src)
+		if pv := r.matchPath(rp, false); pv.level == high {
+			r.add(a.cx, high, "docker.host-mount", "container mounts "+pv.reason+" ("+clip(src, 40)+")")
+		} else if pv := r.cr.matchTree(rp, false); pv.level == high {
+			r.add(a.cx, high, "docker.host-mount", "container mounts a directory holding "+pv.reason+" ("+clip(src, 40)+")")
+		} else if pv := r.cr.matchWriteTree(rp); pv.level == high {
+			r.add(a.cx, high, "docker.host-mount", "container mounts a directory holding "+pv.reason+" ("+clip(src, 40)+"), writable by the container")
 		}
 	}
+}
+
+// mountSource is the host path of a -v/--volume SRC:DST[:opts] or a
+// --mount type=bind,source=SRC,… value ("" for a named volume or none).
+func mountSource(v string) string {
+	if strings.Contains(v, "=") {
+		for _, kv := range strings.Split(v, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			if k == "source" || k == "src" {
+				return val
+			}
+		}
+		return ""
+	}
+	src, _, _ := strings.Cut(v, ":")
+	if src != "" && !strings.ContainsAny(src[:1], "/~.$") {
+		return "" // a named volume
+	}
+	return src
 }
 
 func (r *run) anKubectl(a *actx) {

@@ -102,6 +102,24 @@ type run struct {
 	rd     strings.Reader
 }
 
+// lineFilter reports whether a pipeline stage passes lines of its input
+// through (some of them, reordered): sort, uniq, head, tail, grep, tac,
+// shuf, tee, cat with no operand.
+func lineFilter(s *syntax.Stmt) bool {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return false
+	}
+	name, _ := staticText(call.Args[0])
+	switch name {
+	case "sort", "uniq", "head", "tail", "grep", "egrep", "fgrep", "rg", "tac", "shuf", "tee":
+		return true
+	case "cat":
+		return len(call.Args) == 1
+	}
+	return false
+}
+
 // maxKnownValue bounds the bytes of a variable's value the walk tracks
 // (a longer value is one known only at run time).
 const maxKnownValue = 16 << 10
@@ -580,6 +598,11 @@ func (r *run) binary(b *syntax.BinaryCmd) traits {
 		r.pathsOut = nil
 		t := r.stmt(s)
 		prevText, hasText = r.pipeOut, r.hasPipeOut && !stdoutRedirected(s)
+		if len(r.pathsOut) == 0 && len(r.pathsIn) > 0 && lineFilter(s) {
+			// find ~ -name config | sort | xargs cat: a filter passes
+			// (some of) the names on.
+			r.pathsOut = r.pathsIn
+		}
 		prevPaths = r.pathsOut
 		if stdoutRedirected(s) {
 			prevPaths = nil

@@ -297,6 +297,14 @@ func chdirOf(key string, args []field, valueFlags []string) (field, bool) {
 		for k < len(s) && strings.IndexByte(spec.short, s[k]) < 0 && strings.IndexByte(spec.values, s[k]) < 0 && !slices.Contains(valueFlags, "-"+s[k:k+1]) {
 			k++
 		}
+		if k < len(s) && strings.IndexByte(spec.values, s[k]) >= 0 {
+			// Another option taking a value (env -u NAME): the rest of
+			// the bundle, or the next word.
+			if k+1 == len(s) {
+				i++
+			}
+			continue
+		}
 		if k < len(s) && strings.IndexByte(spec.short, s[k]) >= 0 {
 			v := f
 			v.s = s[k+1:]

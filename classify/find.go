@@ -91,7 +91,7 @@ func findArgs(p string) int {
 // tests before it in its conjunction require (of an enclosing group
 // too); a negated test or one after -o narrows nothing.
 func parseFind(expr []field) findExpr {
-	p := findParser{expr: expr}
+	p := findParser{expr: expr, whole: anyFile()} // no expression: -print of every file
 	for p.i < len(p.expr) {
 		p.comma(anyFile())
 		if p.i < len(p.expr) {

@@ -72,3 +72,70 @@ func TestFourthRedTeamKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestFifthRedTeamKinds: the kinds a fifth red team found in the fourth's
+// fixes and around them, several spellings each.
+func TestFifthRedTeamKinds(t *testing.T) {
+	c, err := classify.New(classify.WithHome("/home/dev"), classify.WithWorkspace("/home/dev/proj"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		kind string
+		want gate.RiskLevel
+		cmds []string
+	}{
+		{"a value kept by code the walk takes as run (branches, subshells, stages, functions, readonly, prefixes, loops past the budget)", gate.RiskReview, []string{
+			"x=~/.ssh/id_rsa; (x=README.md); cat $x", "x=~/.ssh/id_rsa; false && x=README.md; cat $x",
+			"x=~/.ssh/id_rsa; if false; then x=README.md; fi; cat $x", "x=~/.ssh/id_rsa; case a in b) x=README.md;; esac; cat $x",
+			"x=~/.ssh/id_rsa; while false; do x=README.md; done; cat $x", "x=~/.ssh/id_rsa; f() { local x=README.md; }; f; cat $x",
+			"x=~/.ssh/id_rsa; x=README.md | true; cat $x", "x=~/.ssh/id_rsa; echo $(x=README.md); cat $x",
+			"x=~/.ssh/id_rsa; x=README.md & cat $x", "readonly x=~/.ssh/id_rsa; x=README.md; cat $x",
+			"x=README.md; x=~/.ssh/id_rsa eval 'cat $x'",
+			"for i in f0 f1 f2 f3 f4 f5 f6 f7 f8 f9 f10 f11 f12 f13 f14 f15; do :; done; for f in .kube/config; do cat ~/$f; done",
+			"while read f; do cat ~/$f; done <<< .kube/config", "read -r f <<< .kube/config; cat ~/$f",
+		}},
+		{"values the walk now keeps or sets where the shell does", gate.RiskHigh, []string{
+			"x=~/.ssh/id_rsa; f() { x=README.md; }; cat $x", "f() { x=~/.ssh/id_rsa; }; x=README.md; f; cat $x",
+			"x=~/.ssh/id_rsa; export x; cat $x", "x=~/.ssh/id_rsa; declare x; cat $x", "x=~/.ssh/id_rsa; x[1]=README.md; cat $x",
+		}},
+		{"functions and traps judged where they run", gate.RiskHigh, []string{
+			"f() { cat config; }; cd ~/.kube; f", "g() { cat config; }; trap g EXIT; cd ~/.kube",
+			"trap 'cat $f' EXIT; f=~/.kube/config", "trap \"cat \\$f\" EXIT; f=~/.kube/config",
+		}},
+		{"replacement operators as bash 5.2 evaluates them (anchors, & is the match)", gate.RiskHigh, []string{
+			"x=/home/dev/.ssh/id_rsa.pub; cat ${x/%.pub}", "x=X/.ssh/id_rsa; cat ${x/#X/$HOME}", "x=~/.n; cat ${x/n/&etrc}",
+		}},
+		{"listings through line filters, and find with no expression", gate.RiskHigh, []string{
+			"find ~ -name config | sort | xargs cat", "find ~ -name config | grep kube | xargs cat",
+			"find ~ -name config | head -5 | xargs cat", "find ~ | xargs cat", "find ~ -name config | sort | uniq | tail -3 | xargs cat",
+		}},
+		{"options around a working-directory option", gate.RiskHigh, []string{
+			"env -u X -C ~/.kube cat config", "env -uX -C ~/.kube cat config", "env -i -u A -u B --chdir=/home/dev/.kube cat config",
+		}},
+		{"container mounts of directories holding secrets", gate.RiskHigh, []string{
+			"docker run -v ~/.aws:/x -w /x alpine cat credentials", "docker run -v /home/dev:/h alpine ls", "docker run -v ~/:/h alpine ls",
+			"docker run -v $HOME/.aws:/x alpine ls", "docker run --mount type=bind,source=/home/dev/.ssh,target=/s alpine ls",
+		}},
+		{"more trap handlers than are re-judged", gate.RiskReview, []string{
+			"trap true 1; trap true 2; trap true 3; trap true 4; trap true 5; trap true 6; trap true 7; trap true 8; trap 'cat config' EXIT; cd ~/.kube",
+		}},
+		{"shell options that change what patterns match", gate.RiskReview, []string{
+			"shopt -s nocasematch; y=~/.netrcX; cat ${y/x/}", "shopt -s extglob; ls",
+		}},
+	} {
+		for _, cmd := range tc.cmds {
+			v := c.Bash(cmd)
+			require.True(t, v.Level.Rank() >= tc.want.Rank(), "%s: %q is %s (%s), want at least %s", tc.kind, cmd, v.Level, v.Reason, tc.want)
+		}
+	}
+	for _, cmd := range []string{
+		"trap 'cd ..' EXIT; cd build && ls", "trap 'cd /; cd /' EXIT; cd ~", "x=a.txt; x=b.txt; cat $x", "f() { echo hi; }; f; f",
+		"while read l; do echo $l; done <<< hello", "x=a.txt; cat ${x/#a/b}", "find . -name '*.py' | grep -v test | xargs wc -l",
+		"find ~ | wc -l", "env -u X ls", "docker run -v myvol:/data alpine ls",
+	} {
+		v := c.Bash(cmd)
+		require.NotEqual(t, gate.RiskHigh, v.Level, "neighbour %q: %s", cmd, v.Reason)
+		if cmd[:6] != "docker" {
+			require.Equal(t, gate.RiskSafe, v.Level, "neighbour %q: %s", cmd, v.Reason)
+		}
+	}
+}

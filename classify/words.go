@@ -518,6 +518,12 @@ func (r *run) evalParam(x *syntax.ParamExp) (string, bool) {
 	if env.miss {
 		return "", false
 	}
+	if x.Repl != nil {
+		if v, handled, ok := r.evalReplace(x, env); handled {
+			cut := env.miss && strings.Count(v, "\x00") != 2*strings.Count(v, unknownValue)
+			return v, ok && !cut && len(v) <= maxKnownValue
+		}
+	}
 	v, err := expand.Literal(&expand.Config{Env: env}, &syntax.Word{Parts: []syntax.WordPart{x}})
 	if err != nil || len(v) > maxKnownValue {
 		return "", false
@@ -532,6 +538,88 @@ func (r *run) evalParam(x *syntax.ParamExp) (string, bool) {
 // expansion reads: its result is then at most about maxEvalInput squared
 // (${a//x/$a$a}), and a chain of such assignments stays small.
 const maxEvalInput = 1 << 10
+
+// evalReplace evaluates ${x/pat/rep} where expand's semantics differ
+// from bash 5.2's: the anchors ${x/#pat/rep} and ${x/%pat/rep} (expand
+// matches "#pat" literally) and "&" in rep, which bash 5.2 replaces with
+// the matched text (patsub_replacement, on by default; "\&" is a literal
+// "&"). handled is false when neither applies (expand's answer stands);
+// ok is false when x's pattern is a glob or a value is unknown, where the
+// word stays known only at run time.
+func (r *run) evalReplace(x *syntax.ParamExp, env *knownEnv) (v string, handled, ok bool) {
+	orig := ""
+	if x.Repl.Orig != nil {
+		var static bool
+		if orig, static = staticText(x.Repl.Orig); !static {
+			orig = "?" // not literal
+		}
+	}
+	var with string
+	withAmp := false
+	if x.Repl.With != nil {
+		if lit, static := staticText(x.Repl.With); static {
+			with, withAmp = lit, strings.Contains(lit, "&")
+		} else if raw := x.Repl.With.Lit(); strings.Contains(raw, "&") {
+			withAmp = true
+		}
+	}
+	anchor := byte(0)
+	if orig != "" && (orig[0] == '#' || orig[0] == '%') {
+		anchor, orig = orig[0], orig[1:]
+	}
+	if anchor == 0 && !withAmp {
+		return "", false, false
+	}
+	if strings.ContainsAny(orig, "*?[\\") || x.Param == nil {
+		return "", true, false
+	}
+	val, known := r.lookup(x.Param.Value)
+	if !known || env.miss {
+		return "", true, false
+	}
+	if x.Repl.With != nil && !withAmp {
+		// A value known only at run time stays unknownValue in rep.
+		w, err := expand.Literal(&expand.Config{Env: env}, x.Repl.With)
+		if err != nil {
+			return "", true, false
+		}
+		with = w
+	}
+	if withAmp {
+		if _, static := staticText(x.Repl.With); !static {
+			return "", true, false
+		}
+		var b strings.Builder
+		for i := 0; i < len(with); i++ {
+			switch {
+			case with[i] == '\\' && i+1 < len(with) && with[i+1] == '&':
+				b.WriteByte('&')
+				i++
+			case with[i] == '&':
+				b.WriteString(orig)
+			default:
+				b.WriteByte(with[i])
+			}
+		}
+		with = b.String()
+	}
+	switch {
+	case anchor == '#':
+		if strings.HasPrefix(val, orig) {
+			val = with + val[len(orig):]
+		}
+	case anchor == '%':
+		if strings.HasSuffix(val, orig) {
+			val = val[:len(val)-len(orig)] + with
+		}
+	case orig == "":
+	case x.Repl.All:
+		val = strings.ReplaceAll(val, orig, with)
+	default:
+		val = strings.Replace(val, orig, with, 1)
+	}
+	return val, true, true
+}
 
 // isNilNode reports whether n is a typed nil (an absent ArithmExpr).
 func isNilNode(n syntax.Node) bool {
