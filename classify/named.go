@@ -218,6 +218,25 @@ func staticText(w *syntax.Word) (string, bool) {
 // the other value. A here-string read into a variable (read f <<< PATH)
 // is one of its values.
 func (r *run) historyUses(f *syntax.File) {
+	if strings.Contains(r.sc.src, "<<<") {
+		r.hereStringReads(f)
+	}
+	stale := false // some variable had a value other than the walk's last
+	for name, h := range r.history {
+		if cur, known := r.vars[name]; len(h) > 1 || !known || h[0] != cur {
+			stale = true
+			break
+		}
+	}
+	if !stale {
+		return
+	}
+	r.staleUses(f)
+}
+
+// hereStringReads remembers the text of read VAR <<< TEXT (and of a
+// while read loop fed by a here-string) as a value of VAR.
+func (r *run) hereStringReads(f *syntax.File) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		st, ok := n.(*syntax.Stmt)
 		if !ok || st.Cmd == nil {
@@ -249,9 +268,10 @@ func (r *run) historyUses(f *syntax.File) {
 		}
 		return true
 	})
-	if len(r.history) == 0 {
-		return
-	}
+}
+
+// staleUses is historyUses' check of every word.
+func (r *run) staleUses(f *syntax.File) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		w, ok := n.(*syntax.Word)
 		if !ok {

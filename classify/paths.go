@@ -1788,6 +1788,11 @@ func (cr *compiled) matchAnyBase(suffix string, write bool) pathVerdict {
 		if l == "" || l.Rank() <= best.level.Rank() || l.Rank() <= safe.Rank() {
 			continue
 		}
+		if cp.last != "" && cp.last != segs[len(segs)-1] {
+			// A tail ending in a literal name matches only a suffix
+			// ending in it (matchSegsGlob matches whole segments).
+			continue
+		}
 		for k := 1; k < len(cp.segs); k++ {
 			tail := cp.segs[k:]
 			if !specificTail(tail) || !matchSegsGlob(tail, segs) || tailExempt(cp.except, segs) {
