@@ -21,6 +21,61 @@ func (r *run) anLs(a *actx) traits {
 	return 0
 }
 
+// anNames is the analyzer of commands that print the names of their
+// operands (realpath, readlink, stat) or of everything below them (du
+// -a, hidden entries included; tree -f, with -a for hidden entries): a
+// later stage may read what they name (realpath ~/.kube/config | xargs
+// cat; du -a ~ | cut -f2 | xargs cat).
+func (r *run) anNames(a *actx) traits {
+	args := a.args[1:]
+	switch a.key {
+	case "du":
+		if !hasFlag(args, "-a", "--all") {
+			return 0
+		}
+		ops := operands(args, "-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--exclude", "-X", "--exclude-from", "--time-style", "--files0-from")
+		if len(ops) == 0 {
+			ops = []field{{s: "."}}
+		}
+		for _, o := range ops {
+			r.produce(listing{glob: treeGlob(o, ""), hidden: true})
+		}
+	case "tree":
+		if !shortBundled(args, 'f') {
+			return 0
+		}
+		ops := operands(args, "-L", "-P", "-I", "-o", "--charset", "--filelimit", "--timefmt", "--sort", "-H", "-T", "--fromfile")
+		if len(ops) == 0 {
+			ops = []field{{s: "."}}
+		}
+		for _, o := range ops {
+			r.produce(listing{glob: treeGlob(o, ""), hidden: shortBundled(args, 'a')})
+		}
+	default: // realpath, readlink, stat
+		for _, o := range operands(args, "-c", "--format", "--printf", "--relative-to", "--relative-base") {
+			if !o.dyn {
+				r.produce(listing{glob: o.s})
+			}
+		}
+	}
+	return 0
+}
+
+// shortBundled reports whether a short option letter is set alone or in
+// a bundle (-fi, -afi) among args (tree's options take no bundled
+// values but -L/-P/-I/-o, which do not hold these letters' meaning).
+func shortBundled(args []field, letter byte) bool {
+	for _, f := range args {
+		if f.dyn || len(f.s) < 2 || f.s[0] != '-' || f.s[1] == '-' {
+			continue
+		}
+		if strings.IndexByte(f.s[1:], letter) >= 0 && strings.IndexAny(f.s[1:2], "LPIo") < 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // anUniq is the "uniq" analyzer.
 func (r *run) anUniq(a *actx) traits {
 	if ops := operands(a.args[1:], "-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"); len(ops) >= 2 {

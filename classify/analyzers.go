@@ -14,6 +14,7 @@ func builtinAnalyzers() map[string]analyzerFunc {
 		"find":        (*run).anFind,
 		"fd":          (*run).anFd,
 		"ls":          (*run).anLs,
+		"names":       (*run).anNames,
 		"sed":         (*run).anSed,
 		"awk":         (*run).anAwk,
 		"git":         (*run).anGit,

@@ -103,8 +103,8 @@ type run struct {
 }
 
 // lineFilter reports whether a pipeline stage passes lines of its input
-// through (some of them, reordered): sort, uniq, head, tail, grep, tac,
-// shuf, tee, cat with no operand.
+// through (some of them, reordered, or reshaped): sort, uniq, head,
+// tail, grep, tac, shuf, tee, cut, awk, sed, tr, cat with no operand.
 func lineFilter(s *syntax.Stmt) bool {
 	call, ok := s.Cmd.(*syntax.CallExpr)
 	if !ok || len(call.Args) == 0 {
@@ -112,7 +112,10 @@ func lineFilter(s *syntax.Stmt) bool {
 	}
 	name, _ := staticText(call.Args[0])
 	switch name {
-	case "sort", "uniq", "head", "tail", "grep", "egrep", "fgrep", "rg", "tac", "shuf", "tee":
+	case "sort", "uniq", "head", "tail", "grep", "egrep", "fgrep", "rg", "tac", "shuf", "tee",
+		"cut", "awk", "gawk", "mawk", "sed", "tr":
+		// (cut, awk, sed and tr reshape lines: what they pass on is
+		// judged as the names that came in.)
 		return true
 	case "cat":
 		return len(call.Args) == 1

@@ -94,6 +94,9 @@ func DefaultRules() *Rules {
 	c["jq"] = withAnalyzer(reader("queries JSON"), "jq")
 	c["fd"] = withAnalyzer(cmdr(safe, "lists files"), "fd")
 	c["ls"] = withAnalyzer(cmdr(safe, "read-only"), "ls")
+	for _, n := range []string{"realpath", "readlink", "stat", "du"} {
+		c[n] = withAnalyzer(cmdr(safe, "read-only"), "names")
+	}
 	c["ps"] = withAnalyzer(cmdr(safe, "lists processes"), "ps")
 	c["fdfind"] = c["fd"]
 	// Builtins that take variable names or arithmetic expressions.
@@ -106,7 +109,7 @@ func DefaultRules() *Rules {
 	// Builtins that change what a command name runs.
 	c["hash"] = withAnalyzer(cmdr(safe, "lists remembered command locations"), "rebind")
 	c["enable"] = withAnalyzer(cmdr(safe, "lists builtins"), "rebind")
-	c["tree"] = CommandRule{Level: safe, Reason: "lists files", OutputFlags: []string{"-o"}, ValueFlags: []string{"-o", "-L", "-P", "-I", "--filelimit", "--timefmt", "--charset", "--sort"}}
+	c["tree"] = withAnalyzer(CommandRule{Level: safe, Reason: "lists files", OutputFlags: []string{"-o"}, ValueFlags: []string{"-o", "-L", "-P", "-I", "--filelimit", "--timefmt", "--charset", "--sort"}}, "names")
 	c["date"] = withAnalyzer(cmdr(safe, "prints the date"), "date")
 	c["hwclock"] = CommandRule{Level: safe, Reason: "reads the hardware clock", Flags: []FlagRule{{Flags: []string{"--set", "--systohc", "--hctosys", "--adjust", "-w", "-s", "-a", "--predict", "--param-set"}, Level: high, ID: "clock.set", Reason: "sets the system or hardware clock (privileged; breaks logs, certificates and audit timestamps)"}}}
 	c["timedatectl"] = CommandRule{Level: review, Reason: "changes time settings", Subcommands: map[string]CommandRule{

@@ -107,6 +107,11 @@ func TestFifthRedTeamKinds(t *testing.T) {
 		{"listings through line filters, and find with no expression", gate.RiskHigh, []string{
 			"find ~ -name config | sort | xargs cat", "find ~ -name config | grep kube | xargs cat",
 			"find ~ -name config | head -5 | xargs cat", "find ~ | xargs cat", "find ~ -name config | sort | uniq | tail -3 | xargs cat",
+			"find ~ -name config | awk '{print}' | xargs cat", "du -a ~ | cut -f2 | xargs cat",
+		}},
+		{"commands that print the names of their operands or of what lies below them", gate.RiskHigh, []string{
+			"realpath ~/.kube/config | xargs cat", "readlink -f ~/.kube/config | xargs cat", "stat -c %n ~/.kube/* | xargs cat",
+			"du -a ~ | xargs cat", "tree -afi ~ | xargs cat", "tree -f -a /home | xargs cat",
 		}},
 		{"options around a working-directory option", gate.RiskHigh, []string{
 			"env -u X -C ~/.kube cat config", "env -uX -C ~/.kube cat config", "env -i -u A -u B --chdir=/home/dev/.kube cat config",
@@ -130,7 +135,8 @@ func TestFifthRedTeamKinds(t *testing.T) {
 	for _, cmd := range []string{
 		"trap 'cd ..' EXIT; cd build && ls", "trap 'cd /; cd /' EXIT; cd ~", "x=a.txt; x=b.txt; cat $x", "f() { echo hi; }; f; f",
 		"while read l; do echo $l; done <<< hello", "x=a.txt; cat ${x/#a/b}", "find . -name '*.py' | grep -v test | xargs wc -l",
-		"find ~ | wc -l", "env -u X ls", "docker run -v myvol:/data alpine ls",
+		"find ~ | wc -l", "env -u X ls", "docker run -v myvol:/data alpine ls", "du -sh .", "tree -L 2", "stat README.md",
+		"du -a . | sort -n | tail", "tree -fi ~ | xargs cat",
 	} {
 		v := c.Bash(cmd)
 		require.NotEqual(t, gate.RiskHigh, v.Level, "neighbour %q: %s", cmd, v.Reason)
