@@ -100,15 +100,15 @@ func (r *run) anCd(a *actx) {
 
 func (r *run) anDocker(a *actx) {
 	for i, f := range a.rest {
-		v := f.s
-		if (f.s == "-v" || f.s == "--volume" || f.s == "--mount") && i+1 < len(a.rest) {
-			v = a.rest[i+1].s
-		} else if strings.HasPrefix(f.s, "--volume=") || strings.HasPrefix(f.s, "--mount=") {
-			_, v, _ = strings.Cut(f.s, "=")
-		} else {
+		v, ok := mountValue(a.rest, i)
+		if !ok {
 			continue
 		}
+		_ = f
 		src := mountSource(v)
+		if src != "/" {
+			src = strings.TrimRight(src, "/")
+		}
 		if src == "/" || src == "/etc" || strings.HasSuffix(src, "docker.sock") || src == "~" || src == "$HOME" || src == "/root" {
 			r.add(a.cx, high, "docker.host-mount", "container mounts a sensitive host path ("+clip(src, 40)+")")
 			continue
@@ -132,17 +132,57 @@ func (r *run) anDocker(a *actx) {
 	}
 }
 
+// mountValue is the value of a volume or mount option at args[i], the
+// way docker's flag parser (pflag) reads it: -v VAL, -v=VAL, -vVAL, a
+// bundle ending in v (-itv VAL), --volume VAL, --volume=VAL, --mount
+// VAL, --mount=VAL.
+func mountValue(args []field, i int) (string, bool) {
+	s := args[i].s
+	next := func() (string, bool) {
+		if i+1 < len(args) {
+			return args[i+1].s, true
+		}
+		return "", false
+	}
+	switch {
+	case args[i].dyn:
+		return "", false
+	case s == "--volume" || s == "--mount":
+		return next()
+	case strings.HasPrefix(s, "--volume=") || strings.HasPrefix(s, "--mount="):
+		_, v, _ := strings.Cut(s, "=")
+		return v, true
+	case len(s) >= 2 && s[0] == '-' && s[1] != '-':
+		k := strings.IndexByte(s, 'v')
+		if k < 0 || strings.ContainsAny(s[1:k], "=") {
+			return "", false
+		}
+		switch rest := s[k+1:]; {
+		case rest == "":
+			return next()
+		case rest[0] == '=':
+			return rest[1:], true
+		default:
+			return rest, true
+		}
+	}
+	return "", false
+}
+
 // mountSource is the host path of a -v/--volume SRC:DST[:opts] or a
 // --mount type=bind,source=SRC,… value ("" for a named volume or none).
+// --mount is CSV with case-insensitive keys, and the last source wins.
 func mountSource(v string) string {
 	if strings.Contains(v, "=") {
+		src := ""
 		for _, kv := range strings.Split(v, ",") {
+			kv = strings.Trim(kv, `"'`)
 			k, val, _ := strings.Cut(kv, "=")
-			if k == "source" || k == "src" {
-				return val
+			if k = strings.ToLower(strings.TrimSpace(k)); k == "source" || k == "src" {
+				src = strings.Trim(val, `"'`)
 			}
 		}
-		return ""
+		return src
 	}
 	src, _, _ := strings.Cut(v, ":")
 	if src != "" && !strings.ContainsAny(src[:1], "/~.$") {

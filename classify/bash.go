@@ -113,7 +113,7 @@ func lineFilter(s *syntax.Stmt) bool {
 	name, _ := staticText(call.Args[0])
 	switch name {
 	case "sort", "uniq", "head", "tail", "grep", "egrep", "fgrep", "rg", "tac", "shuf", "tee",
-		"cut", "awk", "gawk", "mawk", "sed", "tr":
+		"cut", "awk", "gawk", "mawk", "sed", "tr", "nl", "column", "paste", "fmt", "rev", "fold", "expand", "unexpand":
 		// (cut, awk, sed and tr reshape lines: what they pass on is
 		// judged as the names that came in.)
 		return true
@@ -891,6 +891,18 @@ func (r *run) rememberValue(name, val string) {
 		}
 	}
 	if len(h) >= maxHistory {
+		// Full: a value that may name a secret takes the place of the
+		// oldest that cannot (x=1; …; x=8; x=~/.ssh/id_rsa; (x=a); cat $x).
+		secret := func(v string) bool { return r.matchPath(r.c.res.resolve(r.cwd, v), false).level == high }
+		if !secret(val) {
+			return
+		}
+		for i, v := range h {
+			if !secret(v) {
+				h[i] = val
+				return
+			}
+		}
 		return
 	}
 	if r.history == nil {

@@ -27,6 +27,11 @@ func TestExpansionIsBounded(t *testing.T) {
 		"a=xx; " + strings.Repeat("a=${a//x/$a$a$a$a}; ", 12) + "cat ${a:0:3}",
 		"a=xx; " + strings.Repeat("a=$a$a; ", 13) + "cat " + strings.Repeat("$a", 20000),
 		"a=xx; " + strings.Repeat("a=${a^^}$a; ", 40) + "cat ${a,,}",
+		// sixth red team: brace words checked for secret names (2^30
+		// words if expanded whole)
+		"x=~/.aws/credentials; (x=b); cat " + strings.Repeat("{a,b}", 30) + "$x",
+		"for f in " + strings.Repeat("{a,b}", 30) + "; do :; done",
+		"a=(" + strings.Repeat("{a,b}", 30) + ")",
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

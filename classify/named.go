@@ -122,7 +122,13 @@ func (r *run) namedTextsWith(w *syntax.Word, name, val string) []string {
 	var out []string
 	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
 	syntax.SplitBraces(cp) // on a copy: the walk's tree stays as parsed
-	for _, bw := range expand.Braces(cp) {
+	words := []*syntax.Word{w}
+	if braceCount(cp) <= maxBraceWords {
+		// expand.Braces builds every word before any cap applies:
+		// {a,b}{a,b}… thirty times over is 2^30 words.
+		words = expand.Braces(cp)
+	}
+	for _, bw := range words {
 		env := &knownEnv{r: r, dirs: true, name: name, val: val}
 		s, err := expand.Literal(&expand.Config{Env: env}, bw)
 		if err != nil {
@@ -140,6 +146,30 @@ func (r *run) namedTextsWith(w *syntax.Word, name, val string) []string {
 		}
 	}
 	return out
+}
+
+// maxBraceWords bounds the words a brace expansion may give for
+// namedTexts to expand it (past it the word is taken as written).
+const maxBraceWords = 64
+
+// braceCount is an upper bound of the words w's brace expansions give:
+// the product of every brace's alternatives (a sequence {1..N} counted
+// as past any bound).
+func braceCount(w *syntax.Word) int {
+	n := 1
+	syntax.Walk(w, func(node syntax.Node) bool {
+		b, ok := node.(*syntax.BraceExp)
+		if !ok || n > maxBraceWords {
+			return n <= maxBraceWords
+		}
+		if b.Sequence {
+			n = maxBraceWords + 1
+			return false
+		}
+		n *= max(len(b.Elems), 1)
+		return true
+	})
+	return n
 }
 
 // printfText is the text printf -v VAR FORMAT ARGS… stores when FORMAT

@@ -119,6 +119,14 @@ func TestFifthRedTeamKinds(t *testing.T) {
 		{"container mounts of directories holding secrets", gate.RiskHigh, []string{
 			"docker run -v ~/.aws:/x -w /x alpine cat credentials", "docker run -v /home/dev:/h alpine ls", "docker run -v ~/:/h alpine ls",
 			"docker run -v $HOME/.aws:/x alpine ls", "docker run --mount type=bind,source=/home/dev/.ssh,target=/s alpine ls",
+			// sixth red team: the spellings docker's flag parser accepts
+			"docker run -v=/home/dev/.ssh:/x alpine", "docker run -v/home/dev/.ssh:/x alpine", "docker run -itv /home/dev/.ssh:/x alpine",
+			"docker run --mount 'type=bind,\"source=/home/dev/.ssh\",target=/x' alpine", "docker run --mount type=bind,Source=/home/dev/.ssh,target=/x alpine",
+			"docker run --mount src=/tmp,dst=/x,type=bind,src=/home/dev/.ssh alpine", "docker run -v /var/run/docker.sock/:/x alpine",
+		}},
+		{"a secret value past a full history (sixth red team)", gate.RiskReview, []string{
+			"x=1;x=2;x=3;x=4;x=5;x=6;x=7;x=8; x=~/.ssh/id_rsa; (x=README.md); cat $x",
+			"find ~ -name credentials | nl -ba | cut -f2 | xargs cat", "find ~ -name credentials | column | xargs cat",
 		}},
 		{"more trap handlers than are re-judged", gate.RiskReview, []string{
 			"trap true 1; trap true 2; trap true 3; trap true 4; trap true 5; trap true 6; trap true 7; trap true 8; trap 'cat config' EXIT; cd ~/.kube",
