@@ -133,13 +133,7 @@ func (s *Store) rolledHourCounts(ctx context.Context, f Filter, after *Cursor) (
 		conds = append(conds, "Hour <= fromUnixTimestamp64Nano({after_ts:Int64})")
 		p.Int64("after_ts", after.Timestamp.UnixNano())
 	}
-	if len(conds) > 0 {
-		if where == "" {
-			where = "\nWHERE " + strings.Join(conds, "\n  AND ")
-		} else {
-			where += "\n  AND " + strings.Join(conds, "\n  AND ")
-		}
-	}
+	where = andWhere(where, conds)
 	hours, err := s.scanHourCounts(ctx, "SELECT toUnixTimestamp(Hour) AS h, sum(Calls) FROM "+s.cfg.read(HourlyTable)+where+
 		"\nGROUP BY h ORDER BY h DESC", &p)
 	if err != nil || len(hours) == 0 {
@@ -166,13 +160,7 @@ func (s *Store) decisionHourCounts(ctx context.Context, f Filter, after *Cursor,
 		conds = append(conds, "Timestamp >= toDateTime({from:Int64}, 'UTC')")
 		p.Int64("from", from)
 	}
-	if len(conds) > 0 {
-		if where == "" {
-			where = "\nWHERE " + strings.Join(conds, "\n  AND ")
-		} else {
-			where += "\n  AND " + strings.Join(conds, "\n  AND ")
-		}
-	}
+	where = andWhere(where, conds)
 	return s.scanHourCounts(ctx, "SELECT toUnixTimestamp("+hourExpr+") AS h, count() FROM "+s.cfg.read(DecisionsTable)+where+
 		"\nGROUP BY h ORDER BY h DESC", &p)
 }
@@ -219,13 +207,7 @@ func (s *Store) exportWindow(ctx context.Context, f Filter, lo, hi time.Time, af
 		p.Int64("after_ts", after.Timestamp.UnixNano())
 		p.String("after_span", after.SpanID)
 	}
-	switch {
-	case len(conds) == 0:
-	case where == "":
-		where = "\nWHERE " + strings.Join(conds, "\n  AND ")
-	default:
-		where += "\n  AND " + strings.Join(conds, "\n  AND ")
-	}
+	where = andWhere(where, conds)
 	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.read(DecisionsTable) + " FINAL" + where +
 		"\nORDER BY Timestamp DESC, SpanId DESC" + finalSettings +
 		fmt.Sprintf(", max_bytes_before_external_sort = %d", exportSortBytes)
@@ -249,4 +231,15 @@ func (s *Store) exportWindow(ctx context.Context, f Filter, lo, hi time.Time, af
 		return s.wrap("export", fmt.Errorf("reading the streamed result: %w", err))
 	}
 	return nil
+}
+
+// andWhere adds conds to a WHERE clause (Filter.where's, or "").
+func andWhere(where string, conds []string) string {
+	switch {
+	case len(conds) == 0:
+		return where
+	case where == "":
+		return "\nWHERE " + strings.Join(conds, "\n  AND ")
+	}
+	return where + "\n  AND " + strings.Join(conds, "\n  AND ")
 }

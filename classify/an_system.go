@@ -99,12 +99,11 @@ func (r *run) anCd(a *actx) {
 }
 
 func (r *run) anDocker(a *actx) {
-	for i, f := range a.rest {
+	for i := range a.rest {
 		v, ok := mountValue(a.rest, i)
 		if !ok {
 			continue
 		}
-		_ = f
 		src := mountSource(v)
 		if src != "/" {
 			src = strings.TrimRight(src, "/")

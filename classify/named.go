@@ -23,10 +23,7 @@ func (r *run) namedSecrets(f *syntax.File, from int) {
 	}
 	r.historyUses(f)
 	checkText := func(s string, w *syntax.Word) bool {
-		if s == "" || !(strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")) || !r.cr.secrets.may(s) {
-			return false
-		}
-		if v := r.matchPath(r.c.res.resolve(r.cwd, s), false); v.level == high && !v.dir {
+		if v, ok := r.secretText(s); ok {
 			shown := strings.Replace(s, unknownMark+"/", "…/", 1)
 			r.addAt(review, "secret.named", "names "+v.reason+" ("+clip(shown, 60)+") in a word whose use is not followed", w.Pos(), w.End())
 			return true
@@ -91,6 +88,16 @@ func (r *run) namedSecrets(f *syntax.File, from int) {
 		}
 		return true
 	})
+}
+
+// secretText is the high read rule a word's text names as a path (a
+// secret file, not a directory), when it looks like one.
+func (r *run) secretText(s string) (pathVerdict, bool) {
+	if s == "" || !(strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")) || !r.cr.secrets.may(s) {
+		return pathVerdict{}, false
+	}
+	v := r.matchPath(r.c.res.resolve(r.cwd, s), false)
+	return v, v.level == high && !v.dir
 }
 
 // writesFile reports whether redirs send standard output to a file.
@@ -314,10 +321,7 @@ func (r *run) staleUses(f *syntax.File) {
 					continue
 				}
 				for _, s := range r.namedTextsWith(w, name, v) {
-					if s == "" || !(strings.HasPrefix(s, "~") || strings.HasPrefix(s, ".") || strings.Contains(s, "/")) || !r.cr.secrets.may(s) {
-						continue
-					}
-					if pv := r.matchPath(r.c.res.resolve(r.cwd, s), false); pv.level == high && !pv.dir {
+					if pv, ok := r.secretText(s); ok {
 						r.addAt(review, "secret.maybe", "$"+name+" may hold "+clip(v, 40)+" (assigned earlier in the command): then this names "+pv.reason, w.Pos(), w.End())
 						return false
 					}
