@@ -146,7 +146,7 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	data := res.Data
 	if strings.EqualFold(outFormat, "Native") && req.p.revision > 0 && req.st.Kind != KindInsert {
-		if data, err = reencodeNative(data, req.p.revision); err != nil {
+		if data, err = nativeForClient(data, req.p.revision); err != nil {
 			s.fail(w, r, &Exception{Code: codeNotImplemented, Name: "NOT_IMPLEMENTED",
 				Text: "Cannot send this result as Native at client_protocol_version " + fmt.Sprint(req.p.revision) + ": " + err.Error() + "; use another FORMAT"})
 			return

@@ -95,7 +95,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		}
 		data := res.Data
 		if native {
-			if data, err = reencodeNative(data, req.p.revision); err != nil {
+			if data, err = nativeForClient(data, req.p.revision); err != nil {
 				s.fail(w, r, &Exception{Code: codeNotImplemented, Name: "NOT_IMPLEMENTED", Text: err.Error() + "; use another FORMAT"})
 				return err
 			}
@@ -110,7 +110,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	encode := func(chunk []byte) ([]byte, error) {
 		if native {
 			var err error
-			if chunk, err = reencodeNative(chunk, req.p.revision); err != nil {
+			if chunk, err = nativeForClient(chunk, req.p.revision); err != nil {
 				return nil, fmt.Errorf("cannot send this result as Native at client_protocol_version %d: %w", req.p.revision, err)
 			}
 		}
