@@ -220,41 +220,68 @@ func (f Filter) where(p *Params) string {
 	return "\nWHERE " + strings.Join(conds, "\n  AND ")
 }
 
-// Cursor marks a position in the newest-first order of decisions:
-// (Timestamp, SpanID) of the last decision of a page.
+// Cursor marks a position in the newest-first order of decisions: the
+// sorting key (Timestamp, SpanID, Action, Agent, ToolName) of the last
+// decision of a page (see [Decision.Cursor]). A Cursor with only
+// Timestamp and SpanID set is behind every decision sharing both.
 type Cursor struct {
 	Timestamp time.Time
 	SpanID    string
+	// Action, Agent and ToolName break ties between decisions that share
+	// a span ID and a Timestamp (a producer that reuses span IDs).
+	Action, Agent, ToolName string
 }
 
-// String encodes c as an opaque page token.
+// String encodes c as an opaque page token: base64url of
+// "nanoseconds:spanID", then, when c has them,
+// ":" base64url(Action) ":" base64url(Agent) ":" base64url(ToolName).
 func (c Cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Timestamp.UnixNano(), 10) + ":" + c.SpanID))
+	s := strconv.FormatInt(c.Timestamp.UnixNano(), 10) + ":" + c.SpanID
+	if c.Action != "" || c.Agent != "" || c.ToolName != "" {
+		for _, v := range []string{c.Action, c.Agent, c.ToolName} {
+			s += ":" + base64.RawURLEncoding.EncodeToString([]byte(v))
+		}
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(s))
 }
 
 // ErrBadCursor is wrapped by ParseCursor's errors.
 var ErrBadCursor = errors.New("audit: bad page token")
 
-// ParseCursor decodes a token made by Cursor.String.
+// ParseCursor decodes a token made by Cursor.String (also the shorter
+// tokens of earlier versions, without Action, Agent and ToolName).
 func ParseCursor(token string) (Cursor, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
 	}
-	ns, span, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return Cursor{}, fmt.Errorf("%w: no separator", ErrBadCursor)
+	fields := strings.Split(string(raw), ":")
+	if len(fields) != 2 && len(fields) != 5 {
+		return Cursor{}, fmt.Errorf("%w: %d fields, want 2 or 5", ErrBadCursor, len(fields))
 	}
-	n, err := strconv.ParseInt(ns, 10, 64)
+	n, err := strconv.ParseInt(fields[0], 10, 64)
 	if err != nil {
 		return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
 	}
+	span := fields[1]
 	for _, r := range span {
 		if !strings.ContainsRune("0123456789abcdef", r) {
 			return Cursor{}, fmt.Errorf("%w: span ID %q is not lowercase hex", ErrBadCursor, span)
 		}
 	}
-	return Cursor{Timestamp: time.Unix(0, n).UTC(), SpanID: span}, nil
+	c := Cursor{Timestamp: time.Unix(0, n).UTC(), SpanID: span}
+	if len(fields) == 5 {
+		var vs [3]string
+		for i, f := range fields[2:] {
+			b, err := base64.RawURLEncoding.DecodeString(f)
+			if err != nil {
+				return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
+			}
+			vs[i] = string(b)
+		}
+		c.Action, c.Agent, c.ToolName = vs[0], vs[1], vs[2]
+	}
+	return c, nil
 }
 
 // Page is a request for one page of decisions.
@@ -331,23 +358,11 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 	var p Params
 	where := f.where(&p)
 	if after != nil {
-		// The tuple orders the page; the bound on Timestamp alone is what
-		// the primary key (toStartOfHour(Timestamp), …) and the day
-		// partitions prune by, so a page deep in the range reads only
-		// the granules before the cursor, not the whole range after it.
-		cond := "Timestamp <= fromUnixTimestamp64Nano({after_ts:Int64})" +
-			" AND (Timestamp, SpanId) < (fromUnixTimestamp64Nano({after_ts:Int64}), {after_span:String})"
-		if where == "" {
-			where = "\nWHERE " + cond
-		} else {
-			where += "\n  AND " + cond
-		}
-		p.Int64("after_ts", after.Timestamp.UnixNano())
-		p.String("after_span", after.SpanID)
+		where = andWhere(where, after.afterCursor(&p))
 	}
 	p.Int64("limit", int64(limit)+1)
 	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.read(DecisionsTable) + " FINAL" + where +
-		"\nORDER BY Timestamp DESC, SpanId DESC\nLIMIT {limit:UInt32}" + finalSettings
+		"\nORDER BY " + newestFirst + "\nLIMIT {limit:UInt32}" + finalSettings
 	rows, err := s.query(ctx, "decisions", sql, &p)
 	if err != nil {
 		return DecisionPage{}, 0, err
@@ -368,7 +383,8 @@ func (s *Store) decisionsPage(ctx context.Context, f Filter, after *Cursor, limi
 	if n > limit {
 		out.Decisions = out.Decisions[:limit]
 		last := out.Decisions[limit-1]
-		out.Next = &Cursor{Timestamp: last.Timestamp, SpanID: last.SpanID}
+		next := last.Cursor()
+		out.Next = &next
 	}
 	return out, n, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
 // exportSortBytes is the memory (bytes) past which the engine's sort of an
@@ -13,8 +15,11 @@ import (
 const exportSortBytes = 256 << 20
 
 // Cursor returns the position of d in the order Decisions and Export read
-// (Timestamp DESC, SpanId DESC): Export from it resumes right after d.
-func (d Decision) Cursor() Cursor { return Cursor{Timestamp: d.Timestamp, SpanID: d.SpanID} }
+// (Timestamp DESC, then the rest of the sorting key: SpanId, Action,
+// Agent, ToolName, descending): Export from it resumes right after d.
+func (d Decision) Cursor() Cursor {
+	return Cursor{Timestamp: d.Timestamp, SpanID: d.SpanID, Action: d.Action, Agent: d.Agent, ToolName: d.ToolName}
+}
 
 // exportWindowRows is about how many decisions one export query sorts:
 // the hours of the range are grouped, newest first, into windows of at
@@ -51,12 +56,7 @@ func (s *Store) Export(ctx context.Context, f Filter, after *Cursor, fn func(Dec
 	if rows == 0 {
 		rows = exportWindowRows
 	}
-	for _, w := range exportWindows(hours, rows) {
-		if err := s.exportWindow(ctx, f, w.lo, w.hi, after, fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.runWindows(ctx, f, exportWindows(hours, rows), after, fn)
 }
 
 // hourCount is how many decisions (duplicates included) an hour holds:
@@ -66,7 +66,8 @@ type hourCount struct {
 	n    uint64
 }
 
-// window is one export query's range [lo, hi); hi zero: no upper bound.
+// window is one export query's range [lo, hi) (lo zero: no lower bound;
+// hi zero: no upper bound).
 type window struct{ lo, hi time.Time }
 
 // exportWindows groups hours (newest first) into windows of at least rows
@@ -187,37 +188,109 @@ func (s *Store) scanHourCounts(ctx context.Context, sql string, p *Params) ([]ho
 	return hours, nil
 }
 
-// exportWindow streams the decisions of f in [lo, hi) (lo or hi zero: no
-// bound on that side) after the cursor, newest first, to fn.
-func (s *Store) exportWindow(ctx context.Context, f Filter, lo, hi time.Time, after *Cursor, fn func(Decision) error) error {
-	var p Params
-	where := f.where(&p)
+// windowSQL is the query of the decisions of f in w after the cursor,
+// newest first; the engine's sort spills past [exportSortBytes].
+func (s *Store) windowSQL(f Filter, w window, after *Cursor) (string, *Params) {
+	p := new(Params)
+	where := f.where(p)
 	var conds []string
-	if !lo.IsZero() {
+	if !w.lo.IsZero() {
 		conds = append(conds, "Timestamp >= fromUnixTimestamp64Nano({win_lo:Int64})")
-		p.Int64("win_lo", lo.UnixNano())
+		p.Int64("win_lo", w.lo.UnixNano())
 	}
-	if !hi.IsZero() {
+	if !w.hi.IsZero() {
 		conds = append(conds, "Timestamp < fromUnixTimestamp64Nano({win_hi:Int64})")
-		p.Int64("win_hi", hi.UnixNano())
+		p.Int64("win_hi", w.hi.UnixNano())
 	}
 	if after != nil {
-		conds = append(conds, "Timestamp <= fromUnixTimestamp64Nano({after_ts:Int64})",
-			"(Timestamp, SpanId) < (fromUnixTimestamp64Nano({after_ts:Int64}), {after_span:String})")
-		p.Int64("after_ts", after.Timestamp.UnixNano())
-		p.String("after_span", after.SpanID)
+		conds = append(conds, after.afterCursor(p)...)
 	}
-	where = andWhere(where, conds)
-	sql := "SELECT " + selectList() + "\nFROM " + s.cfg.read(DecisionsTable) + " FINAL" + where +
-		"\nORDER BY Timestamp DESC, SpanId DESC" + finalSettings +
-		fmt.Sprintf(", max_bytes_before_external_sort = %d", exportSortBytes)
+	return "SELECT " + selectList() + "\nFROM " + s.cfg.read(DecisionsTable) + " FINAL" + andWhere(where, conds) +
+		"\nORDER BY " + newestFirst + finalSettings + fmt.Sprintf(", max_bytes_before_external_sort = %d", exportSortBytes), p
+}
+
+// opened is a window's query, started ahead: its rows, or the error.
+type opened struct {
+	rows driver.Rows
+	err  error
+}
+
+// ahead is a window's query running on its own goroutine: the engine reads
+// and sorts the next window while the caller decodes and hands over this
+// one (a window's sort is most of its time at 10M decisions, and the
+// caller waits for it otherwise). ch receives exactly one value; cancel
+// stops the query.
+type ahead struct {
+	ch     chan opened
+	cancel context.CancelFunc
+}
+
+// open starts w's query.
+func (s *Store) open(ctx context.Context, f Filter, w window, after *Cursor) *ahead {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops the stream when fn stops the export
-	rows, err := s.query(ctx, "export", sql, &p)
-	if err != nil {
-		return err
+	a := &ahead{ch: make(chan opened, 1), cancel: cancel}
+	go func() {
+		sql, p := s.windowSQL(f, w, after)
+		rows, err := s.query(ctx, "export", sql, p)
+		a.ch <- opened{rows: rows, err: err}
+	}()
+	return a
+}
+
+// wait returns the query's rows or error.
+func (a *ahead) wait() opened { return <-a.ch }
+
+// stop ends the query, started or not, and waits for its goroutine: the
+// stream stops and the connection is freed.
+func (a *ahead) stop() {
+	a.cancel()
+	if o := <-a.ch; o.rows != nil {
+		o.rows.Close()
 	}
-	defer rows.Close()
+}
+
+// runWindows runs the windows' queries in order, each started while the
+// one before it is handed over, and hands every decision to fn. It returns
+// only after every query it started has ended.
+func (s *Store) runWindows(ctx context.Context, f Filter, ws []window, after *Cursor, fn func(Decision) error) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	cur := s.open(ctx, f, ws[0], after)
+	for i := range ws {
+		o := cur.wait()
+		if o.err != nil && i > 0 && ctx.Err() == nil {
+			// Started ahead, it may have waited too long for a connection
+			// (max_open_conns) or for the server while the window before it
+			// was handed over to a slow fn: nothing of it was handed over,
+			// so it runs again, now.
+			cur.cancel()
+			cur = s.open(ctx, f, ws[i], after)
+			o = cur.wait()
+		}
+		var next *ahead
+		if o.err == nil && i+1 < len(ws) {
+			next = s.open(ctx, f, ws[i+1], after)
+		}
+		err := o.err
+		if err == nil {
+			err = s.handOver(o.rows, fn)
+			o.rows.Close()
+		}
+		cur.cancel()
+		if err != nil {
+			if next != nil {
+				next.stop()
+			}
+			return err
+		}
+		cur = next
+	}
+	return nil
+}
+
+// handOver hands a window's rows to fn in the order the engine sent them.
+func (s *Store) handOver(rows driver.Rows, fn func(Decision) error) error {
 	for rows.Next() {
 		d, err := scanDecision(rows)
 		if err != nil {

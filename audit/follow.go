@@ -7,13 +7,16 @@ import (
 )
 
 // Follower reports new decisions as they reach gate_decisions, each once,
-// in the order they arrived (InsertedAt, then SpanID).
+// in the order they arrived (InsertedAt, then the sorting key: SpanID,
+// Timestamp, Action, Agent, ToolName).
 //
 // How it avoids gaps and duplicates: a decision's InsertedAt is set by the
 // view when its insert is processed, a moment before the insert commits,
 // so a poll can miss a row with an InsertedAt just below the newest one it
 // saw. Each poll therefore re-reads an overlap window (default 10s) before
-// its watermark and skips the SpanIDs it already reported in that window.
+// its watermark and skips the decisions (by their sorting key, not the
+// span ID alone: two decisions may share one) it already reported in that
+// window.
 // A batch the exporter re-sends later is not reported again either: the
 // table keeps the first copy of a span (see the package doc), and reading
 // FINAL gives that copy's InsertedAt, which is behind the watermark.
@@ -23,9 +26,9 @@ type Follower struct {
 	filter  Filter
 	overlap time.Duration
 	batch   int
-	mark    time.Time            // newest InsertedAt reported
-	floor   time.Time            // the starting point: nothing at or before it is reported
-	seen    map[string]time.Time // span ID → InsertedAt, for rows in the overlap window
+	mark    time.Time         // newest InsertedAt reported
+	floor   time.Time         // the starting point: nothing at or before it is reported
+	seen    map[key]time.Time // decision → InsertedAt, for rows in the overlap window
 	started bool
 }
 
@@ -46,7 +49,7 @@ func FollowOverlap(d time.Duration) FollowOption { return func(f *Follower) { f.
 // ignored; the follower reads by arrival, not by span time).
 func (s *Store) NewFollower(f Filter, opts ...FollowOption) *Follower {
 	f.Since, f.Until = time.Time{}, time.Time{}
-	fl := &Follower{s: s, filter: f, overlap: 10 * time.Second, batch: 1000, seen: map[string]time.Time{}}
+	fl := &Follower{s: s, filter: f, overlap: 10 * time.Second, batch: 1000, seen: map[key]time.Time{}}
 	for _, o := range opts {
 		o(fl)
 	}
@@ -86,21 +89,25 @@ func (f *Follower) Poll(ctx context.Context) ([]Decision, error) {
 		}
 	}
 	var out []Decision
-	curTS, curSpan := lo, ""
+	// cur is the last row read, in arrivalOrder; the first read starts
+	// at lo, before every decision inserted then with a span ID.
+	var cur *Decision
 	for {
 		var p Params
 		where := f.filter.where(&p)
-		cond := "(InsertedAt, SpanId) > (fromUnixTimestamp64Nano({cur_ts:Int64}), {cur_span:String})"
-		if where == "" {
-			where = "\nWHERE " + cond
+		if cur == nil {
+			where = andWhere(where, []string{"(InsertedAt, SpanId) > (fromUnixTimestamp64Nano({cur_at:Int64}), '')"})
+			p.Int64("cur_at", lo.UnixNano())
 		} else {
-			where += "\n  AND " + cond
+			where = andWhere(where, []string{"InsertedAt >= fromUnixTimestamp64Nano({cur_at:Int64})",
+				"(InsertedAt, SpanId, Timestamp, Action, Agent, ToolName) > (fromUnixTimestamp64Nano({cur_at:Int64}), {cur_span:String}, " +
+					"fromUnixTimestamp64Nano({cur_ts:Int64}), {cur_action:String}, {cur_agent:String}, {cur_tool:String})"})
+			p.Int64("cur_at", cur.InsertedAt.UnixNano()).Int64("cur_ts", cur.Timestamp.UnixNano())
+			p.String("cur_span", cur.SpanID).String("cur_action", cur.Action).String("cur_agent", cur.Agent).String("cur_tool", cur.ToolName)
 		}
-		p.Int64("cur_ts", curTS.UnixNano())
-		p.String("cur_span", curSpan)
 		p.Int64("limit", int64(f.batch))
 		sql := "SELECT " + selectList() + "\nFROM " + f.s.cfg.read(DecisionsTable) + " FINAL" + where +
-			"\nORDER BY InsertedAt, SpanId\nLIMIT {limit:UInt32}" + finalSettings
+			"\nORDER BY " + arrivalOrder + "\nLIMIT {limit:UInt32}" + finalSettings
 		rows, err := f.s.query(ctx, "follow", sql, &p)
 		if err != nil {
 			return out, err
@@ -113,11 +120,12 @@ func (f *Follower) Poll(ctx context.Context) ([]Decision, error) {
 				return out, f.s.wrap("follow", err)
 			}
 			n++
-			curTS, curSpan = d.InsertedAt, d.SpanID
-			if _, dup := f.seen[d.SpanID]; dup {
+			cur = &d
+			k := d.key()
+			if _, dup := f.seen[k]; dup {
 				continue
 			}
-			f.seen[d.SpanID] = d.InsertedAt
+			f.seen[k] = d.InsertedAt
 			if d.InsertedAt.After(f.mark) {
 				f.mark = d.InsertedAt
 			}

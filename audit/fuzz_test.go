@@ -13,7 +13,8 @@ import (
 // cursor that encodes back to an equivalent token.
 func FuzzParseCursor(f *testing.F) {
 	for _, s := range []string{"", "MTc5NTg2MzkwMTEwMDAwMDAwMDpiMmIyYjJiMmIyYjJiMjAz", "!!", "Og", "MDo",
-		audit.Cursor{Timestamp: time.Unix(0, -1), SpanID: "ab"}.String()} {
+		audit.Cursor{Timestamp: time.Unix(0, -1), SpanID: "ab"}.String(),
+		audit.Cursor{Timestamp: time.Unix(0, 7), SpanID: "ab", Action: "deny", Agent: "a:b\x00", ToolName: "t\xff:"}.String()} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, token string) {
@@ -28,7 +29,8 @@ func FuzzParseCursor(f *testing.F) {
 			t.Fatalf("span ID %q accepted", c.SpanID)
 		}
 		again, err := audit.ParseCursor(c.String())
-		if err != nil || !again.Timestamp.Equal(c.Timestamp) || again.SpanID != c.SpanID {
+		if err != nil || !again.Timestamp.Equal(c.Timestamp) || again.SpanID != c.SpanID ||
+			again.Action != c.Action || again.Agent != c.Agent || again.ToolName != c.ToolName {
 			t.Fatalf("round trip of %q: %v %v", token, again, err)
 		}
 	})

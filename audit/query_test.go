@@ -459,11 +459,20 @@ func TestOpenUnreachable(t *testing.T) {
 }
 
 func TestParseCursor(t *testing.T) {
-	c := audit.Cursor{Timestamp: time.Unix(1764324000, 123456789).UTC(), SpanID: "a1a1a1a1a1a1a102"}
-	got, err := audit.ParseCursor(c.String())
+	for _, c := range []audit.Cursor{
+		{Timestamp: time.Unix(1764324000, 123456789).UTC(), SpanID: "a1a1a1a1a1a1a102"},
+		// A producer's names may hold the separator and any byte.
+		{Timestamp: time.Unix(1764324000, 1).UTC(), SpanID: "a1", Action: "deny", Agent: "a:b:\x00", ToolName: "\xff::"},
+	} {
+		got, err := audit.ParseCursor(c.String())
+		require.NoError(t, err)
+		assert.Equal(t, c, got)
+	}
+	// A token of an earlier version (no Action, Agent, ToolName) still parses.
+	old, err := audit.ParseCursor("MTc5NTg2MzkwMTEwMDAwMDAwMDpiMmIyYjJiMmIyYjJiMjAz")
 	require.NoError(t, err)
-	assert.Equal(t, c, got)
-	for _, bad := range []string{"", "!!!", "bm9zZXA", "YWJjOmRlZg"} {
+	assert.Equal(t, "b2b2b2b2b2b2b203", old.SpanID)
+	for _, bad := range []string{"", "!!!", "bm9zZXA", "YWJjOmRlZg", "MTphYjp4", "MTphYjohOjo"} {
 		_, err := audit.ParseCursor(bad)
 		assert.ErrorIs(t, err, audit.ErrBadCursor, bad)
 	}
