@@ -82,26 +82,7 @@ func TestExportResumes(t *testing.T) {
 		}
 
 		store := rapid.SampledFrom(stores).Draw(rt, "store")
-		var got []string
-		var after *audit.Cursor
-		for stops := 0; ; stops++ {
-			k := rapid.IntRange(1, n).Draw(rt, "stop after")
-			seen := 0
-			err := store.Export(ctx, f, after, func(d audit.Decision) error {
-				got = append(got, d.SpanID)
-				c := d.Cursor()
-				after = &c
-				if seen++; seen == k {
-					return errStop
-				}
-				return nil
-			})
-			if err == nil {
-				break
-			}
-			require.ErrorIs(rt, err, errStop)
-			require.Less(rt, stops, n, "the export ends")
-		}
+		got := resumedExport(rt, store, f, 1, n, func(d audit.Decision) string { return d.SpanID })
 		require.Equal(rt, want, got)
 		uniq := map[string]bool{}
 		for _, s := range got {
@@ -111,4 +92,30 @@ func TestExportResumes(t *testing.T) {
 	})
 	require.Greater(t, checked, 5, "too few exports checked in the budget")
 	t.Logf("%d exports checked", checked)
+}
+
+// resumedExport exports f from st, stopping after a drawn number (lo to
+// hi) of decisions each time and resuming from the last one's Cursor until
+// the export ends; it returns key of every decision handed over, in order.
+func resumedExport(rt *rapid.T, st *audit.Store, f audit.Filter, lo, hi int, key func(audit.Decision) string) []string {
+	var got []string
+	var after *audit.Cursor
+	for stops := 0; ; stops++ {
+		k := rapid.IntRange(lo, hi).Draw(rt, "stop after")
+		seen := 0
+		err := st.Export(context.Background(), f, after, func(d audit.Decision) error {
+			got = append(got, key(d))
+			c := d.Cursor()
+			after = &c
+			if seen++; seen == k {
+				return errStop
+			}
+			return nil
+		})
+		if err == nil {
+			return got
+		}
+		require.ErrorIs(rt, err, errStop)
+		require.Less(rt, stops, 100_000, "the export ends")
+	}
 }

@@ -120,25 +120,7 @@ func TestSharedSpanIDs(t *testing.T) {
 		all(rt, paged)
 
 		st := rapid.SampledFrom(stores).Draw(rt, "store")
-		var got []string
-		var after *audit.Cursor
-		for {
-			k := rapid.IntRange(150, 1200).Draw(rt, "stop after")
-			seen := 0
-			err := st.Export(ctx, audit.Filter{}, after, func(d audit.Decision) error {
-				got = append(got, decisionKey(d))
-				c := d.Cursor()
-				after = &c
-				if seen++; seen == k {
-					return errStop
-				}
-				return nil
-			})
-			if err == nil {
-				break
-			}
-			require.ErrorIs(rt, err, errStop)
-		}
+		got := resumedExport(rt, st, audit.Filter{}, 150, 1200, decisionKey)
 		require.Equal(rt, paged, got, "export resumed = paging")
 	})
 	require.Greater(t, checked, 3, "too few checks in the budget")
