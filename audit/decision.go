@@ -233,14 +233,12 @@ type Cursor struct {
 }
 
 // String encodes c as an opaque page token: base64url of
-// "nanoseconds:spanID", then, when c has them,
-// ":" base64url(Action) ":" base64url(Agent) ":" base64url(ToolName).
+// "nanoseconds:" then base64url of SpanID, Action, Agent and ToolName,
+// separated by ":" (any bytes a producer wrote round-trip).
 func (c Cursor) String() string {
-	s := strconv.FormatInt(c.Timestamp.UnixNano(), 10) + ":" + c.SpanID
-	if c.Action != "" || c.Agent != "" || c.ToolName != "" {
-		for _, v := range []string{c.Action, c.Agent, c.ToolName} {
-			s += ":" + base64.RawURLEncoding.EncodeToString([]byte(v))
-		}
+	s := strconv.FormatInt(c.Timestamp.UnixNano(), 10)
+	for _, v := range []string{c.SpanID, c.Action, c.Agent, c.ToolName} {
+		s += ":" + base64.RawURLEncoding.EncodeToString([]byte(v))
 	}
 	return base64.RawURLEncoding.EncodeToString([]byte(s))
 }
@@ -263,24 +261,26 @@ func ParseCursor(token string) (Cursor, error) {
 	if err != nil {
 		return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
 	}
-	span := fields[1]
-	for _, r := range span {
-		if !strings.ContainsRune("0123456789abcdef", r) {
-			return Cursor{}, fmt.Errorf("%w: span ID %q is not lowercase hex", ErrBadCursor, span)
-		}
-	}
-	c := Cursor{Timestamp: time.Unix(0, n).UTC(), SpanID: span}
-	if len(fields) == 5 {
-		var vs [3]string
-		for i, f := range fields[2:] {
-			b, err := base64.RawURLEncoding.DecodeString(f)
-			if err != nil {
-				return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
+	c := Cursor{Timestamp: time.Unix(0, n).UTC()}
+	if len(fields) == 2 {
+		// A token of an earlier version: the span ID as it is, lowercase hex.
+		for _, r := range fields[1] {
+			if !strings.ContainsRune("0123456789abcdef", r) {
+				return Cursor{}, fmt.Errorf("%w: span ID %q is not lowercase hex", ErrBadCursor, fields[1])
 			}
-			vs[i] = string(b)
 		}
-		c.Action, c.Agent, c.ToolName = vs[0], vs[1], vs[2]
+		c.SpanID = fields[1]
+		return c, nil
 	}
+	var vs [4]string
+	for i, f := range fields[1:] {
+		b, err := base64.RawURLEncoding.DecodeString(f)
+		if err != nil {
+			return Cursor{}, fmt.Errorf("%w: %v", ErrBadCursor, err)
+		}
+		vs[i] = string(b)
+	}
+	c.SpanID, c.Action, c.Agent, c.ToolName = vs[0], vs[1], vs[2], vs[3]
 	return c, nil
 }
 

@@ -223,6 +223,8 @@ type opened struct {
 type ahead struct {
 	ch     chan opened
 	cancel context.CancelFunc
+	got    opened // what wait returned, once waited
+	waited bool
 }
 
 // open starts w's query.
@@ -237,15 +239,22 @@ func (s *Store) open(ctx context.Context, f Filter, w window, after *Cursor) *ah
 	return a
 }
 
-// wait returns the query's rows or error.
+// wait returns the query's rows or error (once).
 func (a *ahead) wait() opened { return <-a.ch }
 
+// done records what wait returned, for stop.
+func (a *ahead) done(o opened) { a.got, a.waited = o, true }
+
 // stop ends the query, started or not, and waits for its goroutine: the
-// stream stops and the connection is freed.
+// stream stops and the connection is freed. It may be called again.
 func (a *ahead) stop() {
 	a.cancel()
-	if o := <-a.ch; o.rows != nil {
-		o.rows.Close()
+	if !a.waited {
+		a.done(<-a.ch)
+	}
+	if a.got.rows != nil {
+		a.got.rows.Close()
+		a.got.rows = nil
 	}
 }
 
@@ -256,35 +265,39 @@ func (s *Store) runWindows(ctx context.Context, f Filter, ws []window, after *Cu
 	if len(ws) == 0 {
 		return nil
 	}
-	cur := s.open(ctx, f, ws[0], after)
+	var cur, next *ahead
+	defer func() { // also when fn panics: no query left running
+		for _, a := range []*ahead{cur, next} {
+			if a != nil {
+				a.stop()
+			}
+		}
+	}()
+	cur = s.open(ctx, f, ws[0], after)
 	for i := range ws {
 		o := cur.wait()
+		cur.done(o)
 		if o.err != nil && i > 0 && ctx.Err() == nil {
 			// Started ahead, it may have waited too long for a connection
 			// (max_open_conns) or for the server while the window before it
 			// was handed over to a slow fn: nothing of it was handed over,
 			// so it runs again, now.
-			cur.cancel()
+			cur.stop()
 			cur = s.open(ctx, f, ws[i], after)
 			o = cur.wait()
+			cur.done(o)
 		}
-		var next *ahead
 		if o.err == nil && i+1 < len(ws) {
 			next = s.open(ctx, f, ws[i+1], after)
 		}
-		err := o.err
-		if err == nil {
-			err = s.handOver(o.rows, fn)
-			o.rows.Close()
+		if o.err != nil {
+			return o.err
 		}
-		cur.cancel()
-		if err != nil {
-			if next != nil {
-				next.stop()
-			}
+		if err := s.handOver(o.rows, fn); err != nil {
 			return err
 		}
-		cur = next
+		cur.stop()
+		cur, next = next, nil
 	}
 	return nil
 }

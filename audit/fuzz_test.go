@@ -2,7 +2,6 @@ package audit_test
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,9 +23,6 @@ func FuzzParseCursor(f *testing.F) {
 				t.Fatalf("error %v does not wrap ErrBadCursor", err)
 			}
 			return
-		}
-		if strings.Trim(c.SpanID, "0123456789abcdef") != "" {
-			t.Fatalf("span ID %q accepted", c.SpanID)
 		}
 		again, err := audit.ParseCursor(c.String())
 		if err != nil || !again.Timestamp.Equal(c.Timestamp) || again.SpanID != c.SpanID ||

@@ -463,6 +463,10 @@ func TestParseCursor(t *testing.T) {
 		{Timestamp: time.Unix(1764324000, 123456789).UTC(), SpanID: "a1a1a1a1a1a1a102"},
 		// A producer's names may hold the separator and any byte.
 		{Timestamp: time.Unix(1764324000, 1).UTC(), SpanID: "a1", Action: "deny", Agent: "a:b:\x00", ToolName: "\xff::"},
+		// A hostile span ID that holds the separator (red team: it once
+		// parsed back as another cursor, and paging skipped decisions).
+		{Timestamp: time.Unix(1764324000, 1).UTC(), SpanID: "ab:::"},
+		{Timestamp: time.Unix(1764324000, 1).UTC(), SpanID: "AB\xff"},
 	} {
 		got, err := audit.ParseCursor(c.String())
 		require.NoError(t, err)
@@ -472,7 +476,7 @@ func TestParseCursor(t *testing.T) {
 	old, err := audit.ParseCursor("MTc5NTg2MzkwMTEwMDAwMDAwMDpiMmIyYjJiMmIyYjJiMjAz")
 	require.NoError(t, err)
 	assert.Equal(t, "b2b2b2b2b2b2b203", old.SpanID)
-	for _, bad := range []string{"", "!!!", "bm9zZXA", "YWJjOmRlZg", "MTphYjp4", "MTphYjohOjo"} {
+	for _, bad := range []string{"", "!!!", "bm9zZXA", "YWJjOmRlZg", "MTphYjp4", "MTphYjohOjo", "MTohOjo6"} {
 		_, err := audit.ParseCursor(bad)
 		assert.ErrorIs(t, err, audit.ErrBadCursor, bad)
 	}
