@@ -199,7 +199,7 @@ func TestMigrateUpgradesVersion8(t *testing.T) {
 
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, []int{9, 10, 11}, res.Applied)
+	assert.Equal(t, []int{9, 10, 11, 12}, res.Applied)
 	freshCols, freshView := schemaOf(t, ctx, env.Writer, env.Database)
 	cols, view := schemaOf(t, ctx, env.Writer, db)
 	assert.Equal(t, freshCols, cols, "same schema as a fresh install")

@@ -32,9 +32,13 @@ func TestClusterReadsDistributedTables(t *testing.T) {
 	assert.NotContains(t, src, "SELECT DISTINCT")
 
 	ms := c.migrations()
-	require.Equal(t, 10, ms[len(ms)-2].Version)
-	require.Equal(t, 11, ms[len(ms)-1].Version)
-	ddl := strings.Join(append(ms[len(ms)-2].Statements, ms[len(ms)-1].Statements...), ";\n")
+	require.Equal(t, 10, ms[len(ms)-3].Version)
+	require.Equal(t, 12, ms[len(ms)-1].Version)
+	var all []string
+	for _, m := range ms[len(ms)-3:] {
+		all = append(all, m.Statements...)
+	}
+	ddl := strings.Join(all, ";\n")
 	for _, want := range []string{
 		"CREATE TABLE IF NOT EXISTS `otel`.`otel_traces_all` ON CLUSTER `audit` AS `otel`.`otel_traces`\nENGINE = Distributed(`audit`, `otel`, `otel_traces`, cityHash64(TraceId))",
 		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_all` ON CLUSTER `audit` AS `otel`.`gate_decisions`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions`, cityHash64(TraceId))",
@@ -43,6 +47,9 @@ func TestClusterReadsDistributedTables(t *testing.T) {
 		"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_hourly_mv` ON CLUSTER `audit`\nREFRESH EVERY 1 MINUTE APPEND TO `otel`.`gate_decisions_hourly`",
 		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_tool_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_daily_tool`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions_daily_tool`)",
 		"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_daily_rule_mv` ON CLUSTER `audit`\nREFRESH EVERY 1 MINUTE TO `otel`.`gate_decisions_daily_rule`",
+		"CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_arrivals_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_arrivals`\nENGINE = Distributed(`audit`, `otel`, `gate_decisions_arrivals`)",
+		"ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', LastInsertedAt)",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_arrivals_mv` ON CLUSTER `audit` TO `otel`.`gate_decisions_arrivals` AS",
 	} {
 		assert.Contains(t, ddl, want)
 	}

@@ -32,6 +32,7 @@ func ExampleMigrations() {
 	// 9 approvals: ALTER TABLE `otel`.`gate_decisions` ON CLUSTER `audit`
 	// 10 hourly_rollup: CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_hourly` ON CLUSTER `audit` (
 	// 11 daily_rollups: CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_rule` ON CLUSTER `audit` (
+	// 12 arrivals: CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_arrivals` ON CLUSTER `audit` (
 }
 
 // Count the last day's decisions by action, as `auditq stats` does, then

@@ -135,8 +135,20 @@ func (s *Store) rolledHourCounts(ctx context.Context, f Filter, after *Cursor) (
 		p.Int64("after_ts", after.Timestamp.UnixNano())
 	}
 	where = andWhere(where, conds)
-	hours, err := s.scanHourCounts(ctx, "SELECT toUnixTimestamp(Hour) AS h, sum(Calls) FROM "+s.cfg.read(HourlyTable)+where+
-		"\nGROUP BY h ORDER BY h DESC", &p)
+	// Each recount of an hour writes all its rows with one RolledThrough,
+	// and the newest recount holds the whole hour: its sum is the hour's
+	// count, however many older recounts the merges have not yet replaced
+	// (a plain sum counted them all, and halved the windows). On a
+	// cluster each shard recounts its own decisions: the newest recount
+	// of each shard, summed.
+	shard := "0"
+	if s.cfg.cluster != "" {
+		shard = "_shard_num"
+	}
+	hours, err := s.scanHourCounts(ctx, "SELECT h, sum(n) FROM (\n"+
+		"  SELECT h, argMax(n, r) AS n FROM (\n"+
+		"    SELECT toUnixTimestamp(Hour) AS h, "+shard+" AS sh, RolledThrough AS r, sum(Calls) AS n FROM "+s.cfg.read(HourlyTable)+where+
+		"\n    GROUP BY h, sh, r)\n  GROUP BY h, sh)\nGROUP BY h ORDER BY h DESC", &p)
 	if err != nil || len(hours) == 0 {
 		return hours, err
 	}

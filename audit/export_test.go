@@ -44,3 +44,15 @@ func StatsSource(ctx context.Context, s *Store, q StatsQuery) string {
 	}
 	return "decisions"
 }
+
+// DirtyHoursFrom lists the hours a decision inserted after w (Unix
+// nanoseconds) reached, from ArrivalsTable (arrivals) or from
+// gate_decisions' InsertedAt: the two must agree.
+func DirtyHoursFrom(ctx context.Context, s *Store, w int64, arrivals bool) ([]int64, error) {
+	var p Params
+	p.Int64("rolled", w)
+	if arrivals {
+		return s.scanHours(ctx, s.arrivedHoursSQL(1<<20), &p)
+	}
+	return s.scanHours(ctx, s.insertedHoursSQL(1<<20), &p)
+}

@@ -80,6 +80,7 @@ func (c config) migrations() []Migration {
 		c.approvalIndex(c.upgrade(9, "approvals")),
 		c.rollup(),
 		c.daily(),
+		c.arrivals(),
 	}
 }
 

@@ -16,20 +16,6 @@ const newestFirst = "Timestamp DESC, SpanId DESC, Action DESC, Agent DESC, ToolN
 // arrivalOrder is Follow's order: InsertedAt, then the sorting key.
 const arrivalOrder = "InsertedAt, SpanId, Timestamp, Action, Agent, ToolName"
 
-// before reports whether a comes before b in newestFirst: the comparison
-// ClickHouse makes (DateTime64 as its integer, String byte by byte).
-func before(a, b *Decision) bool {
-	if ta, tb := a.Timestamp.UnixNano(), b.Timestamp.UnixNano(); ta != tb {
-		return ta > tb
-	}
-	for _, c := range [...]struct{ x, y string }{{a.SpanID, b.SpanID}, {a.Action, b.Action}, {a.Agent, b.Agent}, {a.ToolName, b.ToolName}} {
-		if c.x != c.y {
-			return c.x > c.y
-		}
-	}
-	return false
-}
-
 // afterCursor is the condition "after c in newestFirst": the bound on
 // Timestamp alone is what the primary key (toStartOfHour(Timestamp), …)
 // and the day partitions prune by, so a read deep in the range reads only

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -255,29 +256,29 @@ func wholeHourZone(loc *time.Location, since, until time.Time) bool {
 const maxDirtyHours = 2000
 
 // dirtyHours lists the UTC hours (Unix seconds) that a decision inserted
-// after the watermark w reached (InsertedAt > w, read through the minmax
-// index on InsertedAt): the hours the roll-ups may not hold completely.
-// ok is false past maxDirtyHours.
+// after the watermark w reached: the hours the roll-ups may not hold
+// completely. From schema version 12 it reads them from ArrivalsTable (a
+// few rows per hour); before it, from gate_decisions (InsertedAt > w,
+// through the minmax index on InsertedAt: a read of that index in every
+// part). ok is false past maxDirtyHours.
 func (s *Store) dirtyHours(ctx context.Context, w int64) (hours []int64, ok bool, err error) {
 	var p Params
 	p.Int64("rolled", w)
-	rows, err := s.query(ctx, "stats", "SELECT DISTINCT toInt64(toUnixTimestamp("+hourExpr+")) AS h FROM "+s.cfg.read(DecisionsTable)+
-		" WHERE InsertedAt > fromUnixTimestamp64Nano({rolled:Int64}) ORDER BY h LIMIT "+fmt.Sprint(maxDirtyHours+1), &p)
+	hours, err = s.scanHours(ctx, s.arrivedHoursSQL(maxDirtyHours), &p)
+	if errors.Is(err, ErrNotMigrated) {
+		hours, err = s.scanHours(ctx, s.insertedHoursSQL(maxDirtyHours), &p)
+	}
 	if err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var h int64
-		if err := rows.Scan(&h); err != nil {
-			return nil, false, s.wrap("stats", err)
-		}
-		hours = append(hours, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, s.wrap("stats", err)
-	}
 	return hours, len(hours) <= maxDirtyHours, nil
+}
+
+// insertedHoursSQL is arrivedHoursSQL from gate_decisions (before schema
+// version 12).
+func (s *Store) insertedHoursSQL(limit int) string {
+	return "SELECT DISTINCT toInt64(toUnixTimestamp(" + hourExpr + ")) AS h FROM " + s.cfg.read(DecisionsTable) +
+		" WHERE InsertedAt > fromUnixTimestamp64Nano({rolled:Int64}) ORDER BY h LIMIT " + fmt.Sprint(limit+1)
 }
 
 // timeList renders Unix seconds as a ClickHouse tuple of UTC DateTimes

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -209,6 +210,32 @@ func TestRollupIsExactUnderDuplicates(t *testing.T) {
 		}
 		if rapid.IntRange(0, 5).Draw(rt, "merge") == 0 {
 			require.NoError(rt, env.Writer.Exec(ctx, "OPTIMIZE TABLE otel.gate_decisions_hourly FINAL"))
+		}
+		if rapid.IntRange(0, 5).Draw(rt, "merge-arrivals") == 0 {
+			require.NoError(rt, env.Writer.Exec(ctx, "OPTIMIZE TABLE otel.gate_decisions_arrivals FINAL"))
+		}
+		// The hours decisions reached after a watermark, from the arrivals
+		// (what Stats reads) and from gate_decisions itself, agree for a
+		// watermark at, just before and just after a decision's InsertedAt.
+		var marks []int64
+		rows, err := env.Writer.Query(ctx, "SELECT DISTINCT toUnixTimestamp64Nano(InsertedAt) FROM otel.gate_decisions")
+		require.NoError(rt, err)
+		for rows.Next() {
+			var m int64
+			require.NoError(rt, rows.Scan(&m))
+			marks = append(marks, m)
+		}
+		require.NoError(rt, rows.Err())
+		rows.Close()
+		slices.Sort(marks)
+		w := rapid.SampledFrom(marks).Draw(rt, "mark") + rapid.Int64Range(-1, 1).Draw(rt, "mark-off")
+		arrived, err := audit.DirtyHoursFrom(ctx, env.Store, w, true)
+		require.NoError(rt, err)
+		inserted, err := audit.DirtyHoursFrom(ctx, env.Store, w, false)
+		require.NoError(rt, err)
+		require.Equal(rt, inserted, arrived, "hours reached after %d", w)
+		if w < marks[len(marks)-1] {
+			require.NotEmpty(rt, arrived, "a decision was inserted after %d", w)
 		}
 		// A question.
 		var q audit.StatsQuery

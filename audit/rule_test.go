@@ -82,7 +82,7 @@ func TestMigrateUpgradesVersion5(t *testing.T) {
 
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, []int{6, 7, 8, 9, 10, 11}, res.Applied)
+	assert.Equal(t, []int{6, 7, 8, 9, 10, 11, 12}, res.Applied)
 
 	freshCols, freshView := schemaOf(t, ctx, env.Writer, env.Database)
 	cols, view := schemaOf(t, ctx, env.Writer, db)

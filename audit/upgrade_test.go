@@ -119,7 +119,7 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 	assert.EqualValues(t, 47, ex.Code) // UNKNOWN_IDENTIFIER
 	sts, err := audit.Status(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	require.Len(t, sts, 11)
+	require.Len(t, sts, 12)
 	for _, s := range sts {
 		assert.Equal(t, s.Version <= 3, s.Applied, s.Name)
 		assert.False(t, s.Changed, s.Name)
@@ -127,8 +127,8 @@ func TestMigrateUpgradesVersion3(t *testing.T) {
 
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, []int{4, 5, 6, 7, 8, 9, 10, 11}, res.Applied)
-	assert.Equal(t, 11, res.Current)
+	assert.Equal(t, []int{4, 5, 6, 7, 8, 9, 10, 11, 12}, res.Applied)
+	assert.Equal(t, 12, res.Current)
 
 	t.Run("same schema as a fresh install", func(t *testing.T) {
 		freshCols, freshView := schemaOf(t, ctx, env.Writer, env.Database)
@@ -241,8 +241,8 @@ func TestMigrateUpgradesVersion10(t *testing.T) {
 
 	res, err := audit.Migrate(ctx, env.Writer, opts...)
 	require.NoError(t, err)
-	assert.Equal(t, []int{11}, res.Applied)
-	assert.Equal(t, 11, res.Current)
+	assert.Equal(t, []int{11, 12}, res.Applied)
+	assert.Equal(t, 12, res.Current)
 	require.NoError(t, audit.Roll(ctx, env.Writer, opts...))
 
 	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
@@ -265,4 +265,77 @@ func TestMigrateUpgradesVersion10(t *testing.T) {
 		assert.Equal(t, statsMap(raw), statsMap(got), "%v", q.By)
 		assert.Positive(t, got.Total)
 	}
+}
+
+// TestMigrateUpgradesVersion11: a store at schema version 11 with
+// rolled-up decisions, duplicates of some, and decisions inserted after
+// the last roll-up (hours the roll-ups do not hold), answers stats from
+// the roll-ups exactly before the upgrade (the dirty hours read from
+// gate_decisions) and after it (read from the arrivals, which the
+// upgrade backfills), and the arrivals name the same hours as
+// gate_decisions for every watermark.
+func TestMigrateUpgradesVersion11(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	const db = "upgrade11"
+	opts := []audit.Option{audit.WithDatabase(db), audit.WithRollupDelay(0)}
+	require.NoError(t, audittest.CreateAtVersion(ctx, env.Writer, db, 11))
+	require.NoError(t, env.Writer.Exec(ctx, "SYSTEM STOP VIEW "+db+".gate_decisions_hourly_mv"))
+	end := time.Now()
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, db, 5000, end, audittest.ShapedOptions{Batch: 1000}))
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, db, 500, end, audittest.ShapedOptions{Offset: 2000, Total: 5000}))
+	require.NoError(t, audit.Roll(ctx, env.Writer, opts...))
+	// After the roll-up: new decisions in a few old hours, and copies.
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, db, 300, end.Add(-100*time.Hour), audittest.ShapedOptions{Offset: 9000, Total: 90000}))
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, db, 200, end, audittest.ShapedOptions{Offset: 100, Total: 5000}))
+
+	st, err := audit.Open(ctx, env.ReaderDSN, opts...)
+	require.NoError(t, err)
+	defer st.Close()
+	since := end.Add(-720 * time.Hour)
+	questions := []audit.StatsQuery{
+		{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByTool, audit.ByAction}},
+		{Filter: audit.Filter{Since: since}, By: []audit.Dimension{audit.ByAgent, audit.ByRule}, Every: 24 * time.Hour},
+		{Filter: audit.Filter{Since: since.Add(90 * time.Minute)}, By: []audit.Dimension{audit.ByRisk}, Every: time.Hour},
+	}
+	check := func(stage string) {
+		for _, q := range questions {
+			raw, _, err := audit.StatsFrom(ctx, st, q, false)
+			require.NoError(t, err)
+			got, err := st.Stats(ctx, q)
+			require.NoError(t, err, stage)
+			assert.Equal(t, statsMap(raw), statsMap(got), "%s: %v", stage, q.By)
+			assert.NotEqual(t, "decisions", audit.StatsSource(ctx, st, q), "%s: %v is answered from a roll-up", stage, q.By)
+		}
+	}
+	check("at version 11")
+	_, err = audit.DirtyHoursFrom(ctx, st, 0, true)
+	require.ErrorIs(t, err, audit.ErrNotMigrated, "no arrivals before version 12")
+
+	res, err := audit.Migrate(ctx, env.Writer, opts...)
+	require.NoError(t, err)
+	assert.Equal(t, []int{12}, res.Applied)
+	check("at version 12")
+	var marks []int64
+	rows, err := env.Writer.Query(ctx, "SELECT DISTINCT toUnixTimestamp64Nano(InsertedAt) FROM "+db+".gate_decisions")
+	require.NoError(t, err)
+	for rows.Next() {
+		var m int64
+		require.NoError(t, rows.Scan(&m))
+		marks = append(marks, m, m-1)
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	require.Greater(t, len(marks), 4)
+	for _, w := range append(marks, 0) {
+		arrived, err := audit.DirtyHoursFrom(ctx, st, w, true)
+		require.NoError(t, err)
+		inserted, err := audit.DirtyHoursFrom(ctx, st, w, false)
+		require.NoError(t, err)
+		require.Equal(t, inserted, arrived, "hours reached after %d", w)
+	}
+	// Decisions inserted after the upgrade reach the arrivals through the
+	// view, and Stats still answers them exactly.
+	require.NoError(t, audittest.LoadShaped(ctx, env.Writer, db, 300, end.Add(-300*time.Hour), audittest.ShapedOptions{Offset: 20000, Total: 200000}))
+	check("after the upgrade, new decisions")
 }

@@ -202,7 +202,7 @@ func TestOutdatedSchemaSaysMigrate(t *testing.T) {
 
 	code, stderr := execAuditq(t, ctx, &out, "migrate", "--dsn", env.WriterDSN, "--database", "old")
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\napplied migration 5 (stage)\napplied migration 6 (rule)\napplied migration 7 (calls)\napplied migration 8 (chain)\napplied migration 9 (approvals)\napplied migration 10 (hourly_rollup)\napplied migration 11 (daily_rollups)\nschema is at version 11\n", out.String())
+	assert.Equal(t, "applied migration 4 (verdicts_rewrites)\napplied migration 5 (stage)\napplied migration 6 (rule)\napplied migration 7 (calls)\napplied migration 8 (chain)\napplied migration 9 (approvals)\napplied migration 10 (hourly_rollup)\napplied migration 11 (daily_rollups)\napplied migration 12 (arrivals)\nschema is at version 12\n", out.String())
 
 	out.Reset()
 	code, stderr = execAuditq(t, ctx, &out, append([]string{"stats", "-o", "csv"}, reader...)...)

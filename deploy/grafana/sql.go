@@ -60,7 +60,8 @@ func queries(db string) sqlSet {
 // rolledSource is the FROM clause of the panels the roll-up answers: the
 // roll-up's rows of the whole hours inside the dashboard's time range
 // that no decision reached after the roll-up's last run (its watermark,
-// max(RolledThrough); package audit, Store.Stats, does the same), and
+// max(RolledThrough); the hours reached after it are read from the
+// arrivals, schema version 12; package audit, Store.Stats, does the same), and
 // gate_decisions' rows of every other hour of the range (its partial first
 // and last hours, the hours decisions reached since), with the agent and
 // tool variables applied to both. Columns: Agent, ToolName, Action,
@@ -72,7 +73,9 @@ func rolledSource(db string) string {
 	hourly := db + "." + audit.HourlyTable
 	decisions := db + "." + audit.DecisionsTable
 	hour := "toStartOfHour(toDateTime(Timestamp, 'UTC'))"
-	dirty := "(SELECT DISTINCT " + hour + " FROM " + decisions + " WHERE InsertedAt > (SELECT max(RolledThrough) FROM " + hourly + "))"
+	// The dirty hours from the arrivals (schema version 12), which hold a
+	// few rows per hour, not from every part of gate_decisions.
+	dirty := "(SELECT DISTINCT Hour FROM " + db + "." + audit.ArrivalsTable + " WHERE LastInsertedAt > (SELECT max(RolledThrough) FROM " + hourly + "))"
 	vars := `  AND $__conditionalAll(Agent IN (${agent:singlequote}), $agent)
   AND $__conditionalAll(ToolName IN (${tool:singlequote}), $tool)`
 	return strings.Join([]string{

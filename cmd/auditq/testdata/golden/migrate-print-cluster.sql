@@ -837,3 +837,24 @@ SETTINGS do_not_merge_across_partitions_select_final = 1;
 CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_daily_tool_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_daily_tool`
 ENGINE = Distributed(`audit`, `otel`, `gate_decisions_daily_tool`);
 
+-- migration 12: arrivals
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_arrivals` ON CLUSTER `audit` (
+    Hour DateTime('UTC'),
+    LastInsertedAt DateTime64(9)
+) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', LastInsertedAt)
+ORDER BY Hour
+TTL toDateTime(Hour) + toIntervalDay(365);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_arrivals_mv` ON CLUSTER `audit` TO `otel`.`gate_decisions_arrivals` AS
+SELECT toStartOfHour(toDateTime(Timestamp, 'UTC')) AS Hour, max(InsertedAt) AS LastInsertedAt
+FROM `otel`.`gate_decisions`
+GROUP BY Hour;
+
+INSERT INTO `otel`.`gate_decisions_arrivals`
+SELECT toStartOfHour(toDateTime(Timestamp, 'UTC')) AS Hour, max(InsertedAt) AS LastInsertedAt
+FROM `otel`.`gate_decisions`
+GROUP BY Hour;
+
+CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_arrivals_all` ON CLUSTER `audit` AS `otel`.`gate_decisions_arrivals`
+ENGINE = Distributed(`audit`, `otel`, `gate_decisions_arrivals`);
+
