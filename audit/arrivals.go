@@ -28,7 +28,9 @@ func (c config) arrivalsSelect() string {
 	return "SELECT " + hourExpr + " AS Hour, max(InsertedAt) AS LastInsertedAt\nFROM " + c.table(DecisionsTable) + "\nGROUP BY Hour"
 }
 
-// arrivals is migration 12: ArrivalsTable, its view, then its backfill
+// arrivals is migration 12: ArrivalsTable (with a retention, kept a day
+// longer than the decisions of its hour, whose day parts are dropped
+// whole), its view, then its backfill
 // from gate_decisions (in this order, so that every insert is seen by the
 // view or by the backfill, some by both: a row's LastInsertedAt is a
 // maximum, so a second row for an hour changes nothing); on a cluster
@@ -40,11 +42,11 @@ func (c config) arrivalsSelect() string {
 // newest row, so `LastInsertedAt > w` finds the same hours in any state
 // of the merges.
 func (c config) arrivals() Migration {
-	m := Migration{Version: 12, Name: "arrivals", Statements: []string{
+	m := Migration{Version: arrivalsVersion, Name: "arrivals", Statements: []string{
 		"CREATE TABLE IF NOT EXISTS " + c.table(ArrivalsTable) + c.onCluster() + " (\n" +
 			"    Hour DateTime('UTC'),\n" +
 			"    LastInsertedAt DateTime64(9)\n" +
-			") ENGINE = " + c.engine("ReplacingMergeTree", "LastInsertedAt") + "\nORDER BY Hour" + c.ttl("Hour"),
+			") ENGINE = " + c.engine("ReplacingMergeTree", "LastInsertedAt") + "\nORDER BY Hour" + c.ttl("Hour + toIntervalDay(1)"),
 		"CREATE MATERIALIZED VIEW IF NOT EXISTS " + c.table(ArrivalsView) + c.onCluster() + " TO " + c.table(ArrivalsTable) + " AS\n" + c.arrivalsSelect(),
 		"INSERT INTO " + c.table(ArrivalsTable) + "\n" + c.arrivalsSelect(),
 	}}
@@ -53,6 +55,28 @@ func (c config) arrivals() Migration {
 			"\nENGINE = Distributed(`"+c.cluster+"`, `"+c.database+"`, `"+ArrivalsTable+"`)")
 	}
 	return m
+}
+
+// arrivalsVersion is the schema version that creates and fills the
+// arrivals.
+const arrivalsVersion = 12
+
+// arrivalsReady reports whether schema_migrations records
+// arrivalsVersion: Migrate records a version after its last statement,
+// here the backfill. Until then (or when schema_migrations cannot be
+// read) dirtyHours reads gate_decisions, which is always exact.
+func (s *Store) arrivalsReady(ctx context.Context) bool {
+	if s.arrivals.Load() {
+		return true
+	}
+	var n uint64
+	var p Params
+	p.Int64("v", arrivalsVersion)
+	if err := s.conn.QueryRow(p.Context(ctx), "SELECT count() FROM "+s.cfg.table(MigrationsTable)+" WHERE Version = {v:UInt32}").Scan(&n); err != nil || n == 0 {
+		return false
+	}
+	s.arrivals.Store(true)
+	return true
 }
 
 // arrivedHoursSQL lists the hours of ArrivalsTable that a decision

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -257,15 +256,18 @@ const maxDirtyHours = 2000
 
 // dirtyHours lists the UTC hours (Unix seconds) that a decision inserted
 // after the watermark w reached: the hours the roll-ups may not hold
-// completely. From schema version 12 it reads them from ArrivalsTable (a
-// few rows per hour); before it, from gate_decisions (InsertedAt > w,
-// through the minmax index on InsertedAt: a read of that index in every
-// part). ok is false past maxDirtyHours.
+// completely. Once schema_migrations records version 12 (arrivalsReady)
+// it reads them from ArrivalsTable (a few rows per hour); before, from
+// gate_decisions (InsertedAt > w, through the minmax index on InsertedAt:
+// a read of that index in every part). The recorded version, not the
+// table's existence, decides: during migration 12 the table exists
+// before its backfill has filled it. ok is false past maxDirtyHours.
 func (s *Store) dirtyHours(ctx context.Context, w int64) (hours []int64, ok bool, err error) {
 	var p Params
 	p.Int64("rolled", w)
-	hours, err = s.scanHours(ctx, s.arrivedHoursSQL(maxDirtyHours), &p)
-	if errors.Is(err, ErrNotMigrated) {
+	if s.arrivalsReady(ctx) {
+		hours, err = s.scanHours(ctx, s.arrivedHoursSQL(maxDirtyHours), &p)
+	} else {
 		hours, err = s.scanHours(ctx, s.insertedHoursSQL(maxDirtyHours), &p)
 	}
 	if err != nil {

@@ -216,7 +216,10 @@ func TestRollupIsExactUnderDuplicates(t *testing.T) {
 		}
 		// The hours decisions reached after a watermark, from the arrivals
 		// (what Stats reads) and from gate_decisions itself, agree for a
-		// watermark at, just before and just after a decision's InsertedAt.
+		// watermark at, just before and just after a decision's InsertedAt
+		// (equal here, where gate_decisions is not merged; a merge that
+		// keeps a span's first copy can only drop hours from gate_decisions'
+		// side, see TestMigrateUpgradesVersion11).
 		var marks []int64
 		rows, err := env.Writer.Query(ctx, "SELECT DISTINCT toUnixTimestamp64Nano(InsertedAt) FROM otel.gate_decisions")
 		require.NoError(rt, err)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -19,6 +20,10 @@ type Store struct {
 	conn driver.Conn
 	cfg  config
 	addr string
+	// arrivals is set once schema_migrations records version 12: from
+	// then on the arrivals table is complete (its backfill has run) and
+	// dirtyHours reads it. A version is never unrecorded, so it stays set.
+	arrivals atomic.Bool
 }
 
 // UnreachableError is returned by Open when no ClickHouse server answers

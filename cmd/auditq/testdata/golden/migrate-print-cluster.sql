@@ -843,7 +843,7 @@ CREATE TABLE IF NOT EXISTS `otel`.`gate_decisions_arrivals` ON CLUSTER `audit` (
     LastInsertedAt DateTime64(9)
 ) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', LastInsertedAt)
 ORDER BY Hour
-TTL toDateTime(Hour) + toIntervalDay(365);
+TTL toDateTime(Hour + toIntervalDay(1)) + toIntervalDay(365);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS `otel`.`gate_decisions_arrivals_mv` ON CLUSTER `audit` TO `otel`.`gate_decisions_arrivals` AS
 SELECT toStartOfHour(toDateTime(Timestamp, 'UTC')) AS Hour, max(InsertedAt) AS LastInsertedAt
