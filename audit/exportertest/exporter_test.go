@@ -234,7 +234,7 @@ func TestExporterWritesDecisions(t *testing.T) {
 					want[i] = m.Version
 				}
 				assert.Equal(t, want, res.Applied)
-				assert.Len(t, want, 11, "a new migration: check the exporter still writes what it adds (10, the hourly roll-up, and 11, the daily roll-ups built from it, read no new attribute)")
+				assert.Len(t, want, 12, "a new migration: check the exporter still writes what it adds (10, the hourly roll-up, 11, the daily roll-ups built from it, and 12, the arrivals, read no new attribute)")
 			}
 			require.NoError(t, exp.ConsumeTraces(ctx, second))
 			// The exporter retries a batch it believes failed: the same
@@ -244,6 +244,14 @@ func TestExporterWritesDecisions(t *testing.T) {
 			var spans uint64
 			require.NoError(t, writer.QueryRow(ctx, "SELECT count() FROM `"+tc.database+"`.otel_traces").Scan(&spans))
 			assert.EqualValues(t, 4+4+4, spans, "the exporter wrote every span, the re-sent batch twice")
+
+			// Migration 12: the exporter's inserts (and, exporter first,
+			// the backfills and repairs) reach the arrivals, every hour
+			// with its newest InsertedAt.
+			var missing uint64
+			require.NoError(t, writer.QueryRow(ctx, "SELECT count() FROM (SELECT toStartOfHour(toDateTime(Timestamp, 'UTC')) AS Hour, max(InsertedAt) AS m FROM `"+tc.database+"`.gate_decisions GROUP BY Hour) AS d"+
+				" LEFT JOIN (SELECT Hour, max(LastInsertedAt) AS a FROM `"+tc.database+"`.gate_decisions_arrivals GROUP BY Hour) AS x USING Hour WHERE x.a < d.m").Scan(&missing))
+			assert.Zero(t, missing, "hours of gate_decisions whose newest arrival the arrivals miss")
 
 			st, err := audit.Open(ctx, ch.ReaderDSN, opts...)
 			require.NoError(t, err)
