@@ -28,19 +28,24 @@ func (c config) arrivalsSelect() string {
 	return "SELECT " + hourExpr + " AS Hour, max(InsertedAt) AS LastInsertedAt\nFROM " + c.table(DecisionsTable) + "\nGROUP BY Hour"
 }
 
+// arrivalsVersion is the schema version that creates and fills the
+// arrivals.
+const arrivalsVersion = 12
+
 // arrivals is migration 12: ArrivalsTable (with a retention, kept a day
 // longer than the decisions of its hour, whose day parts are dropped
-// whole), its view, then its backfill
-// from gate_decisions (in this order, so that every insert is seen by the
-// view or by the backfill, some by both: a row's LastInsertedAt is a
-// maximum, so a second row for an hour changes nothing); on a cluster
-// also its Distributed table.
+// whole), its view, then its backfill from gate_decisions (in this
+// order, so that every insert is seen by the view or by the backfill,
+// some by both: a row's LastInsertedAt is a maximum, so a second row for
+// an hour changes nothing); on a cluster also its Distributed table.
 //
-// Why a row per insert is exact without FINAL: an hour holds a decision
-// inserted after w exactly when the insert that brought it wrote a row
-// for that hour with LastInsertedAt > w, and merges keep each hour's
-// newest row, so `LastInsertedAt > w` finds the same hours in any state
-// of the merges.
+// Why a row per insert needs no FINAL: an hour holds a decision inserted
+// after w exactly when the insert that brought it wrote a row for that
+// hour with LastInsertedAt > w, and merges of ArrivalsTable keep each
+// hour's newest row, so `LastInsertedAt > w` finds the same hours in any
+// state of its merges. (A merge of gate_decisions, which keeps a span's
+// first copy, can hide a copy's later arrival there but not here: the
+// arrivals are then a superset, which only makes more hours read raw.)
 func (c config) arrivals() Migration {
 	m := Migration{Version: arrivalsVersion, Name: "arrivals", Statements: []string{
 		"CREATE TABLE IF NOT EXISTS " + c.table(ArrivalsTable) + c.onCluster() + " (\n" +
@@ -56,10 +61,6 @@ func (c config) arrivals() Migration {
 	}
 	return m
 }
-
-// arrivalsVersion is the schema version that creates and fills the
-// arrivals.
-const arrivalsVersion = 12
 
 // arrivalsReady reports whether schema_migrations records
 // arrivalsVersion: Migrate records a version after its last statement,
