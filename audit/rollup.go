@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -265,9 +266,15 @@ const maxDirtyHours = 2000
 func (s *Store) dirtyHours(ctx context.Context, w int64) (hours []int64, ok bool, err error) {
 	var p Params
 	p.Int64("rolled", w)
+	read := s.insertedHoursSQL
 	if s.arrivalsReady(ctx) {
-		hours, err = s.scanHours(ctx, s.arrivedHoursSQL(maxDirtyHours), &p)
-	} else {
+		read = s.arrivedHoursSQL
+	}
+	hours, err = s.scanHours(ctx, read(maxDirtyHours), &p)
+	if errors.Is(err, ErrNotMigrated) && s.arrivals.CompareAndSwap(true, false) {
+		// The arrivals are gone (a restore to an older schema while the
+		// Store lives): gate_decisions answers, and the version is looked
+		// up again next time.
 		hours, err = s.scanHours(ctx, s.insertedHoursSQL(maxDirtyHours), &p)
 	}
 	if err != nil {

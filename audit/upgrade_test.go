@@ -364,4 +364,10 @@ func TestMigrateUpgradesVersion11(t *testing.T) {
 	require.NoError(t, env.Writer.Exec(ctx, "OPTIMIZE TABLE "+db+".gate_decisions FINAL"))
 	same("after merging copies", false)
 	check("after merging copies")
+	// Restored to version 11 while the Store lives: the arrivals are
+	// gone, and Stats answers from gate_decisions again.
+	require.NoError(t, env.Writer.Exec(ctx, "DROP TABLE "+db+".gate_decisions_arrivals_mv"))
+	require.NoError(t, env.Writer.Exec(ctx, "DROP TABLE "+db+".gate_decisions_arrivals"))
+	require.NoError(t, env.Writer.Exec(ctx, "ALTER TABLE "+db+".schema_migrations DELETE WHERE Version = 12 SETTINGS mutations_sync = 1"))
+	check("restored to version 11")
 }
