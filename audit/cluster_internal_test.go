@@ -22,10 +22,15 @@ func TestClusterReadsDistributedTables(t *testing.T) {
 	var p Params
 	src := s.rollupSource(Filter{Since: time.Date(2026, 11, 1, 0, 30, 0, 0, time.UTC), Agent: "a"}, []int64{1764554400}, &p, &dailyRollups()[0])
 	assert.Contains(t, src, "FROM `otel`.`gate_decisions_daily_rule_all`")
-	assert.Contains(t, src, "FROM `otel`.`gate_decisions_hourly_all` FINAL")
+	assert.Contains(t, src, "FROM `otel`.`gate_decisions_hourly_all`\n")
+	// Each hour's newest recount, found per shard: the subquery reads the
+	// local table (each shard runs it over its own rows), so it needs no
+	// GLOBAL and takes no other shard's RolledThrough.
+	assert.Contains(t, src, "(Hour, RolledThrough) IN (SELECT Hour, max(RolledThrough) FROM `otel`.`gate_decisions_hourly`\n")
+	assert.NotContains(t, src, "GLOBAL")
 	assert.Contains(t, src, "FROM `otel`.`gate_decisions_all` FINAL")
-	// The dirty hours are a list read before the query: no subquery at
-	// all, so none that a Distributed table would need GLOBAL for.
+	// The dirty hours are a list read before the query: no subquery of
+	// them, so none that a Distributed table would need GLOBAL for.
 	assert.Contains(t, src, "Hour NOT IN (toDateTime(1764554400, 'UTC'))")
 	assert.Contains(t, src, "Day NOT IN (toDateTime(1764547200, 'UTC'))")
 	assert.Contains(t, src, "(Timestamp >= toDateTime(1764554400, 'UTC') AND Timestamp < toDateTime(1764558000, 'UTC'))")

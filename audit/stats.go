@@ -297,15 +297,21 @@ func (s *Store) stats(ctx context.Context, q StatsQuery, rolled int64, daily *da
 		return out, err
 	}
 	defer rows.Close()
-	// One set of scan targets for every row, and the rows' keys cut from
-	// shared blocks: a bucketed answer has tens of thousands of rows, and
-	// per-row allocations were a third of its time.
+	// One set of scan targets for every row, the rows' keys cut from
+	// shared blocks, and the rows gathered in chunks that are copied once
+	// into Rows at the end: a bucketed answer has tens of thousands of
+	// rows, and per-row allocations were a third of its time, then growing
+	// Rows by append (each growth copying every row so far, with write
+	// barriers) 15 % of it.
 	var (
 		bucket int64
 		r      StatsRow
 		scan   = make([]string, len(q.By))
 		dest   []any
 		slab   []string
+		chunks [][]StatsRow
+		chunk  []StatsRow
+		n      int
 	)
 	if q.Every != 0 {
 		dest = append(dest, &bucket)
@@ -330,12 +336,29 @@ func (s *Store) stats(ctx context.Context, q StatsQuery, rolled int64, daily *da
 		}
 		slab = append(slab, scan...)
 		row.Keys = slab[len(slab)-len(scan) : len(slab) : len(slab)]
-		out.Rows = append(out.Rows, row)
+		if len(chunk) == cap(chunk) {
+			if chunk != nil {
+				chunks = append(chunks, chunk)
+			}
+			chunk = make([]StatsRow, 0, statsChunkRows)
+		}
+		chunk = append(chunk, row)
+		n++
 		out.Total += row.Count
 		out.TotalDenied += row.Denied
 	}
 	if err := rows.Err(); err != nil {
 		return out, s.wrap("stats", err)
 	}
+	if n > 0 {
+		out.Rows = make([]StatsRow, 0, n)
+		for _, c := range append(chunks, chunk) {
+			out.Rows = append(out.Rows, c...)
+		}
+	}
 	return out, nil
 }
+
+// statsChunkRows is how many rows Stats gathers per chunk before Rows is
+// built (4096 rows: 360 KiB).
+const statsChunkRows = 4096
