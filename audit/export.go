@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -35,8 +36,9 @@ const exportWindowRows = 20000
 // an export that stopped resumes there, and no decision is skipped or
 // read twice). Unlike paging with [Store.Decisions], it first counts the
 // matching decisions per UTC hour, then runs one query per window of
-// whole hours holding about [WithExportWindow] decisions (20,000), whose result
-// the server streams: rows/s stay the same however deep the export goes
+// whole hours holding about [WithExportWindow] decisions (20,000), each
+// also bounding the primary key (keybound.go), whose result the server
+// streams: rows/s stay the same however deep the export goes
 // and however many decisions a day holds, the first rows arrive after one
 // window's sort, and no result is held whole: the server hands it over
 // block by block, and the engine's sort of a window spills to disk past
@@ -56,7 +58,7 @@ func (s *Store) Export(ctx context.Context, f Filter, after *Cursor, fn func(Dec
 	if rows == 0 {
 		rows = exportWindowRows
 	}
-	return s.runWindows(ctx, f, exportWindows(hours, rows), after, fn)
+	return s.runWindows(ctx, f, splitKeyed(exportWindows(hours, rows)), after, fn)
 }
 
 // hourCount is how many decisions (duplicates included) an hour holds:
@@ -67,31 +69,47 @@ type hourCount struct {
 }
 
 // window is one export query's range [lo, hi) (lo zero: no lower bound;
-// hi zero: no upper bound).
-type window struct{ lo, hi time.Time }
+// hi zero: no upper bound); keyed: the query also bounds the primary
+// key's first column (keybound.go; splitKeyed sets it).
+type window struct {
+	lo, hi time.Time
+	keyed  bool
+}
 
 // exportWindows groups hours (newest first) into windows of at least rows
 // decisions each (the oldest may hold fewer), newest first; the first
 // window has no upper bound and the last no lower bound, so together
 // they cover all time, whatever the counts missed (a late decision in an
 // hour older than every hour counted).
+//
+// An hour not older than the window above it is skipped (its decisions
+// are in that window): counts come from the engine, and the hour of a
+// Timestamp past 2106 is wrapped (toStartOfHour(toDateTime(…)) of a
+// DateTime), so the list can be out of order, and windows that overlap
+// would hand decisions over twice.
 func exportWindows(hours []hourCount, rows uint64) []window {
+	if len(hours) == 0 {
+		return nil
+	}
 	var ws []window
 	hi := time.Time{}
 	var acc uint64
-	for i, h := range hours {
-		acc += h.n
-		if acc < rows && i < len(hours)-1 {
+	for _, h := range hours {
+		lo := time.Unix(h.hour, 0).UTC()
+		if !hi.IsZero() && !lo.Before(hi) {
 			continue
 		}
-		lo := time.Unix(h.hour, 0).UTC()
-		if i == len(hours)-1 {
-			lo = time.Time{}
+		if acc += h.n; acc < rows {
+			continue
 		}
 		ws = append(ws, window{lo: lo, hi: hi})
 		hi, acc = lo, 0
 	}
-	return ws
+	if acc == 0 && len(ws) > 0 {
+		ws[len(ws)-1].lo = time.Time{} // the last window has no lower bound
+		return ws
+	}
+	return append(ws, window{hi: hi})
 }
 
 // hourCounts counts the decisions matching f (at or before after when it
@@ -156,7 +174,11 @@ func (s *Store) rolledHourCounts(ctx context.Context, f Filter, after *Cursor) (
 	if err != nil {
 		return nil, err
 	}
-	return append(recent, hours...), nil
+	// Newest first as a whole: a Timestamp past 2106 gives a wrapped hour
+	// among the recent ones (exportWindows skips what is out of order).
+	hours = append(recent, hours...)
+	sort.SliceStable(hours, func(i, j int) bool { return hours[i].hour > hours[j].hour })
+	return hours, nil
 }
 
 // decisionHourCounts is hourCounts from gate_decisions, for the hours
@@ -201,7 +223,8 @@ func (s *Store) scanHourCounts(ctx context.Context, sql string, p *Params) ([]ho
 }
 
 // windowSQL is the query of the decisions of f in w after the cursor,
-// newest first; the engine's sort spills past [exportSortBytes].
+// newest first; the engine's sort spills past [exportSortBytes]. A keyed
+// window also bounds the primary key (keybound.go).
 func (s *Store) windowSQL(f Filter, w window, after *Cursor) (string, *Params) {
 	p := new(Params)
 	where := f.where(p)
@@ -213,6 +236,9 @@ func (s *Store) windowSQL(f Filter, w window, after *Cursor) (string, *Params) {
 	if !w.hi.IsZero() {
 		conds = append(conds, "Timestamp < fromUnixTimestamp64Nano({win_hi:Int64})")
 		p.Int64("win_hi", w.hi.UnixNano())
+	}
+	if w.keyed {
+		conds = append(conds, keyBounds(p, w)...)
 	}
 	if after != nil {
 		conds = append(conds, after.afterCursor(p)...)

@@ -17,9 +17,11 @@ const newestFirst = "Timestamp DESC, SpanId DESC, Action DESC, Agent DESC, ToolN
 const arrivalOrder = "InsertedAt, SpanId, Timestamp, Action, Agent, ToolName"
 
 // afterCursor is the condition "after c in newestFirst": the bound on
-// Timestamp alone is what the primary key (toStartOfHour(Timestamp), …)
-// and the day partitions prune by, so a read deep in the range reads only
-// the granules before the cursor; the tuple orders ties. A cursor without
+// Timestamp alone is what the day partitions and the parts' minmax index
+// prune by, so a read deep in the range skips every part after the
+// cursor; the tuple orders ties. Inside a part the primary key,
+// (toStartOfHour(Timestamp), …), is not searched by a bound on Timestamp:
+// Export's windows bound the key itself (keybound.go). A cursor without
 // Action, Agent and ToolName (a token from before they were recorded)
 // compares as the smallest of its (Timestamp, SpanId): every row sharing
 // both is behind it, as its order then had it.

@@ -1,0 +1,103 @@
+package audit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/audit/audittest"
+)
+
+// TestExportKeyBoundsInEveryZone: export windows bound the primary key's
+// toStartOfHour(Timestamp) as well as Timestamp (keybound.go). Over
+// decisions at the edges of what that key can hold (across 1970-01-03
+// and 2105-12-01, up to 2106-02-06, after 2106) and in the present, read
+// by sessions in zones whose hours do not start on UTC's (Asia/Kolkata
+// +5:30, Australia/Lord_Howe with its half-hour daylight saving,
+// America/St_Johns −3:30) and in UTC, an export stopped and resumed at
+// random points with windows of a few decisions (many cut inside an
+// hour) yields exactly what one plain query without the key's bounds
+// yields: the same decisions in the same order.
+func TestExportKeyBoundsInEveryZone(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	w := env.Writer
+	now := time.Now()
+	// Each load spreads its decisions over the 30 days before its end.
+	// (Not before 1970 or after 2149: time-bounded reads of gate_decisions
+	// lose those already, keyed or not; the day partitions cannot hold
+	// them.)
+	loads := []time.Time{
+		time.Date(1970, 1, 31, 0, 0, 0, 0, time.UTC),  // from 1970-01-01 00:00: across keyFloor
+		time.Date(2105, 12, 15, 0, 0, 0, 0, time.UTC), // across keyCeil
+		time.Date(2106, 2, 6, 0, 0, 0, 0, time.UTC),   // to the end of a DateTime
+		time.Date(2149, 5, 1, 0, 0, 0, 0, time.UTC),   // after what the key can hold
+		now,
+	}
+	for i, end := range loads {
+		require.NoError(t, audittest.LoadShaped(ctx, w, env.Database, 300, end, audittest.ShapedOptions{Batch: 150, Offset: 1000 * i, Total: 300 + 1000*i}))
+	}
+	require.NoError(t, audit.Roll(ctx, w, audit.WithRollupDelay(0)))
+	var want []string
+	rows, err := w.Query(ctx, "SELECT SpanId FROM otel.gate_decisions FINAL ORDER BY Timestamp DESC, SpanId DESC, Action DESC, Agent DESC, ToolName DESC")
+	require.NoError(t, err)
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		want = append(want, s)
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	require.Len(t, want, 300*len(loads))
+
+	var stores []*audit.Store
+	for _, zone := range []string{"UTC", "Asia/Kolkata", "Australia/Lord_Howe", "America/St_Johns"} {
+		st, err := audit.Open(ctx, env.ReaderDSN+"?session_timezone="+zone, audit.WithExportWindow(rapid.IntRange(8, 200).Example(len(stores))))
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		var tz string
+		require.NoError(t, st.Conn().QueryRow(ctx, "SELECT timezone()").Scan(&tz))
+		require.Equal(t, zone, tz, "the session's zone")
+		stores = append(stores, st)
+	}
+	for zi, st := range stores {
+		var got []string
+		require.NoError(t, st.Export(ctx, audit.Filter{}, nil, func(d audit.Decision) error {
+			got = append(got, d.SpanID)
+			return nil
+		}))
+		if len(got) != len(want) {
+			missing := map[string]bool{}
+			for _, s := range want {
+				missing[s] = true
+			}
+			for _, s := range got {
+				delete(missing, s)
+			}
+			for s := range missing {
+				var ts time.Time
+				var p audit.Params
+				p.String("s", s)
+				require.NoError(t, w.QueryRow(p.Context(ctx), "SELECT Timestamp FROM otel.gate_decisions WHERE SpanId = {s:String}").Scan(&ts))
+				t.Logf("missing %s at %v (store %d)", s, ts.UTC(), zi)
+			}
+		}
+		require.Equal(t, want, got)
+	}
+	start := time.Now()
+	checked := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		if time.Since(start) > 20*time.Second {
+			return
+		}
+		checked++
+		st := rapid.SampledFrom(stores).Draw(rt, "store")
+		got := resumedExport(rt, st, audit.Filter{}, 1, 2000, func(d audit.Decision) string { return d.SpanID })
+		require.Equal(rt, want, got)
+	})
+	require.Greater(t, checked, 3, "too few exports checked in the budget")
+}
