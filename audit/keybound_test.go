@@ -101,3 +101,69 @@ func TestExportKeyBoundsInEveryZone(t *testing.T) {
 	})
 	require.Greater(t, checked, 3, "too few exports checked in the budget")
 }
+
+// TestExportOnWindowBounds (from the red team of the key's bounds):
+// decisions exactly on hour starts, so on every window's bounds, one of
+// them on keyFloor and one on keyCeil, in three loads that reuse the same
+// span IDs at other times; exported with windows of 4 to 28 decisions
+// (every bound an hour start, so a decision's Timestamp) by sessions in
+// four zones, whole and resumed at random
+// points, they are exactly what one plain query yields.
+func TestExportOnWindowBounds(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	w := env.Writer
+	keyFloor := time.Date(1970, 1, 3, 0, 0, 0, 0, time.UTC) // audit's keyFloor and keyCeil
+	keyCeil := time.Date(2105, 12, 1, 0, 0, 0, 0, time.UTC)
+	// Total 720 over 30 days: one decision per hour, each exactly on an hour start.
+	for _, end := range []time.Time{keyFloor.Add(28 * 24 * time.Hour), keyCeil.Add(5 * 24 * time.Hour), time.Now().Truncate(time.Hour)} {
+		require.NoError(t, audittest.LoadShaped(ctx, w, env.Database, 720, end, audittest.ShapedOptions{Batch: 100, Total: 720}))
+	}
+	require.NoError(t, audit.Roll(ctx, w, audit.WithRollupDelay(0)))
+	var want []string
+	rows, err := w.Query(ctx, "SELECT SpanId, Timestamp FROM otel.gate_decisions FINAL ORDER BY Timestamp DESC, SpanId DESC, Action DESC, Agent DESC, ToolName DESC")
+	require.NoError(t, err)
+	onFloor, onCeil := 0, 0
+	for rows.Next() {
+		var s string
+		var ts time.Time
+		require.NoError(t, rows.Scan(&s, &ts))
+		if ts.Equal(keyFloor) {
+			onFloor++
+		}
+		if ts.Equal(keyCeil) {
+			onCeil++
+		}
+		want = append(want, s)
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	require.Len(t, want, 3*720)
+	require.Equal(t, 1, onFloor, "a decision on keyFloor")
+	require.Equal(t, 1, onCeil, "a decision on keyCeil")
+	var stores []*audit.Store
+	zones := []string{"UTC", "Asia/Kolkata", "Pacific/Chatham", "Pacific/Pago_Pago"}
+	for i, zone := range zones {
+		st, err := audit.Open(ctx, env.ReaderDSN+"?session_timezone="+zone, audit.WithExportWindow(4+8*i))
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		stores = append(stores, st)
+	}
+	for zi, st := range stores {
+		var got []string
+		require.NoError(t, st.Export(ctx, audit.Filter{}, nil, func(d audit.Decision) error {
+			got = append(got, d.SpanID)
+			return nil
+		}))
+		require.Equal(t, want, got, "zone %s", zones[zi])
+	}
+	start := time.Now()
+	rapid.Check(t, func(rt *rapid.T) {
+		if time.Since(start) > 8*time.Second {
+			return
+		}
+		st := rapid.SampledFrom(stores).Draw(rt, "store")
+		got := resumedExport(rt, st, audit.Filter{}, 1, 1500, func(d audit.Decision) string { return d.SpanID })
+		require.Equal(rt, want, got)
+	})
+}
