@@ -111,7 +111,7 @@ func TestSplitKeyed(t *testing.T) {
 			if !w.lo.IsZero() && !w.hi.IsZero() && !w.lo.Before(w.hi) {
 				t.Fatalf("window %d is empty: %v", i, w)
 			}
-			inside := !w.lo.IsZero() && !w.hi.IsZero() && !w.lo.Before(keyFloor) && !w.hi.After(keyCeil)
+			inside := !w.lo.IsZero() && !w.hi.IsZero() && !w.lo.Before(keyFloor()) && !w.hi.After(keyCeil())
 			if w.keyed != inside {
 				t.Fatalf("window %d %v keyed %v, inside the key's range %v", i, w, w.keyed, inside)
 			}

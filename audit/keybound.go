@@ -18,9 +18,13 @@ import "time"
 //   - the start of the hour holding t is never after t, so
 //     Timestamp < hi implies toStartOfHour(Timestamp) < hi (rounded up to
 //     a second: the key is a DateTime);
-//   - and never more than two hours before it (a local hour lasts at most
-//     two: one, and a daylight-saving shift of at most one), so
-//     Timestamp >= lo implies toStartOfHour(Timestamp) >= lo − 2 h.
+//   - and never more than two hours before it, so Timestamp >= lo
+//     implies toStartOfHour(Timestamp) >= lo − 2 h. The engine takes the
+//     hour's start at the instant's own offset: around every offset change
+//     of the 597 zones in system.time_zones between 1970-01-03 and
+//     2105-12-01 (Antarctica/Troll's two-hour shift, Lord Howe's half hour
+//     and Monrovia's −0:44:30 among them) it was never more than one hour
+//     before the instant (red team, session 12); two leave room.
 //
 // Both hold only where the key is the hour's start: a DateTime counts
 // seconds from 1970 to 2106, and the key of a Timestamp outside is not
@@ -32,12 +36,17 @@ import "time"
 // (splitKeyed), which the day partitions and the parts' minmax index
 // prune at once when they hold nothing.
 
-// keyFloor and keyCeil bound the Timestamps whose key bounds are exact:
-// 1970-01-03 and 2105-12-01, 00:00 UTC (a DateTime ends 2106-02-07).
-var (
-	keyFloor = time.Unix(2*86400, 0).UTC()
-	keyCeil  = time.Unix(4289068800, 0).UTC()
+// keyFloorUnix and keyCeilUnix (seconds since the Unix epoch) bound the
+// Timestamps whose key bounds are exact: 1970-01-03 and 2105-12-01, 00:00
+// UTC (a DateTime ends 2106-02-07).
+const (
+	keyFloorUnix = 2 * 86400
+	keyCeilUnix  = 4289068800
 )
+
+// keyFloor and keyCeil are keyFloorUnix and keyCeilUnix as times.
+func keyFloor() time.Time { return time.Unix(keyFloorUnix, 0).UTC() }
+func keyCeil() time.Time  { return time.Unix(keyCeilUnix, 0).UTC() }
 
 // keyMargin is how long before a Timestamp its hour's start may lie.
 const keyMargin = 2 * time.Hour
@@ -48,7 +57,7 @@ const keyMargin = 2 * time.Hour
 func splitKeyed(ws []window) []window {
 	var out []window
 	for _, w := range ws {
-		for _, r := range []window{{lo: keyCeil}, {lo: keyFloor, hi: keyCeil, keyed: true}, {hi: keyFloor}} {
+		for _, r := range []window{{lo: keyCeil()}, {lo: keyFloor(), hi: keyCeil(), keyed: true}, {hi: keyFloor()}} {
 			lo, hi := w.lo, w.hi
 			if !r.lo.IsZero() && (lo.IsZero() || lo.Before(r.lo)) {
 				lo = r.lo
