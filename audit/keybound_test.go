@@ -54,39 +54,9 @@ func TestExportKeyBoundsInEveryZone(t *testing.T) {
 	rows.Close()
 	require.Len(t, want, 300*len(loads))
 
-	var stores []*audit.Store
-	for _, zone := range []string{"UTC", "Asia/Kolkata", "Australia/Lord_Howe", "America/St_Johns"} {
-		st, err := audit.Open(ctx, env.ReaderDSN+"?session_timezone="+zone, audit.WithExportWindow(rapid.IntRange(8, 200).Example(len(stores))))
-		require.NoError(t, err)
-		t.Cleanup(func() { st.Close() })
-		var tz string
-		require.NoError(t, st.Conn().QueryRow(ctx, "SELECT timezone()").Scan(&tz))
-		require.Equal(t, zone, tz, "the session's zone")
-		stores = append(stores, st)
-	}
-	for zi, st := range stores {
-		var got []string
-		require.NoError(t, st.Export(ctx, audit.Filter{}, nil, func(d audit.Decision) error {
-			got = append(got, d.SpanID)
-			return nil
-		}))
-		if len(got) != len(want) {
-			missing := map[string]bool{}
-			for _, s := range want {
-				missing[s] = true
-			}
-			for _, s := range got {
-				delete(missing, s)
-			}
-			for s := range missing {
-				var ts time.Time
-				var p audit.Params
-				p.String("s", s)
-				require.NoError(t, w.QueryRow(p.Context(ctx), "SELECT Timestamp FROM otel.gate_decisions WHERE SpanId = {s:String}").Scan(&ts))
-				t.Logf("missing %s at %v (store %d)", s, ts.UTC(), zi)
-			}
-		}
-		require.Equal(t, want, got)
+	stores := zoneStores(t, env, []string{"UTC", "Asia/Kolkata", "Australia/Lord_Howe", "America/St_Johns"}, func(i int) int { return rapid.IntRange(8, 200).Example(i) })
+	for _, st := range stores {
+		require.Equal(t, want, exportAll(t, st))
 	}
 	start := time.Now()
 	checked := 0
@@ -141,21 +111,10 @@ func TestExportOnWindowBounds(t *testing.T) {
 	require.Len(t, want, 3*720)
 	require.Equal(t, 1, onFloor, "a decision on keyFloor")
 	require.Equal(t, 1, onCeil, "a decision on keyCeil")
-	var stores []*audit.Store
 	zones := []string{"UTC", "Asia/Kolkata", "Pacific/Chatham", "Pacific/Pago_Pago"}
-	for i, zone := range zones {
-		st, err := audit.Open(ctx, env.ReaderDSN+"?session_timezone="+zone, audit.WithExportWindow(4+8*i))
-		require.NoError(t, err)
-		t.Cleanup(func() { st.Close() })
-		stores = append(stores, st)
-	}
+	stores := zoneStores(t, env, zones, func(i int) int { return 4 + 8*i })
 	for zi, st := range stores {
-		var got []string
-		require.NoError(t, st.Export(ctx, audit.Filter{}, nil, func(d audit.Decision) error {
-			got = append(got, d.SpanID)
-			return nil
-		}))
-		require.Equal(t, want, got, "zone %s", zones[zi])
+		require.Equal(t, want, exportAll(t, st), "zone %s", zones[zi])
 	}
 	start := time.Now()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -166,4 +125,30 @@ func TestExportOnWindowBounds(t *testing.T) {
 		got := resumedExport(rt, st, audit.Filter{}, 1, 1500, func(d audit.Decision) string { return d.SpanID })
 		require.Equal(rt, want, got)
 	})
+}
+
+// zoneStores opens a Store on env per zone (session_timezone, checked),
+// the i-th exporting windows of window(i) decisions.
+func zoneStores(t *testing.T, env *audittest.Env, zones []string, window func(i int) int) []*audit.Store {
+	var stores []*audit.Store
+	for i, zone := range zones {
+		st, err := audit.Open(context.Background(), env.ReaderDSN+"?session_timezone="+zone, audit.WithExportWindow(window(i)))
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		var tz string
+		require.NoError(t, st.Conn().QueryRow(context.Background(), "SELECT timezone()").Scan(&tz))
+		require.Equal(t, zone, tz, "the session's zone")
+		stores = append(stores, st)
+	}
+	return stores
+}
+
+// exportAll returns the span IDs of a whole export of st, in order.
+func exportAll(t *testing.T, st *audit.Store) []string {
+	var got []string
+	require.NoError(t, st.Export(context.Background(), audit.Filter{}, nil, func(d audit.Decision) error {
+		got = append(got, d.SpanID)
+		return nil
+	}))
+	return got
 }
