@@ -25,11 +25,17 @@ import (
 // exporter hiding a decision behind another) and differ in tool, agent or
 // action: each is its own row of gate_decisions.
 func sharedSpans(n int, base time.Time) ([]audittest.Span, map[string]bool) {
+	return sharedSpansEvery(n, base, 37*time.Second, 0) // about 9 hours for 2,000 decisions
+}
+
+// sharedSpansEvery is sharedSpans with groups step apart, their span IDs
+// numbered from first.
+func sharedSpansEvery(n int, base time.Time, step time.Duration, first int) ([]audittest.Span, map[string]bool) {
 	var spans []audittest.Span
 	keys := map[string]bool{}
 	for i, g := 0, 0; i < n; g++ {
-		ts := base.Add(-time.Duration(g) * 37 * time.Second) // about 9 hours for 2,000 decisions
-		span := fmt.Sprintf("%016x", 0xf00d0000+g)
+		ts := base.Add(-time.Duration(g) * step)
+		span := fmt.Sprintf("%016x", 0xf00d0000+first+g)
 		for k := 0; k <= g%4 && i < n; k, i = k+1, i+1 {
 			tool, agent, action := fmt.Sprintf("tool-%d", k), "agent-a", gate.ActionAllow
 			if k == 2 {
@@ -167,4 +173,41 @@ func TestExportRetriesAWindowStartedAhead(t *testing.T) {
 	}))
 	require.Equal(t, want, got)
 	require.Greater(t, conn.windows.Load(), int32(2), "the failed window ran again")
+}
+
+// TestExportOnOneConnection: with one connection (max_open_conns=1) and
+// results of many blocks (20,000 decisions in one window, blocks of 10
+// rows: a query holds its connection until it is read), each window
+// started ahead of the one handed over waits for the only connection,
+// times out, runs again in its turn, and the export, whole and resumed,
+// still equals paging (it fails without that second try).
+func TestExportOnOneConnection(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	until := time.Now().Truncate(time.Hour)
+	recent, _ := sharedSpansEvery(20000, until.Add(-time.Second), 150*time.Millisecond, 0) // one window: the hour before until
+	older, _ := sharedSpansEvery(3000, until.Add(-2*time.Hour), 4*time.Second, 10000)      // windows below it
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, append(recent, older...)))
+	st, err := audit.Open(ctx, env.ReaderDSN+"?max_open_conns=1&dial_timeout=300ms&max_block_size=10&block_buffer_size=1", audit.WithExportWindow(1200))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	f := audit.Filter{Until: until}
+	res, err := env.Store.Decisions(ctx, f, audit.Page{Limit: 23000})
+	require.NoError(t, err)
+	var want []string
+	for _, d := range res.Decisions {
+		want = append(want, decisionKey(d))
+	}
+	require.Len(t, want, 23000)
+	export := func(after *audit.Cursor) []string {
+		var got []string
+		require.NoError(t, st.Export(ctx, f, after, func(d audit.Decision) error {
+			got = append(got, decisionKey(d))
+			return nil
+		}))
+		return got
+	}
+	require.Equal(t, want, export(nil), "whole export")
+	after := res.Decisions[1000].Cursor()
+	require.Equal(t, want[1001:], export(&after), "export resumed")
 }
