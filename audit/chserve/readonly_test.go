@@ -2,7 +2,9 @@ package chserve_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolgate/toolgate/internal/testenv"
+	"pgregory.net/rapid"
 )
 
 // TestReadStatementsOnTheEngine runs every kind of read statement through
@@ -99,6 +102,69 @@ func TestReadStatementsOnTheEngine(t *testing.T) {
 			if tt.never != "" {
 				assert.NotContains(t, got.body, tt.never)
 			}
+		})
+	}
+}
+
+// TestReadOnlyHoldsForAnyText: whatever text the read-only user sends —
+// heredocs ($$…$$, $t$…$t$, a tag with a quote in it), line comments of
+// every kind (--, //, "# ", "#!"), nested block comments, quotes left
+// open, backslashes, UTF-8 spaces, SETTINGS and FORMAT clauses anywhere —
+// the engine either refuses it or runs it with readonly = 1: no answer
+// carries getSetting('readonly') = 0 and no table function is reached (a
+// refused connection would mean url() ran). It holds the statement lexer
+// to the engine's own: where they split the text differently, the
+// readonly = 1 that the server appends can land inside what the engine
+// reads as a comment or a string (the red team's heredoc, session 13,
+// is the first example below).
+func TestReadOnlyHoldsForAnyText(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	r := &ch.Reader
+	url := "url('http://127.0.0.1:1/x', 'CSV', 'a String')"
+	send := func(t require.TestingT, body string) (int, string, string) {
+		req, err := http.NewRequest(http.MethodPost, ch.URL+"/", strings.NewReader(body))
+		require.NoError(t, err)
+		req.SetBasicAuth(r.Name, r.Password)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header.Get("X-ClickHouse-Exception-Code"), string(b)
+	}
+	check := func(t require.TestingT, body string) {
+		status, code, answer := send(t, body)
+		require.NotEqual(t, "1001", code, "url() ran for %q: %s", body, answer)
+		if status == http.StatusOK {
+			for _, f := range strings.FieldsFunc(answer, func(c rune) bool { return c == '\t' || c == '\n' }) {
+				require.NotEqual(t, "0", f, "readonly = 0 for %q: %q", body, answer)
+			}
+		}
+	}
+	for _, body := range []string{
+		"SELECT $$ ' $$ AS a, getSetting('readonly') -- '",
+		"SELECT $$ ' $$ AS a, * FROM " + url + " -- '",
+		"SELECT $t$ ' $t$ AS a, getSetting('readonly') -- '",
+		"SELECT $ ' $, getSetting('readonly') -- ' $ ' $",
+		"SELECT getSetting('readonly') //",
+		"SELECT getSetting('readonly') # ",
+		"SELECT getSetting('readonly') #!",
+		"SELECT getSetting('readonly') /* /* */",
+		"SELECT 1 /* /* */ , getSetting('readonly') */",
+		"SELECT getSetting('readonly')\u00a0--",
+		"SELECT getSetting('readonly') FORMAT\u00a0TSV",
+		"SELECT * FROM " + url + " //",
+	} {
+		check(t, body)
+	}
+	fragments := []string{"'", `"`, "`", "$$", "$t$", "$ ' $", "$", "--", "//", "#", "# ", "#!", "/*", "*/", "\n", `\`, " ", ",",
+		"getSetting('readonly')", "* FROM " + url, "SETTINGS", "readonly = 1", "max_threads = 1", "FORMAT", "TSV", "\u00a0", "\u2028",
+		";", "x", "1e", "-", "AS", "(", ")", "UNION ALL SELECT", "max_threads = $$1$$", "x'", "0x"}
+	for range 5 { // 500 texts, about half a second; 20,000 passed once
+		rapid.Check(t, func(rt *rapid.T) {
+			parts := rapid.SliceOfN(rapid.SampledFrom(fragments), 1, 12).Draw(rt, "fragments")
+			check(rt, "SELECT getSetting('readonly') AS r "+strings.Join(parts, " "))
+			check(rt, "SELECT getSetting('readonly') AS r "+strings.Join(parts, ""))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package chserve
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind is what a statement does, judged by its leading keyword.
@@ -49,8 +50,8 @@ func (k Kind) String() string {
 
 // Statement is what the server needs to know about one SQL statement
 // before handing it to the engine. It comes from a lexer that understands
-// ClickHouse's quoting ('…', "…", `…`, backslash escapes) and comments
-// (--, #, /* */); it is not a parser and never rejects SQL the engine would
+// ClickHouse's quoting ('…', "…", `…`, backslash escapes, $$…$$ heredocs)
+// and comments (--, //, "# ", nested /* */); it is not a parser and never rejects SQL the engine would
 // accept, except where noted.
 type Statement struct {
 	// Kind is the statement's kind; Keyword its leading keyword, upper case.
@@ -105,24 +106,33 @@ type lexer struct {
 
 // next returns the next token, or ok=false at the end of the text.
 // Unterminated quotes and comments run to the end of the text.
+//
+// It splits text where the engine's lexer does (ClickHouse's
+// src/Parsers/Lexer.cpp, 26.x): line comments start at --, // or a #
+// followed by a space or !; block comments nest; heredocs ($$…$$,
+// $tag$…$tag$) are strings; the UTF-8 spaces the engine skips are
+// whitespace. Where the two split differently, the readonly = 1 that
+// readOnlySQL appends can land, for the engine, inside a comment or a
+// string (TestReadOnlyHoldsForAnyText).
 func (l *lexer) next() (t token, ok bool) {
 	s := l.s
 	for l.pos < len(s) {
 		c := s[l.pos]
+		var next byte
+		if l.pos+1 < len(s) {
+			next = s[l.pos+1]
+		}
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			l.pos++
-		case c == '-' && l.pos+1 < len(s) && s[l.pos+1] == '-', c == '#':
+		case c == '-' && next == '-', c == '/' && next == '/', c == '#' && (next == ' ' || next == '!'):
 			for l.pos < len(s) && s[l.pos] != '\n' {
 				l.pos++
 			}
-		case c == '/' && l.pos+1 < len(s) && s[l.pos+1] == '*':
-			end := strings.Index(s[l.pos+2:], "*/")
-			if end < 0 {
-				l.pos = len(s)
-			} else {
-				l.pos += 2 + end + 2
-			}
+		case c == '/' && next == '*':
+			l.pos = blockCommentEnd(s, l.pos)
+		case c >= 0x80 && utf8Space(s[l.pos:]) > 0:
+			l.pos += utf8Space(s[l.pos:])
 		default:
 			return l.lexToken(), true
 		}
@@ -130,9 +140,73 @@ func (l *lexer) next() (t token, ok bool) {
 	return token{}, false
 }
 
+// blockCommentEnd returns the offset just after the block comment that
+// starts at s[i:] ("/*"), whose inner /* … */ pairs nest (as in the SQL
+// standard and the engine), or len(s) when it is not closed.
+func blockCommentEnd(s string, i int) int {
+	depth := 1
+	for i += 2; i+2 <= len(s); {
+		switch {
+		case s[i] == '/' && s[i+1] == '*':
+			depth++
+			i += 2
+		case s[i] == '*' && s[i+1] == '/':
+			depth--
+			i += 2
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return len(s)
+}
+
+// utf8Space returns the length of the UTF-8 space the engine skips as
+// whitespace at the start of s (skipWhitespacesUTF8: U+0085, U+00A0,
+// U+180E, U+2000–U+200D, U+2028, U+2029, U+202F, U+205F, U+2060, U+3000,
+// U+FEFF), or 0.
+func utf8Space(s string) int {
+	r, n := utf8.DecodeRuneInString(s)
+	switch {
+	case r == 0x85, r == 0xA0, r == 0x180E, r >= 0x2000 && r <= 0x200D, r == 0x2028, r == 0x2029,
+		r == 0x202F, r == 0x205F, r == 0x2060, r == 0x3000, r == 0xFEFF:
+		return n
+	}
+	return 0
+}
+
+// heredocEnd returns the offset just after the heredoc that starts at
+// s[i:] ("$", as the engine reads it: the text up to the next "$" is its
+// tag, and it ends after the tag's next occurrence), or -1 when s[i:] does
+// not start one.
+func heredocEnd(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '$')
+	if j < 0 {
+		return -1
+	}
+	tag := s[i : i+j+2]
+	k := strings.Index(s[i+len(tag):], tag)
+	if k < 0 {
+		return -1
+	}
+	return i + len(tag) + k + len(tag)
+}
+
 func (l *lexer) lexToken() token {
 	s, start := l.s, l.pos
 	c := s[start]
+	if c == '$' {
+		if end := heredocEnd(s, start); end >= 0 {
+			l.pos = end
+			return token{start: start, end: end}
+		}
+		if start+1 == len(s) || !isWordByte(s[start+1]) {
+			l.pos = start + 1
+			return token{start: start, end: start + 1} // a dollar sign alone
+		}
+	}
 	switch {
 	case c == '\'' || c == '"' || c == '`':
 		i := start + 1
@@ -156,9 +230,9 @@ func (l *lexer) lexToken() token {
 		}
 		l.pos = i
 		return token{start: start, end: i}
-	case isWordByte(c):
+	case isWordByte(c) || c == '$':
 		i := start + 1
-		for i < len(s) && isWordByte(s[i]) {
+		for i < len(s) && (isWordByte(s[i]) || s[i] == '$') {
 			i++
 		}
 		l.pos = i
@@ -169,8 +243,12 @@ func (l *lexer) lexToken() token {
 	}
 }
 
+// isWordByte reports whether c is a word character to the engine (ASCII
+// letters, digits, _; "$" also continues a word). Other bytes above 0x7F
+// (outside the UTF-8 spaces) are each a token of their own: the engine
+// refuses them outside quotes.
 func isWordByte(c byte) bool {
-	return c == '_' || c == '$' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z') || c >= 0x80
+	return c == '_' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z')
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -433,17 +511,19 @@ func readOnlySQL(text string, st Statement, format string) string {
 		}
 		inner = append(inner, text[l.Start:l.End])
 	}
+	// Each addition starts on a line of its own: a line comment the text
+	// ends in, however the engine reads it, stops there.
 	switch {
 	case outer >= 0:
-		return sql[:outer] + ", " + strings.Join(append(inner, "readonly = 1"), ", ") + sql[outer:]
+		return sql[:outer] + "\n, " + strings.Join(append(inner, "readonly = 1"), ", ") + sql[outer:]
 	case st.FormatPos >= 0:
-		return sql + " SETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
+		return sql + "\nSETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
 	case st.Keyword == "EXPLAIN":
-		return sql + " FORMAT " + quoteIdent(format) + " SETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
+		return sql + "\nFORMAT " + quoteIdent(format) + "\nSETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
 	case len(st.Settings) > 0 && st.Settings[len(st.Settings)-1].End == st.End:
-		return sql + ", readonly = 1"
+		return sql + "\n, readonly = 1"
 	}
-	return sql + " SETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
+	return sql + "\nSETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
 }
 
 // analyzeInsert finds an INSERT's input: FORMAT name, VALUES, or a query.
