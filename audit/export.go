@@ -192,7 +192,7 @@ func (s *Store) decisionHourCounts(ctx context.Context, f Filter, after *Cursor,
 		p.Int64("after_ts", after.Timestamp.UnixNano())
 	}
 	if from != 0 {
-		conds = append(conds, "Timestamp >= toDateTime({from:Int64}, 'UTC')")
+		conds = append(conds, "Timestamp >= toDateTime64({from:Int64}, 9, 'UTC')")
 		p.Int64("from", from)
 	}
 	where = andWhere(where, conds)

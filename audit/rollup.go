@@ -332,16 +332,16 @@ func (s *Store) rollupSource(f Filter, dirty []int64, p *Params, daily *dailyRol
 		}
 		p.Int64("hour_lo", lo.Unix())
 		hourConds = append(hourConds, "Hour >= toDateTime({hour_lo:Int64}, 'UTC')")
-		rawEdges = append(rawEdges, "Timestamp < toDateTime({hour_lo:Int64}, 'UTC')")
+		rawEdges = append(rawEdges, "Timestamp < toDateTime64({hour_lo:Int64}, 9, 'UTC')")
 	}
 	if !f.Until.IsZero() {
 		hi = f.Until.UTC().Truncate(time.Hour)
 		p.Int64("hour_hi", hi.Unix())
 		hourConds = append(hourConds, "Hour < toDateTime({hour_hi:Int64}, 'UTC')")
-		rawEdges = append(rawEdges, "Timestamp >= toDateTime({hour_hi:Int64}, 'UTC')")
+		rawEdges = append(rawEdges, "Timestamp >= toDateTime64({hour_hi:Int64}, 9, 'UTC')")
 	}
 	for _, h := range dirty {
-		rawEdges = append(rawEdges, fmt.Sprintf("(Timestamp >= toDateTime(%d, 'UTC') AND Timestamp < toDateTime(%d, 'UTC'))", h, h+3600))
+		rawEdges = append(rawEdges, fmt.Sprintf("(Timestamp >= toDateTime64(%d, 9, 'UTC') AND Timestamp < toDateTime64(%d, 9, 'UTC'))", h, h+3600))
 	}
 	dims := f
 	dims.Since, dims.Until = time.Time{}, time.Time{}

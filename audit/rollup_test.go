@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -144,6 +145,7 @@ func statsMap(st audit.Stats) map[string]modelRow {
 // answer from the roll-up, the answer from gate_decisions alone and
 // Stats itself all equal the Go model over the deduplicated decisions.
 func TestRollupIsExactUnderDuplicates(t *testing.T) {
+	nearHour := []time.Duration{-500 * time.Millisecond, -time.Millisecond, -time.Microsecond, -1, 0, 1, time.Microsecond, time.Millisecond, 500 * time.Millisecond}
 	env := audittest.Start(t)
 	ctx := context.Background()
 	require.NoError(t, env.Writer.Exec(ctx, "SYSTEM STOP MERGES otel.gate_decisions"))
@@ -189,6 +191,13 @@ func TestRollupIsExactUnderDuplicates(t *testing.T) {
 				d.approval, d.approver, d.wait = "approved", rapid.SampledFrom([]string{"alice", "bob"}).Draw(rt, "approver"), uint64(rapid.IntRange(1, 5000).Draw(rt, "wait"))
 			case kind == 4:
 				d.action, d.stage, d.source, d.calls = "deny", "run", "executor", uint64(rapid.IntRange(1, 64).Draw(rt, "calls"))
+			}
+			if rapid.IntRange(0, 2).Draw(rt, "near-hour") == 0 {
+				// Just before, on or just after an hour: the edges between
+				// the roll-up's whole hours and gate_decisions (a DateTime
+				// bound once dropped a decision a nanosecond to half a
+				// second before the range's first whole hour).
+				d.ts = base.Add(time.Duration(rapid.IntRange(0, 72).Draw(rt, "hour")) * time.Hour).Add(rapid.SampledFrom(nearHour).Draw(rt, "off"))
 			}
 			model[id] = d
 			all = append(all, id)
@@ -253,11 +262,19 @@ func TestRollupIsExactUnderDuplicates(t *testing.T) {
 				q.By = append(q.By, d)
 			}
 		}
+		// The range's ends: anywhere, or at a decision's Timestamp (1 ns
+		// either side), so that decisions sit on and next to both edges.
+		end := func(label string, lo, hi time.Duration) time.Time {
+			if rapid.Bool().Draw(rt, label+"-at-decision") {
+				return model[rapid.SampledFrom(all).Draw(rt, label+"-decision")].ts.Add(time.Duration(rapid.Int64Range(-1, 1).Draw(rt, label+"-off")))
+			}
+			return base.Add(time.Duration(rapid.Int64Range(int64(lo), int64(hi)).Draw(rt, label+"-at")))
+		}
 		if rapid.Bool().Draw(rt, "since") {
-			q.Filter.Since = base.Add(time.Duration(rapid.Int64Range(0, int64(36*time.Hour)).Draw(rt, "since-at")))
+			q.Filter.Since = end("since", 0, 36*time.Hour)
 		}
 		if rapid.Bool().Draw(rt, "until") {
-			q.Filter.Until = base.Add(time.Duration(rapid.Int64Range(int64(36*time.Hour), int64(80*time.Hour)).Draw(rt, "until-at")))
+			q.Filter.Until = end("until", 36*time.Hour, 80*time.Hour)
 		}
 		q.Filter.Agent = rapid.SampledFrom([]string{"", "", "coder", "eve'\\"}).Draw(rt, "f-agent")
 		q.Filter.Action = rapid.SampledFrom([]string{"", "", "deny"}).Draw(rt, "f-action")
@@ -288,4 +305,41 @@ func TestRollupIsExactUnderDuplicates(t *testing.T) {
 	var rows, spans uint64
 	require.NoError(t, env.Writer.QueryRow(ctx, "SELECT count(), uniqExact(SpanId) FROM otel.gate_decisions").Scan(&rows, &spans))
 	require.Greater(t, rows, spans, "the test left no duplicate unmerged")
+}
+
+// TestStatsRangeEndsBetweenSeconds: decisions a nanosecond to half a
+// second before the first whole hour of a range, and as far after its
+// last, are counted by every path (the red team's example, session 13:
+// the edges were bounds of type DateTime, and the engine's index analysis
+// compared a DateTime64(9) Timestamp just below one as not less than it,
+// so the roll-up path lost the first decision).
+func TestStatsRangeEndsBetweenSeconds(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	h := time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)
+	offs := []time.Duration{1, time.Microsecond, time.Millisecond, 500 * time.Millisecond}
+	var spans []audittest.Span
+	for i, off := range offs {
+		for j, ts := range []time.Time{h.Add(-off), h.Add(24*time.Hour + off)} {
+			d := modelDecision{ts: ts, agent: "coder", tool: "bash", action: "allow", risk: "safe", source: "policy", stage: "gate", calls: 1}
+			spans = append(spans, d.span(fmt.Sprintf("%016x", 0x5ec0000+2*i+j)))
+		}
+	}
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, spans))
+	require.NoError(t, audit.Roll(ctx, env.Writer, audit.WithRollupDelay(0)))
+	for i, off := range offs {
+		want := 2 * (i + 1) // the decisions of this offset and of the smaller ones
+		for _, every := range []time.Duration{0, time.Hour, 24 * time.Hour} {
+			q := audit.StatsQuery{Filter: audit.Filter{Since: h.Add(-off), Until: h.Add(24*time.Hour + off + 1)}, Every: every}
+			for _, rollup := range []bool{false, true} {
+				st, ok, err := audit.StatsFrom(ctx, env.Store, q, rollup)
+				require.NoError(t, err)
+				require.True(t, ok)
+				assert.EqualValues(t, want, st.Total, "off %v, every %v, roll-up %v (%s)", off, every, rollup, audit.StatsSource(ctx, env.Store, q))
+			}
+			st, err := env.Store.Stats(ctx, q)
+			require.NoError(t, err)
+			assert.EqualValues(t, want, st.Total, "Stats, off %v, every %v", off, every)
+		}
+	}
 }
