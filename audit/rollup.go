@@ -234,19 +234,39 @@ func (q StatsQuery) rollupFits() bool {
 }
 
 // wholeHourZone reports whether loc's offset from UTC is a whole number
-// of hours at since, until and now (a day bucket then starts on a UTC
-// hour).
+// of hours at every instant from since to until (zero: from 1970, the
+// roll-up's first hour; to 2106, its last), so that every bucket starts on
+// a UTC hour. It walks loc's offset changes (time.Time.ZoneBounds): a
+// zone whose offset is a whole hour at both ends of the range and a half
+// hour in between (Australia/Lord_Howe, +11 in summer and +10:30 in
+// winter; America/Caracas, −4:30 from 2007 to 2016) is not whole.
 func wholeHourZone(loc *time.Location, since, until time.Time) bool {
 	if loc == nil {
 		return true
 	}
-	for _, t := range []time.Time{since, until, time.Now()} {
-		if t.IsZero() {
-			continue
-		}
-		if _, off := t.In(loc).Zone(); off%3600 != 0 {
+	if since.IsZero() {
+		since = time.Unix(0, 0)
+	}
+	if until.IsZero() {
+		until = time.Unix(1<<32-1, 0) // a DateTime's last second
+	}
+	for t := since; t.Before(until); {
+		zt := t.In(loc)
+		if _, off := zt.Zone(); off%3600 != 0 {
 			return false
 		}
+		_, end := zt.ZoneBounds()
+		if end.IsZero() {
+			return true // the offset holds from t on
+		}
+		if !end.After(t) {
+			// Go's zone data can give a zone that ends where it starts
+			// (Europe/London at 2040-12-31, where the rule that extends
+			// the table takes over): look again an hour on (no offset
+			// lasts less).
+			end = t.Add(time.Hour)
+		}
+		t = end
 	}
 	return true
 }

@@ -343,3 +343,39 @@ func TestStatsRangeEndsBetweenSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketsInAZoneThatIsWholeOnlyAtTheEnds: hourly and daily buckets in
+// Australia/Lord_Howe over 2026-01-01…2026-12-01 (+11 at both ends, +10:30
+// in June) equal the model: three decisions around local midnight of 15
+// June are split across the day and hour boundaries, not counted in one
+// bucket (the red team's example, session 13: the roll-up was used because
+// the offset was whole at the range's ends and now).
+func TestBucketsInAZoneThatIsWholeOnlyAtTheEnds(t *testing.T) {
+	env := audittest.Start(t)
+	ctx := context.Background()
+	lh, err := time.LoadLocation("Australia/Lord_Howe")
+	require.NoError(t, err)
+	model := map[string]modelDecision{}
+	var spans []audittest.Span
+	for i, ts := range []time.Time{ // 23:40 on the 15th, 00:10 and 00:20 on the 16th, local
+		time.Date(2026, 6, 15, 13, 10, 0, 0, time.UTC),
+		time.Date(2026, 6, 15, 13, 40, 0, 0, time.UTC),
+		time.Date(2026, 6, 15, 13, 50, 0, 0, time.UTC),
+	} {
+		id := fmt.Sprintf("%016x", 0x7000+i)
+		d := modelDecision{ts: ts, agent: "lh", tool: "bash", action: "allow", risk: "safe", source: "policy", stage: "gate", calls: 1}
+		model[id] = d
+		spans = append(spans, d.span(id))
+	}
+	require.NoError(t, audittest.InsertSpans(ctx, env.Writer, env.Database, spans))
+	require.NoError(t, audit.Roll(ctx, env.Writer, audit.WithRollupDelay(0)))
+	for _, every := range []time.Duration{time.Hour, 24 * time.Hour} {
+		q := audit.StatsQuery{Every: every, Location: lh, Filter: audit.Filter{
+			Since: time.Date(2026, 1, 1, 0, 0, 0, 0, lh), Until: time.Date(2026, 12, 1, 0, 0, 0, 0, lh)}}
+		want := modelStats(model, q)
+		require.Len(t, want, 2, "the model splits the decisions")
+		got, err := env.Store.Stats(ctx, q)
+		require.NoError(t, err)
+		assert.Equal(t, want, statsMap(got), "every %v: Stats (%s)", every, audit.StatsSource(ctx, env.Store, q))
+	}
+}
