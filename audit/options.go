@@ -54,7 +54,9 @@ func WithCluster(name string) Option { return func(c *config) { c.cluster = name
 
 // WithRetention sets a TTL on gate_decisions (and on otel_traces when the
 // migrations create it): rows older than d, rounded up to whole days, are
-// dropped a whole day partition at a time (ttl_only_drop_parts). Zero, the
+// dropped a whole day partition at a time by background merges
+// (ttl_only_drop_parts; an explicit OPTIMIZE … FINAL also deletes single
+// expired rows). Zero, the
 // default, keeps decisions forever: retention of an audit trail is a policy
 // choice, so it is never implied.
 func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
