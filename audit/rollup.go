@@ -239,7 +239,9 @@ func (q StatsQuery) rollupFits() bool {
 // a UTC hour. It walks loc's offset changes (time.Time.ZoneBounds): a
 // zone whose offset is a whole hour at both ends of the range and a half
 // hour in between (Australia/Lord_Howe, +11 in summer and +10:30 in
-// winter; America/Caracas, −4:30 from 2007 to 2016) is not whole.
+// winter; America/Caracas, −4:30 from 2007 to 2016) is not whole. The
+// offset at since is checked whatever until is (an empty or inverted
+// range, a since past 2106).
 func wholeHourZone(loc *time.Location, since, until time.Time) bool {
 	if loc == nil {
 		return true
@@ -250,7 +252,7 @@ func wholeHourZone(loc *time.Location, since, until time.Time) bool {
 	if until.IsZero() {
 		until = time.Unix(1<<32-1, 0) // a DateTime's last second
 	}
-	for t := since; t.Before(until); {
+	for t := since; ; {
 		zt := t.In(loc)
 		if _, off := zt.Zone(); off%3600 != 0 {
 			return false
@@ -266,9 +268,11 @@ func wholeHourZone(loc *time.Location, since, until time.Time) bool {
 			// lasts less).
 			end = t.Add(time.Hour)
 		}
+		if !end.Before(until) {
+			return true
+		}
 		t = end
 	}
-	return true
 }
 
 // maxDirtyHours is how many hours touched after the watermark a roll-up

@@ -35,6 +35,8 @@ func TestWholeHourZone(t *testing.T) {
 		{"Caracas from 2017 on, open-ended", zone("America/Caracas"), day(2017, 1, 1), time.Time{}, true},
 		{"Caracas, all time", zone("America/Caracas"), time.Time{}, time.Time{}, false},
 		{"New York, a year", zone("America/New_York"), day(2025, 1, 1), day(2026, 1, 1), true},
+		{"an inverted range in Kolkata", zone("Asia/Kolkata"), day(2025, 1, 1), day(2024, 1, 1), false},
+		{"Lord Howe in winter, past 2106, open-ended", zone("Australia/Lord_Howe"), day(2200, 6, 1), time.Time{}, false},
 		{"Troll's two-hour shift", zone("Antarctica/Troll"), day(2024, 1, 1), day(2026, 1, 1), true},
 	}
 	for _, tt := range tests {

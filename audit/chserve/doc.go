@@ -32,8 +32,11 @@
 //   - /ping and /replicas_status answer "Ok.\n".
 //
 // What it refuses, with a clear error: SET and USE statements and
-// session_id (one engine session serves every request), multi-statements,
-// INTO OUTFILE and FROM INFILE, bodies over the size limit (TOO_MANY_BYTES).
+// session_id (one engine session serves every request), URL settings that
+// change how the engine parses text (dialect and its experimental switches,
+// max_query_size, max_parser_depth, implicit_select:
+// SETTING_CONSTRAINT_VIOLATION), multi-statements, INTO OUTFILE and FROM
+// INFILE, bodies over the size limit (TOO_MANY_BYTES).
 // A request whose client went away before its turn is not executed.
 //
 // Limits (docs/embedded-clickhouse.md): as many queries run at once as there

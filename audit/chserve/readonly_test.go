@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +168,44 @@ func TestReadOnlyHoldsForAnyText(t *testing.T) {
 			check(rt, "SELECT getSetting('readonly') AS r "+strings.Join(parts, ""))
 		})
 	}
+}
+
+// TestSettingsThatChangeTheParserAreRefused: a URL setting that changes
+// how the engine reads text — the dialect, its experimental switches, the
+// parser's limits, implicit SELECTs — is refused for every user with
+// SETTING_CONSTRAINT_VIOLATION. With ?dialect=kusto the read-only user's
+// "(SELECT …) | take 1" ran without the appended readonly = 1 (KQL drops
+// it) and read a server file; with ?dialect=prql or a max_query_size of
+// 1 the session could not run the SET that resets it, and every later
+// request on it, the writer's ingestion too, failed (red team, session
+// 13). After every refusal both sessions still answer the writer.
+func TestSettingsThatChangeTheParserAreRefused(t *testing.T) {
+	ch := testenv.StartClickHouse(t)
+	for _, tt := range []struct {
+		params url.Values
+		body   string
+	}{
+		{q("dialect", "kusto", "allow_experimental_kusto_dialect", "1"), "(SELECT getSetting('readonly') AS r) | take 1"},
+		{q("dialect", "kusto", "allow_experimental_kusto_dialect", "1"), "(SELECT * FROM file('/etc/hostname', 'LineAsString')) | take 1"},
+		{q("dialect", "kusto"), "SELECT 1"},
+		{q("dialect", "prql"), "SELECT 1"},
+		{q("allow_experimental_prql_dialect", "1"), "SELECT 1"},
+		{q("Dialect", "kusto"), "SELECT 1"},
+		{q("max_query_size", "1"), "SELECT 1"},
+		{q("max_parser_depth", "1"), "SELECT 1"},
+		{q("implicit_select", "1"), "getSetting('readonly')"},
+	} {
+		for _, u := range []*testenv.ClickHouseUser{&ch.Reader, &ch.Writer} {
+			got := do(t, ch, httpCall{user: u, query: tt.params, body: tt.body})
+			assert.Equal(t, "452", got.code, "%s %v %q: %d %q", u.Name, tt.params, tt.body, got.status, got.body)
+			assert.Contains(t, got.body, "should not be changed")
+		}
+	}
+	for range 6 {
+		got := do(t, ch, httpCall{user: &ch.Writer, body: "SELECT 1"})
+		require.Equal(t, "1\n", got.body, "a session was left unusable")
+	}
+	// Other settings still pass, for the reader too.
+	got := do(t, ch, httpCall{user: &ch.Reader, query: q("max_threads", "1"), body: "SELECT getSetting('max_threads'), getSetting('readonly')"})
+	assert.Equal(t, "1\t1\n", got.body)
 }

@@ -40,9 +40,31 @@ func isHandlerParam(name string) bool {
 	return false
 }
 
+// codeSettingConstraint is ClickHouse's SETTING_CONSTRAINT_VIOLATION.
+const codeSettingConstraint = 452
+
+// parserSetting reports whether a setting changes how the engine reads
+// statement text: the SQL dialect (kusto, prql: a text the statement
+// lexer reads as a ClickHouse read then runs without the readonly = 1 the
+// server appends, which those dialects drop — the red team read a server
+// file and ran url() as the read-only user), the limits of the parser
+// (a session whose max_query_size is 1 cannot run the SET that resets
+// it), and implicit SELECTs. URL settings are SET on a session that every
+// user's next request shares, so none of these is accepted from anyone.
+func parserSetting(name string) bool {
+	switch strings.ToLower(name) {
+	case "dialect", "implicit_select", "max_query_size", "max_parser_depth", "max_parser_backtracks",
+		"allow_settings_after_format_in_insert":
+		return true
+	}
+	n := strings.ToLower(name)
+	return strings.HasPrefix(n, "allow_experimental_") && strings.HasSuffix(n, "_dialect")
+}
+
 // parseParams reads the URL parameters the way ClickHouse's HTTP interface
 // does. Errors: session_id (sessions are not supported), a malformed setting
-// name or client_protocol_version.
+// name or client_protocol_version, a setting that changes how statements
+// are parsed (parserSetting).
 func parseParams(q url.Values) (*params, *Exception) {
 	p := &params{
 		query:         q.Get("query"),
@@ -86,6 +108,10 @@ func parseParams(q url.Values) (*params, *Exception) {
 		default:
 			if !validSettingName(k) {
 				return nil, &Exception{Code: 115, Name: "UNKNOWN_SETTING", Text: "Unknown setting " + strconv.Quote(k)}
+			}
+			if parserSetting(k) {
+				return nil, &Exception{Code: codeSettingConstraint, Name: "SETTING_CONSTRAINT_VIOLATION",
+					Text: "Setting " + k + " should not be changed: on auditq serve it would change how the engine reads every later statement of a shared session (the read-only guard that the server appends, and the reset of the session's settings)"}
 			}
 			p.settings[k] = v
 		}
