@@ -34,8 +34,10 @@
 // What it refuses, with a clear error: SET and USE statements and
 // session_id (one engine session serves every request), URL settings that
 // change how the engine parses text (dialect and its experimental switches,
-// max_query_size, max_parser_depth, implicit_select:
-// SETTING_CONSTRAINT_VIOLATION), multi-statements, INTO OUTFILE and FROM
+// max_query_size, max_parser_depth, implicit_select), change a session's
+// defaults beyond a reset (compatibility, profile), or name a template or
+// schema file (format_template_row, format_schema, …, also in a SETTINGS
+// clause): SETTING_CONSTRAINT_VIOLATION; multi-statements, INTO OUTFILE and FROM
 // INFILE, bodies over the size limit (TOO_MANY_BYTES).
 // A request whose client went away before its turn is not executed.
 //

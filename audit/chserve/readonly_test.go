@@ -172,8 +172,10 @@ func TestReadOnlyHoldsForAnyText(t *testing.T) {
 
 // TestSettingsThatChangeTheParserAreRefused: a URL setting that changes
 // how the engine reads text — the dialect, its experimental switches, the
-// parser's limits, implicit SELECTs — is refused for every user with
-// SETTING_CONSTRAINT_VIOLATION. With ?dialect=kusto the read-only user's
+// parser's limits, implicit SELECTs — or the defaults beyond what a reset
+// undoes (compatibility, profile), and a path the engine reads a format's
+// template or schema from (in the URL or a SETTINGS clause), is refused
+// for every user with SETTING_CONSTRAINT_VIOLATION. With ?dialect=kusto the read-only user's
 // "(SELECT …) | take 1" ran without the appended readonly = 1 (KQL drops
 // it) and read a server file; with ?dialect=prql or a max_query_size of
 // 1 the session could not run the SET that resets it, and every later
@@ -194,16 +196,33 @@ func TestSettingsThatChangeTheParserAreRefused(t *testing.T) {
 		{q("max_query_size", "1"), "SELECT 1"},
 		{q("max_parser_depth", "1"), "SELECT 1"},
 		{q("implicit_select", "1"), "getSetting('readonly')"},
+		// Defaults a reset does not undo (compatibility=1.1 left 540
+		// changed settings and the analyzer off on the session), and
+		// paths the engine reads (a template row of /etc/passwd came back
+		// whole in the error message; red team, session 13).
+		{q("compatibility", "1.1"), "SELECT 1"},
+		{q("profile", "default"), "SELECT 1"},
+		{q("format_template_row", "/etc/passwd"), "SELECT 1 AS x FORMAT Template"},
+		{q("format_template_resultset", "/etc/passwd"), "SELECT 1 AS x FORMAT Template"},
+		{q("format_template_row", "/etc/passwd", "default_format", "Template"), "SELECT 1 AS x"},
+		{q("format_schema", "/etc/passwd:Msg"), "SELECT 1 AS x FORMAT Protobuf"},
+		{nil, "SELECT 1 AS x FORMAT Template SETTINGS format_template_row = '/etc/passwd'"},
+		{nil, "SELECT 1 AS x SETTINGS max_threads = 1, `format_template_row` = '/etc/passwd' FORMAT Template"},
+		{nil, "SELECT 1 AS x FORMAT Template SETTINGS max_threads = 1, FORMAT_TEMPLATE_RESULTSET = '/etc/passwd'"},
 	} {
 		for _, u := range []*testenv.ClickHouseUser{&ch.Reader, &ch.Writer} {
 			got := do(t, ch, httpCall{user: u, query: tt.params, body: tt.body})
 			assert.Equal(t, "452", got.code, "%s %v %q: %d %q", u.Name, tt.params, tt.body, got.status, got.body)
 			assert.Contains(t, got.body, "should not be changed")
+			assert.NotContains(t, got.body, "root:", "a server file in the answer")
 		}
 	}
+	probe := "SELECT count() FROM system.settings WHERE changed"
+	want := do(t, ch, httpCall{user: &ch.Writer, body: probe}).body
 	for range 6 {
 		got := do(t, ch, httpCall{user: &ch.Writer, body: "SELECT 1"})
 		require.Equal(t, "1\n", got.body, "a session was left unusable")
+		require.Equal(t, want, do(t, ch, httpCall{user: &ch.Writer, body: probe}).body, "a session was left with other settings")
 	}
 	// Other settings still pass, for the reader too.
 	got := do(t, ch, httpCall{user: &ch.Reader, query: q("max_threads", "1"), body: "SELECT getSetting('max_threads'), getSetting('readonly')"})

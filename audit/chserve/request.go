@@ -43,28 +43,66 @@ func isHandlerParam(name string) bool {
 // codeSettingConstraint is ClickHouse's SETTING_CONSTRAINT_VIOLATION.
 const codeSettingConstraint = 452
 
-// parserSetting reports whether a setting changes how the engine reads
-// statement text: the SQL dialect (kusto, prql: a text the statement
-// lexer reads as a ClickHouse read then runs without the readonly = 1 the
-// server appends, which those dialects drop — the red team read a server
-// file and ran url() as the read-only user), the limits of the parser
-// (a session whose max_query_size is 1 cannot run the SET that resets
-// it), and implicit SELECTs. URL settings are SET on a session that every
-// user's next request shares, so none of these is accepted from anyone.
-func parserSetting(name string) bool {
-	switch strings.ToLower(name) {
+// refusedSettingError is the answer to a refused setting.
+func refusedSettingError(name, why string) *Exception {
+	return &Exception{Code: codeSettingConstraint, Name: "SETTING_CONSTRAINT_VIOLATION",
+		Text: "Setting " + name + " should not be changed: " + why}
+}
+
+// refusedSetting returns why a setting is refused from any user, in the
+// URL or (for fileSetting) in a statement's SETTINGS clause, or "":
+//
+//   - it changes how the engine reads statement text (parserSetting);
+//   - it changes the defaults of other settings in a way the reset
+//     (SET x = DEFAULT) does not undo: compatibility (the red team's
+//     compatibility=1.1 left 540 changed settings, the analyzer off, on a
+//     session every user shares), profile;
+//   - its value names a file on the server that the engine reads
+//     (fileSetting).
+func refusedSetting(name string) string {
+	n := strings.ToLower(name)
+	switch {
+	case parserSetting(n):
+		return "on auditq serve it would change how the engine reads every later statement of a shared session (the read-only guard that the server appends, and the reset of the session's settings)"
+	case n == "compatibility" || n == "profile":
+		return "on auditq serve it would change the defaults of a shared session beyond what resetting its settings undoes"
+	case fileSetting(n):
+		return "its value names a file on the server, which the engine reads (a template or schema path; the red team read /etc/passwd through an error message)"
+	}
+	return ""
+}
+
+// parserSetting reports whether a setting (lower case) changes how the
+// engine reads statement text: the SQL dialect (kusto, prql: a text the
+// statement lexer reads as a ClickHouse read then runs without the
+// readonly = 1 the server appends, which those dialects drop — the red
+// team read a server file and ran url() as the read-only user), the
+// limits of the parser (a session whose max_query_size is 1 cannot run
+// the SET that resets it), and implicit SELECTs.
+func parserSetting(n string) bool {
+	switch n {
 	case "dialect", "implicit_select", "max_query_size", "max_parser_depth", "max_parser_backtracks",
 		"allow_settings_after_format_in_insert":
 		return true
 	}
-	n := strings.ToLower(name)
 	return strings.HasPrefix(n, "allow_experimental_") && strings.HasSuffix(n, "_dialect")
+}
+
+// fileSetting reports whether a setting's (lower case) value is a path
+// the engine reads a format's template or schema from: the engine runs as
+// clickhouse-local, which reads any absolute path, and readonly = 1 does
+// not restrict format settings.
+func fileSetting(n string) bool {
+	switch n {
+	case "format_template_row", "format_template_resultset", "format_schema", "output_format_schema", "format_schema_source":
+		return true
+	}
+	return false
 }
 
 // parseParams reads the URL parameters the way ClickHouse's HTTP interface
 // does. Errors: session_id (sessions are not supported), a malformed setting
-// name or client_protocol_version, a setting that changes how statements
-// are parsed (parserSetting).
+// name or client_protocol_version, a refused setting (refusedSetting).
 func parseParams(q url.Values) (*params, *Exception) {
 	p := &params{
 		query:         q.Get("query"),
@@ -109,9 +147,8 @@ func parseParams(q url.Values) (*params, *Exception) {
 			if !validSettingName(k) {
 				return nil, &Exception{Code: 115, Name: "UNKNOWN_SETTING", Text: "Unknown setting " + strconv.Quote(k)}
 			}
-			if parserSetting(k) {
-				return nil, &Exception{Code: codeSettingConstraint, Name: "SETTING_CONSTRAINT_VIOLATION",
-					Text: "Setting " + k + " should not be changed: on auditq serve it would change how the engine reads every later statement of a shared session (the read-only guard that the server appends, and the reset of the session's settings)"}
+			if why := refusedSetting(k); why != "" {
+				return nil, refusedSettingError(k, why)
 			}
 			p.settings[k] = v
 		}

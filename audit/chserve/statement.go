@@ -526,6 +526,36 @@ func readOnlySQL(text string, st Statement, format string) string {
 	return sql + "\nSETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
 }
 
+// settingNames returns the names assigned in the SETTINGS lists spans of
+// text ("a = 1, b = [1, 2]": a, b): the word at the start of the list or
+// after a comma outside brackets.
+func settingNames(text string, spans []Span) []string {
+	var names []string
+	for _, sp := range spans {
+		lx := lexer{s: text[:sp.End], pos: sp.Start}
+		depth, expect := 0, true
+		for {
+			tok, ok := lx.next()
+			if !ok {
+				break
+			}
+			switch t := tok.text(text); {
+			case t == "(" || t == "[" || t == "{":
+				depth++
+			case t == ")" || t == "]" || t == "}":
+				depth--
+			case t == "," && depth == 0:
+				expect = true
+				continue
+			case expect && depth == 0:
+				names = append(names, unquoteIdent(t))
+			}
+			expect = false
+		}
+	}
+	return names
+}
+
 // analyzeInsert finds an INSERT's input: FORMAT name, VALUES, or a query.
 func analyzeInsert(st *Statement, lx *lexer) {
 	sql := lx.s

@@ -344,3 +344,22 @@ func checkStatementLevelReadonly(t interface {
 		t.Fatalf("readonly = 1 is not after the FORMAT clause in %q (%+v)", out, again)
 	}
 }
+
+// TestSettingNames: the names a statement's SETTINGS clauses assign, also
+// quoted or in any case, after values with commas inside brackets or
+// strings, in every clause (before and after FORMAT).
+func TestSettingNames(t *testing.T) {
+	for _, tt := range []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT 1", nil},
+		{"SELECT 1 SETTINGS a = 1", []string{"a"}},
+		{"SELECT 1 SETTINGS a = [1, 2], `b` = (3, 4), c = 'x, d = 1', E = {'k': 1}", []string{"a", "b", "c", "E"}},
+		{"SELECT 1 SETTINGS a = 1 FORMAT TSV SETTINGS \"b\" = 2", []string{"a", "b"}},
+		{"SELECT 1 SETTINGS a = 1 UNION ALL SELECT 2 SETTINGS b = 2", []string{"a", "b"}},
+	} {
+		st := Analyze(tt.sql)
+		assert.Equal(t, tt.want, settingNames(tt.sql, st.Settings), tt.sql)
+	}
+}
