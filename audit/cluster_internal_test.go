@@ -33,7 +33,7 @@ func TestClusterReadsDistributedTables(t *testing.T) {
 	// them, so none that a Distributed table would need GLOBAL for.
 	assert.Contains(t, src, "Hour NOT IN (toDateTime(1764554400, 'UTC'))")
 	assert.Contains(t, src, "Day NOT IN (toDateTime(1764547200, 'UTC'))")
-	assert.Contains(t, src, "(Timestamp >= toDateTime(1764554400, 'UTC') AND Timestamp < toDateTime(1764558000, 'UTC'))")
+	assert.Contains(t, src, "(Timestamp >= toDateTime64(1764554400, 9, 'UTC') AND Timestamp < toDateTime64(1764558000, 9, 'UTC'))")
 	assert.NotContains(t, src, "SELECT DISTINCT")
 
 	ms := c.migrations()
