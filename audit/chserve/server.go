@@ -234,8 +234,8 @@ func (s *Server) authorize(r *http.Request, req *request) *Exception {
 			Text: "INTO OUTFILE and FROM INFILE would use files on the server host and are not allowed over HTTP; send the data in the request body"}
 	}
 	for _, name := range settingNames(req.text, st.Settings) {
-		if n := strings.ToLower(name); fileSetting(n) {
-			return refusedSettingError(name, refusedSetting(n))
+		if fileSetting(strings.ToLower(name)) {
+			return refusedSettingError(name, refusedSetting(name))
 		}
 	}
 	readOnly := req.role == RoleReadOnly || req.p.readonly || r.Method == http.MethodGet || r.Method == http.MethodHead

@@ -131,9 +131,13 @@ func (l *lexer) next() (t token, ok bool) {
 			}
 		case c == '/' && next == '*':
 			l.pos = blockCommentEnd(s, l.pos)
-		case c >= 0x80 && utf8Space(s[l.pos:]) > 0:
-			l.pos += utf8Space(s[l.pos:])
 		default:
+			if c >= 0x80 {
+				if n := utf8Space(s[l.pos:]); n > 0 {
+					l.pos += n
+					continue
+				}
+			}
 			return l.lexToken(), true
 		}
 	}
