@@ -136,6 +136,7 @@ func TestReadOnlyHoldsForAnyText(t *testing.T) {
 	check := func(t require.TestingT, body string) {
 		status, code, answer := send(t, body)
 		require.NotEqual(t, "1001", code, "url() ran for %q: %s", body, answer)
+		require.NotContains(t, answer, "root:", "a server file for %q", body)
 		if status == http.StatusOK {
 			for _, f := range strings.FieldsFunc(answer, func(c rune) bool { return c == '\t' || c == '\n' }) {
 				require.NotEqual(t, "0", f, "readonly = 0 for %q: %q", body, answer)
@@ -155,6 +156,13 @@ func TestReadOnlyHoldsForAnyText(t *testing.T) {
 		"SELECT getSetting('readonly')\u00a0--",
 		"SELECT getSetting('readonly') FORMAT\u00a0TSV",
 		"SELECT * FROM " + url + " //",
+		// A subquery's own SETTINGS clause (red team, session 13: the
+		// engine applied readonly = 0 there and read /etc/passwd).
+		"SELECT * FROM (SELECT getSetting('readonly') SETTINGS readonly = 0)",
+		"SELECT * FROM (SELECT * FROM file('/etc/passwd', 'LineAsString') SETTINGS readonly = 0) LIMIT 1",
+		"SELECT (SELECT any(line) FROM file('/etc/passwd', 'LineAsString') SETTINGS readonly = 0)",
+		"WITH x AS (SELECT getSetting('readonly') SETTINGS readonly = 0) SELECT * FROM x",
+		"SELECT 1 WHERE 0 IN (SELECT getSetting('readonly') SETTINGS `readonly` = 0)",
 	} {
 		check(t, body)
 	}

@@ -254,6 +254,14 @@ func (s *Server) authorize(r *http.Request, req *request) *Exception {
 			Text: "Anonymous access may read, INSERT and CREATE but not run " + st.Keyword + "; authenticate as a rw user (AUDITQ_SERVE_USERS)"}
 	}
 	req.readOnly = readOnly || st.Kind == KindRead
+	if req.readOnly && nestedSettings(req.text) {
+		// The engine applies a SETTINGS clause inside a subquery without
+		// checking it against readonly: (SELECT … FROM file(…) SETTINGS
+		// readonly = 0) read /etc/passwd as the read-only user (red team,
+		// session 13). Only the statement's own clauses are allowed.
+		return &Exception{Code: codeReadonly, Name: "READONLY",
+			Text: "Cannot execute a SETTINGS clause inside a subquery in readonly mode: put settings in the statement's own SETTINGS clause or in URL parameters"}
+	}
 	return nil
 }
 

@@ -530,6 +530,35 @@ func readOnlySQL(text string, st Statement, format string) string {
 	return sql + "\nSETTINGS " + strings.Join(append(inner, "readonly = 1"), ", ")
 }
 
+// nestedSettings reports whether text has a SETTINGS keyword inside
+// brackets followed by an assignment (name =): a subquery's own SETTINGS
+// clause.
+func nestedSettings(text string) bool {
+	lx := lexer{s: text}
+	var toks []token
+	for {
+		t, ok := lx.next()
+		if !ok {
+			break
+		}
+		toks = append(toks, t)
+	}
+	depth := 0
+	for i, t := range toks {
+		switch t.text(text) {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		}
+		if depth > 0 && t.word && strings.EqualFold(t.text(text), "SETTINGS") &&
+			i+2 < len(toks) && toks[i+2].text(text) == "=" {
+			return true
+		}
+	}
+	return false
+}
+
 // settingNames returns the names assigned in the SETTINGS lists spans of
 // text ("a = 1, b = [1, 2]": a, b): the word at the start of the list or
 // after a comma outside brackets.
